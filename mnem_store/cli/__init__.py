@@ -1,0 +1,166 @@
+"""The ``mnem`` command line: argument parsing, dispatch, output and exit codes.
+
+Each subcommand lives in ``commands/<verb>.py`` with ``register(parser)`` and
+``run(args, ctx) -> Outcome``.  This module maps every failure to upstream's
+``Error: ...`` text (or the ``--json`` error document) and an exit status, so
+no traceback ever reaches a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from typing import Any, NoReturn
+
+import orjson
+
+from .. import CONTRACT_VERSION, __version__
+from ..errors import MnemError, StoreIoError, UsageError
+from .context import Context, Outcome
+
+__all__ = ["main", "COMMANDS"]
+
+#: Subcommand name -> (module under ``commands``, one-line help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("init", "Create a new memory store in a directory (default: the current one)."),
+    "add": ("add", "Stage a memory node for the next commit."),
+    "rm": ("rm", "Stage the deletion of a node from the next commit."),
+    "unstage": ("unstage", "Drop a staged add or deletion (extension)."),
+    "commit": ("commit", "Record the staged memory state as a commit."),
+    "write": ("write", "Record a batch of writes and deletions as one commit, bypassing staging (extension)."),
+    "log": ("log", "Show the commit history from HEAD, newest first."),
+    "status": ("status", "The current branch, HEAD, and what is staged."),
+    "branch": ("branch", "List, create, or delete branches."),
+    "checkout": ("checkout", "Move HEAD to a branch or commit."),
+    "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
+    "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "diff": ("diff", "Show what changed between two memory states."),
+    "completions": ("completions", "Print a shell completion script to stdout."),
+    "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
+    "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
+}
+
+FEATURES = ["write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that raises ``UsageError`` instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}\n\nFor more information, try '--help'.")
+
+
+def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument("--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)")
+    parser.add_argument(
+        "-C", "--store", dest="store", metavar="PATH", default=default, help="act as if started in PATH"
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
+    _global_options(parser, None)
+    parser.add_argument("-V", "--version", action="store_true", help="print version")
+    common = argparse.ArgumentParser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module, summary) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=summary, description=summary, parents=[common])
+        _module(module).register(command_parser)
+    return parser
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{__package__}.commands.{name}")
+
+
+def self_description() -> dict[str, Any]:
+    """What ``mnem --version --json`` prints: how a client tells our contract apart."""
+    from ..layout import FORMAT_VERSION
+
+    return {
+        "name": "mnem",
+        "version": __version__,
+        "format_version": FORMAT_VERSION,
+        "contract": CONTRACT_VERSION,
+        "implementation": "mnem_store",
+        "features": FEATURES,
+    }
+
+
+def _emit(stream: Any, text: str) -> None:
+    if text:
+        stream.buffer.write(text.encode("utf-8", "surrogateescape"))
+        stream.buffer.flush()
+
+
+def _error_text(exc: MnemError) -> str:
+    cause = getattr(exc, "cause", None)
+    text = f"Error: {exc}\n"
+    if cause:
+        text += f"\nCaused by:\n    {cause}\n"
+    return text
+
+
+def _json_doc(value: Any) -> str:
+    return orjson.dumps(value).decode() + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one ``mnem`` invocation; returns the exit status."""
+    args_list = sys.argv[1:] if argv is None else argv
+    want_json = "--json" in args_list
+    ctx: Context | None = None
+    try:
+        args = build_parser().parse_args(args_list)
+        want_json = bool(args.json)
+        if args.version:
+            if want_json:
+                _emit(sys.stdout, _json_doc(self_description()))
+            else:
+                _emit(sys.stdout, f"mnem {__version__}\n")
+            return 0
+        if args.command is None:
+            _emit(sys.stdout, f"mnem {__version__}\nVersion control for AI agent memory. Run `mnem --help`.\n")
+            return 0
+        ctx = Context(
+            json=want_json,
+            store_option=args.store,
+            colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+        )
+        outcome: Outcome = _module(COMMANDS[args.command][0]).run(args, ctx)
+        if want_json:
+            _emit(sys.stdout, _json_doc(outcome.data))
+            return 0
+        _emit(sys.stdout, outcome.text)
+        _emit(sys.stderr, outcome.stderr)
+        return outcome.exit_code
+    except MnemError as exc:
+        return _fail(exc, want_json)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # a bug: still a typed error, never a traceback
+        if os.environ.get("MNEM_DEBUG"):
+            raise
+        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json)
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+
+def _fail(exc: MnemError, want_json: bool) -> int:
+    if want_json:
+        message = str(exc)
+        cause = getattr(exc, "cause", None)
+        if cause:
+            message = f"{message}: {cause}"
+        _emit(sys.stdout, _json_doc({"error": {"code": exc.code, "message": message}}))
+    elif isinstance(exc, UsageError):
+        _emit(sys.stderr, f"error: {exc}\n")
+    else:
+        _emit(sys.stderr, _error_text(exc))
+    return exc.exit_code

@@ -1,0 +1,1 @@
+"""One module per ``mnem`` subcommand: ``register(parser)`` and ``run(args, ctx)``."""

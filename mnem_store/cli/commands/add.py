@@ -1,0 +1,78 @@
+"""``mnem add ID [CONTENT]``: stage a node, with provenance."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ...canonical import check_content, parse_json
+from ...errors import CommandError, UsageError
+from ...objects import MemoryNode, Provenance
+from ..context import Context, Outcome, check_text
+from ..render import short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the node's stable id; staging the same id again is an update")
+    parser.add_argument("content", nargs="?", help="the content as a plain string; omit to read stdin")
+    parser.add_argument("--content-file", metavar="FILE", help="read the content from this file, parsed as JSON")
+    parser.add_argument("--content-json", metavar="JSON", help="the content, parsed as JSON")
+    parser.add_argument("--content-kind", choices=("note", "claim"), default="note", help="(extension)")
+    parser.add_argument("--step", help="provenance: which step of the run produced this")
+    parser.add_argument("--source", help="provenance: an external source identifier")
+    parser.add_argument("--observation", help="provenance: what was observed (extension)")
+    parser.add_argument("--tool-call", help="provenance: the tool call that produced it (extension)")
+    parser.add_argument("--note", help="provenance: a free-form note (extension)")
+    parser.add_argument("--event-time", metavar="MS", type=int, help="when the agent formed this, Unix ms")
+
+
+def read_content(args: argparse.Namespace, ctx: Context) -> Any:
+    """Upstream's precedence: --content-file, --content-json, CONTENT, then stdin as a string."""
+    if args.content_file is not None and args.content is not None:
+        raise UsageError("the argument '--content-file <FILE>' cannot be used with '[CONTENT]'")
+    if args.content_json is not None and (args.content is not None or args.content_file is not None):
+        raise UsageError("the argument '--content-json <JSON>' cannot be used with '[CONTENT]' or '--content-file'")
+    if args.content_file is not None:
+        try:
+            with open(args.content_file, "rb") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise CommandError(f"reading {args.content_file}", "store_io", cause=exc.strerror or str(exc)) from None
+        return _parse(text, f"{args.content_file} is not valid JSON")
+    if args.content_json is not None:
+        return _parse(args.content_json, "--content-json is not valid JSON")
+    if args.content is not None:
+        return check_text(args.content, "CONTENT")
+    data = ctx.stdin.read()
+    try:
+        return data.decode("utf-8").rstrip()
+    except UnicodeDecodeError:
+        raise UsageError("stdin is not valid UTF-8") from None
+
+
+def _parse(text: str | bytes, context: str) -> Any:
+    try:
+        return parse_json(text, "content")
+    except UsageError as exc:
+        raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None
+
+
+def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
+    fields = {"agent_step": args.step, "source": args.source, "observation": args.observation,
+              "tool_call": args.tool_call, "note": args.note}
+    for name, value in fields.items():
+        if value is not None:
+            check_text(value, f"--{name}")
+    return MemoryNode(
+        check_text(args.id, "ID"), check_content(content), args.content_kind, Provenance(**fields), args.event_time
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    node = build_node(args, read_content(args, ctx))
+    raw = ctx.repo().stage(node)
+    paint = ctx.paint
+    return Outcome(
+        {"node": node.to_dict(), "object": raw.hex()},
+        f"Staged {paint('75', node.id)} as {paint('245', short(raw))}\n",
+    )

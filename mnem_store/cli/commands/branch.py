@@ -1,0 +1,45 @@
+"""``mnem branch``: list, create or delete branches."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...errors import CommandError, UsageError
+from ..context import Context, Outcome, check_text
+from ..render import first_line, short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", nargs="?", help="the branch to create; omit to list branches")
+    parser.add_argument("start", nargs="?", help="where the new branch starts (default HEAD)")
+    parser.add_argument("-d", "--delete", metavar="NAME", help="delete this branch")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    paint = ctx.paint
+    if args.delete is not None:
+        if args.name is not None or args.start is not None:
+            raise UsageError("the argument '--delete <NAME>' cannot be used with '[NAME]' or '[START]'")
+        if not repo.delete_branch(args.delete):
+            raise CommandError(f"no branch '{args.delete}'")
+        return Outcome({"name": args.delete, "deleted": True}, f"Deleted branch {paint('140', args.delete)}\n")
+    if args.name is not None:
+        name = check_text(args.name, "NAME")
+        at = repo.create_branch(name, args.start)
+        return Outcome(
+            {"name": name, "commit": at.hex()}, f"Created branch {paint('140', name)} at {paint('75', short(at))}\n"
+        )
+    with repo.db.read():
+        current = repo.head().branch
+        rows = [(name, tip, first_line(repo.commit_obj(tip).message)) for name, tip in repo.branches()]
+    data = [{"name": name, "commit": tip.hex(), "current": name == current} for name, tip, _ in rows]
+    if not rows:
+        return Outcome(data, "no branches yet\n")
+    lines = []
+    for name, tip, message in rows:
+        here = name == current
+        flag = paint("71", "*") if here else " "
+        shown = paint("71", name) if here else paint("140", name)
+        lines.append(f"{flag} {shown}  {paint('75', short(tip))}  {message}\n")
+    return Outcome(data, "".join(lines))

@@ -1,0 +1,34 @@
+"""``mnem checkout``: move HEAD to a branch (attached) or a commit (detached)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...errors import CommandError
+from ..context import Context, Outcome, check_text
+from ..render import short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rev", nargs="?", help="a branch or commit; with -b, the new branch's start point")
+    parser.add_argument("-b", "--create", metavar="NAME", help="create a branch and switch to it")
+    parser.add_argument("--discard", action="store_true", help="drop uncommitted staged changes instead of refusing")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    paint = ctx.paint
+    if args.create is not None:
+        target = check_text(args.create, "NAME")
+        repo.create_branch(target, args.rev)
+    elif args.rev is not None:
+        target = args.rev
+    else:
+        raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
+    result, head = repo.checkout(target, discard=args.discard)
+    data = {"result": result, "head": head.text}
+    if result == "branch":
+        return Outcome(data, f"Switched to branch {paint('140', head.branch or '')}\n")
+    if result == "detached":
+        return Outcome(data, f"HEAD is now at {paint('75', short(head.commit or b''))} (detached)\n")
+    return Outcome(data, f"Already on {paint('140', target)}\n")

@@ -1,0 +1,42 @@
+"""``mnem diff [FROM [TO]]``: what changed between two memory states."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...repo import diff_nodes
+from ..context import Context, Outcome
+from ..render import compact, marker
+from ..views import change_dict
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("from_", metavar="FROM", nargs="?", help="a branch or commit (default: the HEAD commit)")
+    parser.add_argument("to", nargs="?", help="a branch or commit (default: working memory)")
+    parser.add_argument("--stat", action="store_true", help="one classified line per node, no content")
+    parser.add_argument("--name-only", action="store_true", help="just the changed node ids")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    paint = ctx.paint
+    with repo.db.read():
+        old = repo.commit_nodes(repo.resolve(args.from_) if args.from_ is not None else repo.head_commit())
+        new = repo.commit_nodes(repo.resolve(args.to)) if args.to is not None else repo.working_nodes()
+        changes = diff_nodes(old, new)
+        data = [change_dict(repo, c) for c in changes]
+    if not changes:
+        return Outcome(data, "no changes\n")
+    lines: list[str] = []
+    for change, view in zip(changes, data):
+        if args.name_only:
+            lines.append(change.id)
+            continue
+        lines.append(paint.change(f"{marker(change)} {change.id}", change.kind))
+        if args.stat:
+            continue
+        if view["old"] is not None:
+            lines.append(paint("167", f"  - {compact(view['old']['content'])}"))
+        if view["new"] is not None:
+            lines.append(paint("71", f"  + {compact(view['new']['content'])}"))
+    return Outcome(data, "\n".join(lines) + "\n")

@@ -1,0 +1,35 @@
+"""``mnem log``: history from HEAD, newest first."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..context import Context, Outcome
+from ..render import fmt_time, first_line, message_lines, short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
+    parser.add_argument("-n", "--max-count", type=int, metavar="N", help="show at most this many commits")
+    parser.add_argument("--oneline", action="store_true", help="one line per commit")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    with repo.db.read():
+        entries = repo.log(repo.head_commit(), first_parent=args.first_parent, limit=args.max_count)
+    data = [commit.to_dict(raw) for raw, commit in entries]
+    if not entries:
+        return Outcome(data, "no commits yet\n")
+    paint = ctx.paint
+    out: list[str] = []
+    for raw, commit in entries:
+        if args.oneline:
+            out.append(f"{paint('75', short(raw))} {first_line(commit.message)}\n")
+            continue
+        out.append(f"commit {paint('75', raw.hex())}\n")
+        out.append(f"Author: {paint('245', commit.author)}\n")
+        out.append(f"Date:   {paint('245', fmt_time(commit.time))}\n\n")
+        out.extend(f"    {line}\n" for line in message_lines(commit.message))
+        out.append("\n")
+    return Outcome(data, "".join(out))

@@ -1,0 +1,16 @@
+"""``mnem resolve REV`` (extension): the commit a commit-ish names."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..context import Context, Outcome
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rev", help="a branch name or a 4-64 character commit id prefix")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    raw = ctx.repo().resolve(args.rev)
+    return Outcome({"commit": raw.hex()}, f"{raw.hex()}\n")

@@ -1,0 +1,16 @@
+"""``mnem rm ID``: stage a deletion."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..context import Context, Outcome
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the node id to remove")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    ctx.repo().remove(args.id)
+    return Outcome({"id": args.id}, f"Staged deletion of {ctx.paint('75', args.id)}\n")

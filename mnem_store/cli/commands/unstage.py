@@ -1,0 +1,17 @@
+"""``mnem unstage ID`` (extension): drop a staged add or deletion, as the SDK's ``unstage``."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..context import Context, Outcome
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", help="the node id to unstage")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    done = ctx.repo().unstage(args.id)
+    text = f"Unstaged {args.id}\n" if done else f"Nothing staged for {args.id}\n"
+    return Outcome({"id": args.id, "unstaged": done}, text)

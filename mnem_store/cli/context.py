@@ -1,0 +1,74 @@
+"""What every command receives: where to look for the store, output mode, colour."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from ..errors import UsageError
+from ..repo import Repo
+from .render import Painter
+
+__all__ = ["Context", "Outcome", "check_text"]
+
+
+@dataclass
+class Outcome:
+    """A command's result: the JSON document and upstream's plain text.
+
+    ``exit_code`` and ``stderr`` apply to text mode only (a merge that stops
+    on conflicts prints its report and then fails, as upstream does).
+    """
+
+    data: Any
+    text: str = ""
+    stderr: str = ""
+    exit_code: int = 0
+
+
+@dataclass
+class Context:
+    """Per-invocation settings resolved from global options and the environment."""
+
+    json: bool
+    store_option: str | None
+    stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
+    colour: bool = False
+    _repo: Repo | None = None
+
+    @property
+    def start(self) -> Path:
+        """Where store discovery starts: ``-C``, else ``$MNEM_STORE``, else the cwd."""
+        chosen = self.store_option or os.environ.get("MNEM_STORE") or None
+        return Path(chosen) if chosen else Path.cwd()
+
+    def base(self, path: str | None) -> Path:
+        """Resolve a path argument (``init PATH``) against ``-C`` like git does."""
+        given = Path(path if path is not None else ".")
+        return given if given.is_absolute() or not self.store_option else Path(self.store_option) / given
+
+    @property
+    def paint(self) -> Painter:
+        return Painter(self.colour and not self.json)
+
+    def repo(self) -> Repo:
+        if self._repo is None:
+            self._repo = Repo.open(self.start)
+        return self._repo
+
+    def close(self) -> None:
+        if self._repo is not None:
+            self._repo.close()
+            self._repo = None
+
+
+def check_text(value: str, what: str) -> str:
+    """Reject text that cannot be stored as UTF-8 (e.g. undecodable argv bytes)."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{what} is not valid UTF-8") from None
+    return value

@@ -1,0 +1,89 @@
+"""Text rendering shared by the commands: ids, times, content, colour.
+
+Plain output is upstream's byte for byte; colour (ANSI 256) is added only
+when stdout is a terminal and ``NO_COLOR`` is unset, as upstream does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..canonical import dump_compact, short
+from ..repo import Change
+
+__all__ = ["Painter", "fmt_time", "first_line", "message_lines", "rust_debug", "short", "compact", "marker"]
+
+ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH = "75", "71", "167", "179", "245", "173", "140"
+
+
+class Painter:
+    """Wraps text in ANSI colour codes, or leaves it alone."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled
+
+    def __call__(self, code: str, text: str) -> str:
+        return f"\x1b[38;5;{code}m{text}\x1b[0m" if self.enabled else text
+
+    def change(self, text: str, kind: str) -> str:
+        return self({"added": GOOD, "removed": BAD, "modified": CHANGED}[kind], text)
+
+
+def fmt_time(ms: int) -> str:
+    """Unix ms as ``YYYY-MM-DD HH:MM:SSZ`` (UTC, proleptic Gregorian, floor division)."""
+    secs = ms // 1000
+    days, sod = divmod(secs, 86_400)
+    hh, mm, ss = sod // 3600, (sod % 3600) // 60, sod % 60
+    z = days + 719_468
+    era = z // 146_097
+    doe = z - era * 146_097
+    yoe = (doe - doe // 1460 + doe // 36_524 - doe // 146_096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    day = doy - (153 * mp + 2) // 5 + 1
+    month = mp + 3 if mp < 10 else mp - 9
+    year = yoe + era * 400 + (1 if month <= 2 else 0)
+    return f"{year:04}-{month:02}-{day:02} {hh:02}:{mm:02}:{ss:02}Z"
+
+
+def message_lines(message: str) -> list[str]:
+    """Split like Rust's ``str::lines``: on ``\\n``, dropping one trailing ``\\r`` per line."""
+    if not message:
+        return []
+    parts = message.split("\n")
+    if parts[-1] == "":
+        parts.pop()
+    return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+def first_line(message: str) -> str:
+    lines = message_lines(message)
+    return lines[0] if lines else ""
+
+
+def rust_debug(text: str) -> str:
+    """Quote a string as Rust's ``{:?}`` does (upstream uses it in several messages)."""
+    out = ['"']
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def compact(content: Any) -> str:
+    return dump_compact(content)
+
+
+def marker(change: Change) -> str:
+    return {"added": "+", "removed": "-", "modified": "~"}[change.kind]

@@ -1,0 +1,23 @@
+"""JSON views that need the store: changes and nodes in SDK ``to_dict()`` shapes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..repo import Change, Nodes, Repo
+
+__all__ = ["change_dict", "memory_dict", "node_dict"]
+
+
+def node_dict(repo: Repo, raw: bytes | None) -> dict[str, Any] | None:
+    return repo.node(raw).to_dict() if raw is not None else None
+
+
+def change_dict(repo: Repo, change: Change) -> dict[str, Any]:
+    """SDK ``NodeChange.to_dict()``."""
+    return {"id": change.id, "kind": change.kind, "old": node_dict(repo, change.old), "new": node_dict(repo, change.new)}
+
+
+def memory_dict(repo: Repo, nodes: Nodes) -> dict[str, Any]:
+    """``{node_id: MemoryNode}`` in node-id order."""
+    return {node_id: node.to_dict() for node_id, node in repo.nodes_of(nodes).items()}

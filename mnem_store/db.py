@@ -1,0 +1,131 @@
+"""The SQLite database under ``.mnem/``: schema, connections and transactions.
+
+One file holds objects, refs, staging, tombstones and the change index.  The
+journal is WAL so readers never block; every write runs in ``BEGIN
+IMMEDIATE`` so writers queue on SQLite's lock for a bounded time and then
+fail with ``busy`` instead of deadlocking or half-writing.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from .errors import BusyError, CorruptStoreError, StoreIoError
+
+__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION"]
+
+DB_FILE = "store.sqlite3"
+SCHEMA_VERSION = 1
+DEFAULT_BUSY_TIMEOUT_MS = 10_000
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS objects (id BLOB PRIMARY KEY, kind INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, target BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS staging (node_id TEXT PRIMARY KEY, object BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tombstones (node_id TEXT PRIMARY KEY) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS commit_nodes (commit_id BLOB PRIMARY KEY, changes BLOB NOT NULL) WITHOUT ROWID;
+"""
+
+#: Small integers for the ``objects.kind`` column, so commit-prefix lookups skip nodes and states.
+KIND_CODES = {"memory_node": 0, "state": 1, "commit": 2}
+
+
+def busy_timeout_ms() -> int:
+    """How long a writer waits for the lock: ``MNEM_BUSY_TIMEOUT_MS`` or 10 s."""
+    raw = os.environ.get("MNEM_BUSY_TIMEOUT_MS", "")
+    return int(raw) if raw.isdigit() else DEFAULT_BUSY_TIMEOUT_MS
+
+
+def _translate(exc: sqlite3.Error) -> Exception:
+    text = str(exc)
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return BusyError("another writer holds the store; try again")
+    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in text or "not a database" in text):
+        return CorruptStoreError(f"the database file is damaged: {text}")
+    return StoreIoError(text)
+
+
+class Database:
+    """A connection to one store's database, opened in autocommit mode."""
+
+    def __init__(self, path: Path, *, create: bool = False) -> None:
+        self.path = path
+        if not create and not path.exists():
+            raise CorruptStoreError(f"{path.name} is missing from the store")
+        try:
+            self.conn = sqlite3.connect(
+                str(path), isolation_level=None, timeout=busy_timeout_ms() / 1000, check_same_thread=False
+            )
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA synchronous=FULL")
+            if create:
+                with self.write():
+                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                        self.conn.execute(statement)
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                    )
+            else:
+                self._check_schema()
+        except sqlite3.Error as exc:
+            raise _translate(exc) from None
+
+    def _check_schema(self) -> None:
+        try:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise _translate(exc) from None
+        if row is None or not row[0].isdigit():
+            raise CorruptStoreError("the database has no schema version")
+        if int(row[0]) > SCHEMA_VERSION:
+            raise CorruptStoreError(
+                f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
+            )
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite3.Connection]:
+        """One durable write transaction; everything inside commits or nothing does."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise _translate(exc) from None
+        try:
+            yield self.conn
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise _translate(exc) from None
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            self.conn.execute("ROLLBACK")
+            raise _translate(exc) from None
+
+    @contextmanager
+    def read(self) -> Iterator[sqlite3.Connection]:
+        """A read snapshot: several queries see one consistent version of the store."""
+        if self.conn.in_transaction:
+            yield self.conn
+            return
+        try:
+            self.conn.execute("BEGIN")
+            yield self.conn
+        except sqlite3.Error as exc:
+            raise _translate(exc) from None
+        finally:
+            if self.conn.in_transaction:
+                self.conn.execute("COMMIT")
+
+    def translate(self, exc: sqlite3.Error) -> Exception:
+        """Map a raw sqlite3 error to the engine taxonomy."""
+        return _translate(exc)

@@ -1,0 +1,143 @@
+"""The error taxonomy shared by the engine, the CLI and the JSON contract.
+
+Every failure the engine can report is one of these classes.  Each carries a
+stable snake_case ``code`` (the ``error.code`` of the ``--json`` contract and
+the code the bridge maps back to a typed exception) and renders with upstream
+Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "MnemError",
+    "NotFoundError",
+    "InvalidRefError",
+    "ConflictError",
+    "CorruptStoreError",
+    "FormatVersionError",
+    "StoreExistsError",
+    "NoStoreError",
+    "StoreIoError",
+    "BusyError",
+    "UsageError",
+    "CommandError",
+]
+
+
+class MnemError(Exception):
+    """Base of every engine error; ``str()`` is upstream's Display text."""
+
+    code = "error"
+    exit_code = 1
+    prefix = ""
+
+    def __init__(self, detail: str, *, cause: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        #: Upstream's anyhow "Caused by:" text, when the failure wraps another.
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return f"{self.prefix}{self.detail}"
+
+
+class NotFoundError(MnemError):
+    """An object was asked for by id and the store does not hold it."""
+
+    code = "not_found"
+
+    def __init__(self, object_hex: str) -> None:
+        super().__init__(object_hex)
+
+    def __str__(self) -> str:
+        return f"object {self.detail} not found"
+
+
+class InvalidRefError(MnemError):
+    """A bad name, revision or precondition: the caller asked for something impossible."""
+
+    code = "invalid_ref"
+    prefix = "invalid ref: "
+
+
+class ConflictError(MnemError):
+    """A ref compare-and-swap failed: the branch moved under the writer."""
+
+    code = "conflict"
+    prefix = "the branch moved under you: "
+
+
+class CorruptStoreError(MnemError):
+    """Bytes on disk (or in an export) do not decode to what they claim to be."""
+
+    code = "corrupt_store"
+    prefix = "corrupt store: "
+
+
+class FormatVersionError(MnemError):
+    """The store or export was written by a newer format than this release reads."""
+
+    code = "format_version"
+
+    def __init__(self, found: int, supported: int) -> None:
+        super().__init__(f"{found}")
+        self.found = found
+        self.supported = supported
+
+    def __str__(self) -> str:
+        return f"unsupported format version {self.found}, this release supports up to {self.supported}"
+
+
+class StoreExistsError(MnemError):
+    """``init`` or ``import`` would create a store on top of (or inside) another."""
+
+    code = "store_exists"
+
+    def __str__(self) -> str:
+        return f"a store already exists at {self.detail}"
+
+
+class NoStoreError(MnemError):
+    """No ``.mnem`` directory at or above the starting directory."""
+
+    code = "no_store"
+
+    def __str__(self) -> str:
+        return f"no mnemosyne store at or above {self.detail}"
+
+
+class StoreIoError(MnemError):
+    """The filesystem or the database failed underneath the engine."""
+
+    code = "store_io"
+    prefix = "storage error: "
+
+
+class BusyError(StoreIoError):
+    """Another writer held the store for longer than the bounded wait."""
+
+    code = "busy"
+    prefix = "store busy: "
+
+
+class UsageError(MnemError):
+    """The command line or a JSON payload is malformed (CLI exit status 2).
+
+    Upstream reports these through clap or anyhow without a prefix, so the
+    message is shown as is.
+    """
+
+    code = "usage"
+    exit_code = 2
+
+
+class CommandError(MnemError):
+    """A CLI-level failure that upstream reports without a taxonomy prefix.
+
+    Upstream's anyhow messages (``nothing staged; use `mnem add` ...``) are
+    not core errors; they exit 1 and are classified here by ``code``.
+    """
+
+    def __init__(self, detail: str, code: str = "invalid_ref", *, cause: str | None = None) -> None:
+        super().__init__(detail, cause=cause)
+        self.code = code

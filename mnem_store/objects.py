@@ -1,0 +1,249 @@
+"""The three object kinds, their canonical encoding and their JSON shapes.
+
+An object's id is the BLAKE3 hash of its canonical CBOR (see ``canonical``).
+Each kind knows three forms: the CBOR map that is hashed, the *portable* form
+of upstream's export file, and the SDK ``to_dict()`` form of the ``--json``
+contract.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+from .canonical import check_content, decode, encode, hex_id, object_id, parse_hex_id, sort_keys
+from .errors import CorruptStoreError
+
+__all__ = ["Provenance", "MemoryNode", "State", "Commit", "StoredObject", "PROVENANCE_FIELDS", "decode_object"]
+
+#: Provenance fields in upstream's declaration order (the export's order).
+PROVENANCE_FIELDS = ("agent_step", "observation", "tool_call", "source", "note")
+CONTENT_KINDS = ("note", "claim")
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a belief came from; every field optional, empty is legal."""
+
+    agent_step: str | None = None
+    observation: str | None = None
+    tool_call: str | None = None
+    source: str | None = None
+    note: str | None = None
+
+    def present(self) -> dict[str, str]:
+        """The set fields, in declaration order (what is hashed and exported)."""
+        return {name: value for name in PROVENANCE_FIELDS if (value := getattr(self, name)) is not None}
+
+    def to_dict(self) -> dict[str, str | None]:
+        """SDK shape: all five keys, unset ones as null."""
+        return {name: getattr(self, name) for name in PROVENANCE_FIELDS}
+
+    @classmethod
+    def from_map(cls, data: Any) -> "Provenance":
+        """Rebuild from a decoded CBOR or JSON map, rejecting non-string fields."""
+        if not isinstance(data, dict):
+            raise CorruptStoreError("bad object: provenance is not a map")
+        values: dict[str, str] = {}
+        for name in PROVENANCE_FIELDS:
+            value = data.get(name)
+            if value is not None and not isinstance(value, str):
+                raise CorruptStoreError(f"bad object: provenance {name} is not text")
+            if value is not None:
+                values[name] = value
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNode:
+    """One versioned belief: a caller-chosen id, JSON content and provenance."""
+
+    id: str
+    content: Any
+    content_kind: str = "note"
+    provenance: Provenance = field(default_factory=Provenance)
+    event_time: int | None = None
+
+    kind = "memory_node"
+
+    def to_cbor_map(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "kind": self.kind,
+            "id": self.id,
+            "content": self.content,
+            "content_kind": self.content_kind,
+        }
+        prov = self.provenance.present()
+        if prov:
+            data["provenance"] = prov
+        if self.event_time is not None:
+            data["event_time"] = self.event_time
+        return data
+
+    def to_portable(self) -> dict[str, Any]:
+        data = self.to_cbor_map()
+        data["content"] = sort_keys(self.content)
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "content": sort_keys(self.content),
+            "content_kind": self.content_kind,
+            "provenance": self.provenance.to_dict(),
+            "event_time": self.event_time,
+        }
+
+    @classmethod
+    def from_map(cls, data: dict[str, Any]) -> "MemoryNode":
+        node_id = data.get("id")
+        kind = data.get("content_kind")
+        event_time = data.get("event_time")
+        if not isinstance(node_id, str) or "content" not in data:
+            raise CorruptStoreError("bad object: memory node needs a text id and content")
+        if kind not in CONTENT_KINDS:
+            raise CorruptStoreError(f"bad object: unknown content_kind {kind!r}")
+        if event_time is not None and (not isinstance(event_time, int) or isinstance(event_time, bool)):
+            raise CorruptStoreError("bad object: event_time is not an integer")
+        prov = Provenance.from_map(data["provenance"]) if "provenance" in data else Provenance()
+        return cls(node_id, data["content"], kind, prov, event_time)
+
+
+@dataclass(frozen=True, slots=True)
+class State:
+    """A snapshot: node id -> raw 32-byte id of that node's object."""
+
+    nodes: dict[str, bytes]
+
+    kind = "state"
+
+    def to_cbor_map(self) -> dict[str, Any]:
+        return {"kind": self.kind, "nodes": self.nodes}
+
+    def to_portable(self) -> dict[str, Any]:
+        return {"kind": self.kind, "nodes": {key: hex_id(self.nodes[key]) for key in sorted(self.nodes)}}
+
+    @classmethod
+    def from_map(cls, data: dict[str, Any]) -> "State":
+        nodes = data.get("nodes")
+        if not isinstance(nodes, dict):
+            raise CorruptStoreError("bad object: state nodes is not a map")
+        for key, raw in nodes.items():
+            if not isinstance(key, str) or not isinstance(raw, bytes) or len(raw) != 32:
+                raise CorruptStoreError("bad object: state entry is not text -> 32-byte id")
+        return cls(nodes)
+
+    @classmethod
+    def from_portable(cls, data: dict[str, Any]) -> "State":
+        nodes = data.get("nodes")
+        if not isinstance(nodes, dict):
+            raise CorruptStoreError("bad object: state nodes is not a map")
+        return cls({key: parse_hex_id(value) if isinstance(value, str) else value for key, value in nodes.items()})
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """A point in history: parents, a state, and who recorded it when."""
+
+    parents: tuple[bytes, ...]
+    state: bytes
+    message: str
+    author: str
+    time: int
+
+    kind = "commit"
+
+    def to_cbor_map(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "parents": list(self.parents),
+            "state": self.state,
+            "message": self.message,
+            "author": self.author,
+            "time": self.time,
+        }
+
+    def to_portable(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "parents": [hex_id(p) for p in self.parents],
+            "state": hex_id(self.state),
+            "message": self.message,
+            "author": self.author,
+            "time": self.time,
+        }
+
+    def to_dict(self, commit_id: bytes) -> dict[str, Any]:
+        """SDK ``Commit.to_dict()``; the id is not part of the object, so it is passed in."""
+        return {
+            "id": hex_id(commit_id),
+            "parents": [hex_id(p) for p in self.parents],
+            "state": hex_id(self.state),
+            "message": self.message,
+            "author": self.author,
+            "time": self.time,
+        }
+
+    @classmethod
+    def from_map(cls, data: dict[str, Any]) -> "Commit":
+        parents = data.get("parents")
+        state = data.get("state")
+        message, author, time = data.get("message"), data.get("author"), data.get("time")
+        ok = (
+            isinstance(parents, list)
+            and all(isinstance(p, bytes) and len(p) == 32 for p in parents)
+            and isinstance(state, bytes)
+            and len(state) == 32
+            and isinstance(message, str)
+            and isinstance(author, str)
+            and isinstance(time, int)
+            and not isinstance(time, bool)
+        )
+        if not ok:
+            raise CorruptStoreError("bad object: malformed commit")
+        return cls(tuple(parents), state, message, author, time)
+
+    @classmethod
+    def from_portable(cls, data: dict[str, Any]) -> "Commit":
+        parents = data.get("parents")
+        state = data.get("state")
+        if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents) or not isinstance(state, str):
+            raise CorruptStoreError("bad object: malformed commit")
+        converted = dict(data, parents=[parse_hex_id(p) for p in parents], state=parse_hex_id(state))
+        return cls.from_map(converted)
+
+
+StoredObject = Union[MemoryNode, State, Commit]
+_KINDS: dict[str, Any] = {"memory_node": MemoryNode, "state": State, "commit": Commit}
+
+
+def encode_object(obj: StoredObject) -> tuple[bytes, bytes]:
+    """Return ``(raw id, canonical bytes)`` for an object."""
+    data = encode(obj.to_cbor_map())
+    return object_id(data), data
+
+
+def decode_object(data: bytes) -> StoredObject:
+    """Decode stored canonical bytes back into an object, checking its shape."""
+    value = decode(data)
+    if not isinstance(value, dict):
+        raise CorruptStoreError("bad object: not a map")
+    cls = _KINDS.get(value.get("kind"))  # type: ignore[arg-type]
+    if cls is None:
+        raise CorruptStoreError(f"bad object: unknown kind {value.get('kind')!r}")
+    return cls.from_map(value)
+
+
+def from_portable(data: Any) -> StoredObject:
+    """Rebuild an object from its export form (ids as hex strings)."""
+    if not isinstance(data, dict):
+        raise CorruptStoreError("bad object: not a map")
+    kind = data.get("kind")
+    if kind == "memory_node":
+        node = MemoryNode.from_map(data)
+        return MemoryNode(node.id, check_content(node.content), node.content_kind, node.provenance, node.event_time)
+    if kind == "state":
+        return State.from_portable(data)
+    if kind == "commit":
+        return Commit.from_portable(data)
+    raise CorruptStoreError(f"bad object: unknown kind {kind!r}")

@@ -1,0 +1,62 @@
+"""Fixtures shared by every test package: a clean environment and the real ``mnem``."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+#: The ``mnem`` console script installed beside this interpreter (the project's own).
+MNEM = str(Path(sys.executable).with_name("mnem"))
+
+
+@pytest.fixture(autouse=True)
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test sees the developer's author, store, colour or echo settings."""
+    for name in ("MNEM_AUTHOR", "MNEM_STORE", "NO_COLOR", "MNEM_ECHO", "MNEM_BIN", "MNEM_BRIDGE_MODE", "MNEM_DEBUG"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@dataclass
+class Run:
+    """One finished ``mnem`` process."""
+
+    code: int
+    out: str
+    err: str
+
+    @property
+    def json(self) -> Any:
+        return orjson.loads(self.out)
+
+
+def run_mnem(*args: str, cwd: Path | str | None = None, input: bytes | str | None = None,
+             env: dict[str, str] | None = None) -> Run:
+    """Run the real ``mnem`` binary with an argv (no shell) and capture everything."""
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run(
+        [MNEM, *args], cwd=cwd, input=data if data is not None else b"", capture_output=True,
+        env={**os.environ, **(env or {})}, timeout=60,
+    )
+    return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+@pytest.fixture
+def mnem():
+    """The ``run_mnem`` helper, as a fixture."""
+    return run_mnem
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Path:
+    """A fresh, empty store; returns its root directory."""
+    root = tmp_path / "store"
+    result = run_mnem("init", str(root))
+    assert result.code == 0, result.err
+    return root

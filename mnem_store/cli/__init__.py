@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "unstage": ("unstage", "Drop a staged add or deletion (extension)."),
     "commit": ("commit", "Record the staged memory state as a commit."),
     "write": ("write", "Record a batch of writes and deletions as one commit, bypassing staging (extension)."),
+    "stamps": ("stamps", "Print the memory at a commit with when each node was created and last updated (extension)."),
     "log": ("log", "Show the commit history from HEAD, newest first."),
     "status": ("status", "The current branch, HEAD, and what is staged."),
     "branch": ("branch", "List, create, or delete branches."),

@@ -1,0 +1,37 @@
+"""``mnem stamps [REV]`` (extension): the memory at a commit, with when each node was created and updated.
+
+One invocation answers for every node (or the ``--node`` ones), so a
+key-value view of memory can report item times without blaming each node
+in its own process.  The semantics are in ``mnem_store.stamps``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ...stamps import node_stamps
+from ..context import Context, Outcome
+from ..render import fmt_time
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("rev", nargs="?", help="a branch name or commit id (default: HEAD's commit)")
+    parser.add_argument(
+        "--node", metavar="ID", action="append", help="only this node (repeatable); absent nodes are left out"
+    )
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    with repo.db.read():
+        start = repo.resolve(args.rev) if args.rev is not None else repo.head_commit()
+        stamped = node_stamps(repo, start, args.node)
+    data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
+    paint = ctx.paint
+    if not stamped:
+        return Outcome(data, f"{paint('245', '(empty)')}\n")
+    text = "".join(
+        f"{paint('75', node_id)}\n  created {fmt_time(entry.created)}  updated {fmt_time(entry.updated)}\n"
+        for node_id, entry in stamped.items()
+    )
+    return Outcome(data, text)

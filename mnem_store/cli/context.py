@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -37,6 +38,8 @@ class Context:
     store_option: str | None
     stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
     colour: bool = False
+    #: How to open a store; a worker passes one that keeps stores open between requests.
+    opener: Callable[[Path], Repo] | None = None
     _repo: Repo | None = None
 
     @property
@@ -56,13 +59,14 @@ class Context:
 
     def repo(self) -> Repo:
         if self._repo is None:
-            self._repo = Repo.open(self.start)
+            self._repo = self.opener(self.start) if self.opener else Repo.open(self.start)
         return self._repo
 
     def close(self) -> None:
-        if self._repo is not None:
+        """Close the store unless the opener owns it (a worker keeps it for the next request)."""
+        if self._repo is not None and self.opener is None:
             self._repo.close()
-            self._repo = None
+        self._repo = None
 
 
 def check_text(value: str, what: str) -> str:

@@ -64,8 +64,33 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
-def build_parser(exclude: frozenset[str] = frozenset()) -> argparse.ArgumentParser:
-    """The full command-line parser; ``exclude`` leaves subcommands out (a worker drops ``serve``)."""
+def subcommand_of(argv: list[str]) -> str | None:
+    """The subcommand an argv names, found without importing any command module.
+
+    One-shot start-up then registers (and imports) only that command; anything
+    unusual (help, unknown options) gets the full parser and its messages.
+    """
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("--json", "-V", "--version"):
+            continue
+        if token in ("-C", "--store"):
+            next(tokens, None)
+            continue
+        if token.startswith("--store=") or (token.startswith("-C") and len(token) > 2):
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def build_parser(
+    exclude: frozenset[str] = frozenset(), only: str | None = None
+) -> argparse.ArgumentParser:
+    """The command-line parser.
+
+    ``only`` registers just that subcommand (fast one-shot start-up);
+    ``exclude`` leaves subcommands out (a worker drops ``serve``).
+    """
     parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
     _global_options(parser, None)
     parser.add_argument("-V", "--version", action="store_true", help="print version")
@@ -73,7 +98,7 @@ def build_parser(exclude: frozenset[str] = frozenset()) -> argparse.ArgumentPars
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, summary) in COMMANDS.items():
-        if name in exclude:
+        if name in exclude or (only is not None and name != only):
             continue
         command_parser = sub.add_parser(name, help=summary, description=summary, parents=[common])
         _module(module).register(command_parser)
@@ -150,7 +175,7 @@ def invoke(
     want_json = "--json" in argv
     ctx: Context | None = None
     try:
-        args = (parser or build_parser()).parse_args(argv)
+        args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
         want_json = bool(args.json)
         if args.version:
             _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")

@@ -36,6 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkout": ("checkout", "Move HEAD to a branch or commit."),
     "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
     "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "merge": ("merge", "Merge another branch or commit into the current branch."),
     "diff": ("diff", "Show what changed between two memory states."),
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
@@ -43,7 +44,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reindex": ("reindex", "Rebuild the change index that `show --stat` and blame read (extension)."),
 }
 
-FEATURES = ["write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance"]
+FEATURES = ["write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance", "merge-time",
+            "merge-resolve-json"]
 
 
 class _Parser(argparse.ArgumentParser):

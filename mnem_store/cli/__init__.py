@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkout": ("checkout", "Move HEAD to a branch or commit."),
     "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
     "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "blame": ("blame", "Resolve a memory node to the commit and provenance that introduced it."),
+    "bisect": ("bisect", "Find the first commit where a memory node reaches a given state."),
     "merge": ("merge", "Merge another branch or commit into the current branch."),
     "diff": ("diff", "Show what changed between two memory states."),
     "completions": ("completions", "Print a shell completion script to stdout."),

@@ -40,14 +40,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkout": ("checkout", "Move HEAD to a branch or commit."),
     "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
     "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "blame": ("blame", "Resolve a memory node to the commit and provenance that introduced it."),
+    "bisect": ("bisect", "Find the first commit where a memory node reaches a given state."),
+    "merge": ("merge", "Merge another branch or commit into the current branch."),
     "diff": ("diff", "Show what changed between two memory states."),
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
+    "reindex": ("reindex", "Rebuild the change index that `show --stat` and blame read (extension)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
 }
 
-FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance"]
+FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
+            "merge-time", "merge-resolve-json"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import UsageError
+from ..canonical import parse_json
+from ..errors import CommandError, UsageError
 from ..repo import Repo
 from .render import Painter
 
-__all__ = ["Context", "Outcome", "check_text"]
+__all__ = ["Context", "Outcome", "check_text", "parse_json_arg"]
 
 
 @dataclass
@@ -76,3 +77,11 @@ def check_text(value: str, what: str) -> str:
     except UnicodeEncodeError:
         raise UsageError(f"{what} is not valid UTF-8") from None
     return value
+
+
+def parse_json_arg(text: str | bytes, context: str) -> Any:
+    """Parse a JSON argument, failing as upstream's anyhow does: ``<context>`` plus the parser's cause."""
+    try:
+        return parse_json(text, "content")
+    except UsageError as exc:
+        raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None

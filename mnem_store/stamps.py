@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .objects import Commit, MemoryNode
+from .graph import Graph
+from .objects import MemoryNode
 from .repo import Nodes, Repo
 
 __all__ = ["Stamped", "node_stamps"]
@@ -48,26 +49,7 @@ class Stamped:
         return {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
 
 
-class _History:
-    """Commits and merge-parent state maps, decoded once for one ``node_stamps`` call."""
-
-    def __init__(self, repo: Repo) -> None:
-        self.repo = repo
-        self._commits: dict[bytes, Commit] = {}
-        self._states: dict[bytes, Nodes] = {}
-
-    def commit(self, raw: bytes) -> Commit:
-        if raw not in self._commits:
-            self._commits[raw] = self.repo.commit_obj(raw)
-        return self._commits[raw]
-
-    def nodes(self, raw: bytes) -> Nodes:
-        if raw not in self._states:
-            self._states[raw] = self.repo.state_nodes(self.commit(raw).state)
-        return self._states[raw]
-
-
-def _walk(history: _History, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
+def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
     """Where each node's walk from ``start`` stops.
 
     All nodes walk together, newest commit first, so a commit shared by many
@@ -79,15 +61,15 @@ def _walk(history: _History, start: bytes, targets: Nodes, *, presence: bool) ->
     after it was processed is simply processed again for the late arrivals.
     """
     pending: dict[bytes, set[str]] = {start: set(targets)}
-    queue = [(-history.commit(start).time, start)]
+    queue = [(-graph.commit(start).time, start)]
     stops: dict[str, bytes] = {}
     while queue:
         _, raw = heapq.heappop(queue)
         here = pending.pop(raw, None)
         if not here:
             continue
-        parents = history.commit(raw).parents
-        changes = history.repo.changes_of(raw) if parents else {}
+        parents = graph.commit(raw).parents
+        changes = graph.repo.changes_of(raw) if parents else {}
         for node_id in here:
             nxt = None
             if parents:
@@ -95,13 +77,14 @@ def _walk(history: _History, start: bytes, targets: Nodes, *, presence: bool) ->
                 if kind is None or (presence and kind == "modified"):
                     nxt = parents[0]
                 else:
-                    nxt = next((p for p in parents[1:] if _holds(history.nodes(p).get(node_id), targets[node_id], presence)), None)
+                    target = targets[node_id]
+                    nxt = next((p for p in parents[1:] if _holds(graph.nodes(p).get(node_id), target, presence)), None)
             if nxt is None:
                 stops[node_id] = raw
                 continue
             if nxt not in pending:
                 pending[nxt] = set()
-                heapq.heappush(queue, (-history.commit(nxt).time, nxt))
+                heapq.heappush(queue, (-graph.commit(nxt).time, nxt))
             pending[nxt].add(node_id)
     return stops
 
@@ -127,34 +110,34 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     """
     if start is None:
         return {}
-    history = _History(repo)
+    graph = Graph(repo)
     state = repo.commit_nodes(start)
     wanted = sorted(state if ids is None else set(ids) & state.keys())
     targets = {node_id: state[node_id] for node_id in wanted}
-    written = _walk(history, start, targets, presence=False)
-    born = _walk(history, start, targets, presence=True)
-    first_values = _first_values(repo, history, {n: born[n] for n in wanted if born[n] != written[n]})
+    written = _walk(graph, start, targets, presence=False)
+    born = _walk(graph, start, targets, presence=True)
+    first_values = _first_values(graph, {n: born[n] for n in wanted if born[n] != written[n]})
     out: dict[str, Stamped] = {}
     for node_id in wanted:
         node = repo.node(targets[node_id])
-        updated = _blame_time(node, history.commit(written[node_id]).time)
+        updated = _blame_time(node, graph.commit(written[node_id]).time)
         first = first_values.get(node_id)
-        created = updated if first is None else _blame_time(repo.node(first), history.commit(born[node_id]).time)
+        created = updated if first is None else _blame_time(repo.node(first), graph.commit(born[node_id]).time)
         out[node_id] = Stamped(node, created, updated)
     return out
 
 
-def _first_values(repo: Repo, history: _History, born: dict[str, bytes]) -> dict[str, bytes]:
+def _first_values(graph: Graph, born: dict[str, bytes]) -> dict[str, bytes]:
     """The object each node held where it was born, for nodes changed since.
 
-    One state map per birth commit, loaded and dropped in turn, so memory
-    stays at one state however many commits are involved.
+    Grouped by birth commit, so each state is decoded once (the graph keeps
+    only a few at a time, however many commits are involved).
     """
     by_commit: dict[bytes, list[str]] = {}
     for node_id, raw in born.items():
         by_commit.setdefault(raw, []).append(node_id)
     found: dict[str, bytes] = {}
     for raw, node_ids in by_commit.items():
-        nodes = repo.state_nodes(history.commit(raw).state)
+        nodes = graph.nodes(raw)
         found.update((node_id, nodes[node_id]) for node_id in node_ids)
     return found

@@ -53,7 +53,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json"]
+            "merge-time", "merge-resolve-json", "stamps"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -17,6 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_mnem
+from mnem_store.blame import find_blame
 from mnem_store.layout import Head
 from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
@@ -36,6 +37,10 @@ def write(store, time, put=(), delete=()):
 
 def times(doc):
     return {node_id: (entry["created"], entry["updated"]) for node_id, entry in doc.items()}
+
+
+def test_listed_in_features():
+    assert "stamps" in run_mnem("--version", "--json").json["features"]
 
 
 def test_shape_and_linear_semantics(store):
@@ -91,6 +96,19 @@ def test_value_merged_from_a_side_branch_keeps_the_side_commit_time(store):
     assert times(j("stamps", cwd=store)) == {
         "kept": (100, 100), "edited": (100, 200), "new": (200, 200), "ours": (300, 300),
     }
+
+
+def test_updated_is_blames_time_after_mnem_merge(store):
+    write(store, 100, [{"id": "plan", "content": "free"}, {"id": "seats", "content": 5}])
+    j("checkout", "-b", "hypothesis", cwd=store)
+    write(store, 200, [{"id": "plan", "content": "pro", "source": "billing"}])
+    j("checkout", "main", cwd=store)
+    write(store, 300, [{"id": "seats", "content": 6}])
+    assert j("merge", "hypothesis", "--time", "400", cwd=store)["status"] == "merged"
+    stamped = j("stamps", cwd=store)
+    assert times(stamped) == {"plan": (100, 200), "seats": (100, 300)}
+    for node_id, entry in stamped.items():
+        assert j("blame", node_id, cwd=store)["time"] == entry["updated"]
 
 
 def merge(repo: Repo, branch: str, theirs: bytes, time: int, pick=None) -> None:
@@ -184,6 +202,7 @@ def test_one_pass_matches_the_naive_per_node_walk(steps):
                     written = naive_stop(repo, tip, node_id, False)
                     expected[node_id] = (naive_time(repo, born, node_id), naive_time(repo, written, node_id))
                 assert {n: (s.created, s.updated) for n, s in got.items()} == expected
+                assert all(find_blame(repo, n, tip).time == s.updated for n, s in got.items())
                 assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in got.items())
         finally:
             repo.close()

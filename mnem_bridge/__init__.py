@@ -4,7 +4,8 @@ The bridge speaks to the ``mnem`` binary only, through its ``--json``
 contract (docs/cli-json.md); it never imports the engine, so any binary
 with the contract will do.
 
-Module map: ``errors`` (typed errors), ``models`` (result dataclasses).
+Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
+``process`` (the only place that spawns; the pluggable runner).
 """
 
 from __future__ import annotations
@@ -31,8 +32,12 @@ from .errors import (
     UsageError,
 )
 from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance
+from .process import Runner, RunResult, SubprocessRunner
 
 __all__ = [
+    "Runner",
+    "RunResult",
+    "SubprocessRunner",
     "Provenance",
     "MemoryNode",
     "Commit",

@@ -5,13 +5,17 @@ contract (docs/cli-json.md); it never imports the engine, so any binary
 with the contract will do.
 
 Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
-``process`` (the only place that spawns; the pluggable runner).
+``process`` (the only place that spawns; the pluggable runner), ``binary``
+(finding and checking ``mnem``), ``echo`` (shell lines), ``client`` (one
+invocation).
 """
 
 from __future__ import annotations
 
 import logging
 
+from .binary import Binary, find_binary
+from .client import DEFAULT_TIMEOUT, Mnem
 from .errors import (
     BinaryError,
     BinaryNotFoundError,
@@ -35,6 +39,10 @@ from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange
 from .process import Runner, RunResult, SubprocessRunner
 
 __all__ = [
+    "Mnem",
+    "DEFAULT_TIMEOUT",
+    "Binary",
+    "find_binary",
     "Runner",
     "RunResult",
     "SubprocessRunner",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 
 import mnem_bridge
+from mnem_bridge import RunResult
+from mnem_bridge.client import interpret
 from mnem_bridge.errors import error_class
 
 CODES = {
@@ -33,3 +35,19 @@ def test_the_hierarchy_matches_upstream_and_the_taxonomy() -> None:
     for name in ("ProtocolError", "SignalError", "CommandTimeoutError", "BinaryNotFoundError", "ContractError"):
         cls = getattr(mnem_bridge, name)
         assert issubclass(cls, mnem_bridge.StoreIoError) and cls.code == "store_io"
+
+
+@pytest.mark.parametrize(("code", "name"), CODES.items())
+def test_each_error_document_raises_its_class(code: str, name: str) -> None:
+    document = f'{{"error": {{"code": "{code}", "message": "it failed"}}}}\n'.encode()
+    status = 2 if code == "usage" else 1
+    with pytest.raises(getattr(mnem_bridge, name)) as caught:
+        interpret(RunResult(status, document, b"raw\xff"), "mnem -C /s --json x", 60)
+    error = caught.value
+    assert error_class(code) is type(error) and error.code == code and str(error) == "it failed"
+    assert (error.command, error.stderr, error.exit_status) == ("mnem -C /s --json x", b"raw\xff", status)
+
+
+def test_an_error_key_in_a_successful_result_is_data() -> None:
+    memory = b'{"error":{"code":"x","message":"a node whose id is error"}}'
+    assert interpret(RunResult(0, memory, b""), "mnem", 60) == {"error": {"code": "x", "message": "a node whose id is error"}}

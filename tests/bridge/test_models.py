@@ -1,4 +1,4 @@
-"""Result dataclasses: exact round trips, with the CLI's key order."""
+"""Result dataclasses: exact round trips, and ``to_dict()`` byte-equal to the CLI's ``--json``."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from typing import Any
 import orjson
 import pytest
 
-from mnem_bridge import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance
+from mnem_bridge import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, Store, agents
+from conftest import run_mnem
+
+from .support import needs
 
 PROV = {"agent_step": "step-31", "observation": "billing-note-8842", "tool_call": None, "source": "s", "note": None}
 NODE = {"id": "plan", "content": {"tier": "pro", "seats": [1, 2]}, "content_kind": "claim", "provenance": PROV,
@@ -53,3 +56,36 @@ def test_results_are_frozen_with_tuples() -> None:
     with pytest.raises(dataclasses.FrozenInstanceError):
         commit.message = "changed"  # type: ignore[misc]
     assert MemoryNode("n", 1).to_dict() == {**EMPTY, "id": "n", "content": 1}
+
+
+def test_facade_results_match_the_cli(bstore: Store) -> None:
+    c1 = agents.remember(bstore, "plan", "enterprise", source="ticket-4821", time_ms=1)
+    bstore.add("plan", {"tier": "pro", "z": 1, "a": [True, None]}, content_kind="claim",
+               provenance=Provenance(**PROV), event_time=5)
+    c2 = bstore.commit("revise", author="ann", time_ms=2)
+    root = bstore.root
+    assert run_mnem("--json", "log", cwd=root).out == _cli_json([c.to_dict() for c in bstore.log()])
+    assert run_mnem("--json", "show", "--node", "plan", cwd=root).out == _cli_json(bstore.working_node("plan")
+                                                                                    .to_dict())  # type: ignore[union-attr]
+    assert run_mnem("--json", "show", c1, cwd=root).out == _cli_json(
+        {k: n.to_dict() for k, n in bstore.state_at(c1).items()})
+    assert run_mnem("--json", "diff", c1, c2, cwd=root).out == _cli_json([c.to_dict() for c in bstore.diff(c1, c2)])
+
+
+@needs("merge")
+def test_merge_result_matches_the_cli(bstore: Store) -> None:
+    base = agents.remember(bstore, "plan", "enterprise", time_ms=1)
+    bstore.checkout(create="pro", target=base)
+    agents.remember(bstore, "plan", "pro", time_ms=2)
+    bstore.checkout("main")
+    agents.remember(bstore, "plan", "starter", time_ms=3)
+    result = bstore.merge("pro", author="m", time_ms=4)  # conflicts: nothing is written
+    cli = run_mnem("--json", "merge", "pro", "--author", "m", "--time", "4", cwd=bstore.root)
+    assert cli.code == 0 and cli.out == _cli_json(result.to_dict())
+    assert [c.kind for c in result.conflicts] == ["edit/edit"]
+
+
+@needs("blame")
+def test_blame_matches_the_cli(bstore: Store) -> None:
+    agents.remember(bstore, "plan", "pro", source="billing-note-8842", step="step-31", time_ms=2)
+    assert run_mnem("--json", "blame", "plan", cwd=bstore.root).out == _cli_json(bstore.blame("plan").to_dict())

@@ -22,6 +22,7 @@ import cbor2
 from .canonical import hex_id
 from .db import DB_FILE, KIND_CODES, Database
 from .errors import (
+    CommandError,
     ConflictError,
     CorruptStoreError,
     InvalidRefError,
@@ -90,6 +91,7 @@ class Repo:
         self.root = root
         self.dir = root / MNEM_DIR
         self.config = read_config(self.dir / "config")
+        self.head()  # a damaged HEAD is reported on open, before any command acts
         self.db = Database(self.dir / DB_FILE)
 
     # ----------------------------------------------------------------- lifecycle
@@ -231,17 +233,21 @@ class Repo:
         return rows[0][0]
 
     def create_branch(self, name: str, start: str | None = None) -> bytes:
-        validate_branch_name(name)
+        """Create a branch at ``start`` (a commit-ish) or at HEAD's commit."""
         with self.db.write() as conn:
-            if self.branch_tip(name) is not None:
-                raise InvalidRefError(f'branch "{name}" already exists')
-            if start is not None:
-                target = self.resolve(start)
-            else:
-                target = self.head_commit()
-                if target is None:
-                    raise InvalidRefError("cannot create a branch: HEAD does not point at a commit yet")
-            conn.execute("INSERT INTO refs (name, target) VALUES (?, ?)", (name, target))
+            return self._insert_branch(conn, name, start)
+
+    def _insert_branch(self, conn: sqlite3.Connection, name: str, start: str | None) -> bytes:
+        validate_branch_name(name)
+        if self.branch_tip(name) is not None:
+            raise InvalidRefError(f'branch "{name}" already exists')
+        if start is not None:
+            target = self.resolve(start)
+        else:
+            target = self.head_commit()
+            if target is None:
+                raise InvalidRefError("cannot create a branch: HEAD does not point at a commit yet")
+        conn.execute("INSERT INTO refs (name, target) VALUES (?, ?)", (name, target))
         return target
 
     def delete_branch(self, name: str) -> bool:
@@ -368,8 +374,10 @@ class Repo:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
         Deletions apply after puts, in order.  Deleting an id absent from the
-        result is an error unless ``skip_missing``; a batch left with no
-        operation at all then makes no commit and returns ``(None, [])``.
+        result is an error unless ``skip_missing``; with ``skip_missing``, a
+        batch left with no operation at all makes no commit and returns
+        ``(None, [])``.  Otherwise there is always exactly one commit, even
+        for an empty batch (as upstream's ``remember_many([])``).
         """
         with self.db.write() as conn:
             branch = self.attached_branch("commit")
@@ -385,7 +393,7 @@ class Repo:
                     effective_deletes += 1
                 elif not skip_missing:
                     raise InvalidRefError(f'no node "{node_id}" in memory')
-            if not puts and not effective_deletes:
+            if skip_missing and not puts and not effective_deletes:
                 return None, []
             raw = self.write_commit(conn, branch, (tip,) if tip else (), nodes, message, author, time_ms, tip)
         return raw, diff_nodes(before, nodes)
@@ -417,12 +425,19 @@ class Repo:
         return len(rows)
 
     # ------------------------------------------------------------------ checkout
-    def checkout(self, target: str, *, discard: bool = False) -> tuple[str, Head]:
-        """Move HEAD to a branch (attached) or a commit (detached).
+    def checkout(self, target: str | None, *, create: str | None = None, discard: bool = False) -> tuple[str, Head]:
+        """Move HEAD to a branch (attached) or a commit (detached), optionally creating the branch.
 
-        Returns ``("branch"|"detached"|"already", new_head)``.
+        Returns ``("branch"|"detached"|"already", new_head)``.  Unlike
+        upstream, a refused ``checkout -b`` does not leave the new branch
+        behind: creation and checkout are one transaction.
         """
         with self.db.write() as conn:
+            if create is not None:
+                self._insert_branch(conn, create, target)
+                target = create
+            if target is None:
+                raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
             if self.branch_tip(target) is not None:
                 new = Head(branch=target)
             else:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 
-from ...errors import CommandError
 from ..context import Context, Outcome, check_text
 from ..render import short
 
@@ -18,14 +17,9 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     repo = ctx.repo()
     paint = ctx.paint
-    if args.create is not None:
-        target = check_text(args.create, "NAME")
-        repo.create_branch(target, args.rev)
-    elif args.rev is not None:
-        target = args.rev
-    else:
-        raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
-    result, head = repo.checkout(target, discard=args.discard)
+    create = check_text(args.create, "NAME") if args.create is not None else None
+    target = create if create is not None else args.rev
+    result, head = repo.checkout(args.rev, create=create, discard=args.discard)
     data = {"result": result, "head": head.text}
     if result == "branch":
         return Outcome(data, f"Switched to branch {paint('140', head.branch or '')}\n")

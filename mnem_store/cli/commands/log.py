@@ -8,9 +8,16 @@ from ..context import Context, Outcome
 from ..render import fmt_time, first_line, message_lines, short
 
 
+def count(text: str) -> int:
+    """A non-negative commit count, as clap's ``usize``."""
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"invalid value '{text}': expected a non-negative integer")
+    return int(text)
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
-    parser.add_argument("-n", "--max-count", type=int, metavar="N", help="show at most this many commits")
+    parser.add_argument("-n", "--max-count", type=count, metavar="N", help="show at most this many commits")
     parser.add_argument("--oneline", action="store_true", help="one line per commit")
 
 

@@ -35,13 +35,13 @@ def first_commit_where(chain: Sequence[str], good: str, holds: Callable[[str], b
     """
     bad = chain[-1]
     if good == bad:
-        raise InvalidRefError("invalid ref: good and bad are the same commit")
+        raise InvalidRefError("invalid ref: bisect: good and bad are the same commit")
     if good not in chain:
-        raise InvalidRefError(f"invalid ref: {good} is not on {bad}'s first-parent history")
+        raise InvalidRefError(f"invalid ref: bisect: {good} is not on {bad}'s first-parent history")
     if holds(good):
-        raise InvalidRefError("invalid ref: the predicate is already true at good")
+        raise InvalidRefError(f"invalid ref: bisect: the predicate is already true at good ({good})")
     if not holds(bad):
-        raise InvalidRefError("invalid ref: the predicate is false at bad")
+        raise InvalidRefError(f"invalid ref: bisect: the predicate is false at bad ({bad})")
     candidates = chain[chain.index(good) + 1 :]
     low, high = 0, len(candidates) - 1  # candidates[high] is known to hold
     while low < high:

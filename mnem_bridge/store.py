@@ -651,7 +651,7 @@ class Store:
         history = [c.id for c in self.log(first_parent=True)]
         if bad is None:
             if not history:
-                raise InvalidRefError("invalid ref: HEAD does not point at a commit yet")
+                raise InvalidRefError("invalid ref: cannot bisect: HEAD has no commit")
             return history[::-1]
         bad_id = self.resolve(bad)
         if bad_id in history:

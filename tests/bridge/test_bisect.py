@@ -43,14 +43,14 @@ def test_the_search_finds_every_boundary_in_log_probes(boundary: int) -> None:
     [
         ("c3", lambda c: True, "good and bad are the same commit"),
         ("elsewhere", lambda c: True, "elsewhere is not on c3's first-parent history"),
-        ("c0", lambda c: True, "the predicate is already true at good"),
-        ("c0", lambda c: False, "the predicate is false at bad"),
+        ("c0", lambda c: True, "the predicate is already true at good (c0)"),
+        ("c0", lambda c: False, "the predicate is false at bad (c3)"),
     ],
 )
 def test_the_search_checks_upstreams_preconditions(good: str, holds: Any, message: str) -> None:
     with pytest.raises(InvalidRefError) as caught:
         first_commit_where(["c0", "c1", "c2", "c3"], good, holds)
-    assert str(caught.value) == f"invalid ref: {message}"
+    assert str(caught.value) == f"invalid ref: bisect: {message}"
 
 
 def test_a_predicate_bisect_reads_few_states(bstore: Store, mocker: Any) -> None:
@@ -78,7 +78,7 @@ def test_a_bad_commit_off_heads_history(bstore: Store) -> None:
 
 
 def test_bisect_needs_a_commit(bstore: Store) -> None:
-    with pytest.raises(InvalidRefError):
+    with pytest.raises(InvalidRefError, match="cannot bisect: HEAD has no commit"):
         bstore.bisect(is_pro)
 
 

@@ -80,7 +80,7 @@ class Mnem:
             MnemError: The binary reported an error (the subclass for its code),
                 or the process failed (a ``StoreIoError`` subclass).
         """
-        self.binary  # the contract check, before the first real call
+        describe(self.path, self._runner)  # the contract check (cached), before the first real call
         argv = [self.path, "-C", os.fspath(Path(root)), "--json", *args]
         stdin = None
         if payload is not None:

@@ -265,7 +265,11 @@ class Store:
             Its object id.
         """
         return self.add(
-            node.id, node.content, content_kind=node.content_kind, provenance=node.provenance, event_time=node.event_time
+            node.id,
+            node.content,
+            content_kind=node.content_kind,
+            provenance=node.provenance,
+            event_time=node.event_time,
         )
 
     def rm(self, id: str) -> None:  # noqa: A002 - upstream's name

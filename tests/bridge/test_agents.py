@@ -112,7 +112,7 @@ def test_busy_then_success_returns_after_the_third_attempt(bstore: Store, mocker
         return real_write(self, *args, **kwargs)
 
     write = mocker.patch.object(Store, "write", autospec=True, side_effect=flaky)
-    mocker.patch("mnem_bridge.agents.time").sleep
+    mocker.patch("mnem_bridge.agents.time")  # no real sleeping
     assert agents.remember(bstore, "greeting", "hello", summary="first commit", time_ms=1757000000000) == GOLDEN
     assert write.call_count == 3
 

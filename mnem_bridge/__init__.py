@@ -40,7 +40,7 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
-from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance
+from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 from .process import Runner, RunResult, SubprocessRunner
 from .store import Store, init, open  # noqa: A004 - upstream's name
 
@@ -63,6 +63,7 @@ __all__ = [
     "Conflict",
     "MergeResult",
     "Blame",
+    "TimedNode",
     "MnemError",
     "NotFoundError",
     "InvalidRefError",

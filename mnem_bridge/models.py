@@ -27,6 +27,7 @@ __all__ = [
     "Conflict",
     "MergeResult",
     "Blame",
+    "TimedNode",
     "node_or_none",
 ]
 
@@ -284,3 +285,32 @@ class Blame:
             The blame.
         """
         return cls(data["commit"], MemoryNode.from_dict(data["node"]), data["time"])
+
+
+@dataclass(frozen=True, slots=True)
+class TimedNode:
+    """A node with when it came to be and when its value was written (Unix ms; ``mnem stamps``).
+
+    ``updated`` equals ``blame(node).time``; ``created`` is the same kind of
+    time for the value that made the node exist after it last did not.
+    """
+
+    node: MemoryNode
+    created: int
+    updated: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"node", "created", "updated"}``."""
+        return {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TimedNode:
+        """Read one entry of ``mnem stamps``.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The timed node.
+        """
+        return cls(MemoryNode.from_dict(data["node"]), data["created"], data["updated"])

@@ -1,0 +1,27 @@
+"""``Store.node_times``: ``mnem stamps`` through the bridge, as typed ``TimedNode``s."""
+
+from __future__ import annotations
+
+import orjson
+
+from conftest import run_mnem
+from mnem_bridge import MemoryNode, Store, TimedNode
+
+
+def test_timed_node_round_trips_the_cli_shape(bstore: Store) -> None:
+    bstore.write([{"id": "plan", "content": {"tier": "pro"}, "source": "s", "event_time": 5}], message="m", time_ms=9)
+    doc = run_mnem("--json", "stamps", cwd=bstore.root).out
+    timed = bstore.node_times()
+    assert orjson.dumps({k: v.to_dict() for k, v in timed.items()}).decode() + "\n" == doc
+    assert TimedNode.from_dict(timed["plan"].to_dict()) == timed["plan"]
+    assert timed["plan"].node.provenance.source == "s" and (timed["plan"].created, timed["plan"].updated) == (5, 5)
+
+
+def test_ids_at_and_the_empty_cases(bstore: Store) -> None:
+    assert bstore.node_times() == {}  # unborn branch
+    first, _ = bstore.write([{"id": "a", "content": 1}, {"id": "-b", "content": 2}], message="one", time_ms=100)
+    bstore.write([{"id": "a", "content": 3}], message="two", time_ms=200)
+    assert {k: (v.created, v.updated) for k, v in bstore.node_times().items()} == {"-b": (100, 100), "a": (100, 200)}
+    assert list(bstore.node_times(["-b", "ghost"])) == ["-b"]  # an id that looks like a flag stays an id
+    assert bstore.node_times([]) == {}
+    assert bstore.node_times(["a"], at=first.id)["a"] == TimedNode(MemoryNode("a", 1), 100, 100)

@@ -1,0 +1,208 @@
+"""Between memory nodes and LangGraph items: values, provenance, times, filters.
+
+Writing, a value dict becomes the node content and its reserved ``_meta``
+dict becomes the node's provenance.  ADR-0016 says ``_meta`` is lifted *and
+stripped*; upstream's adapter stores it in the content as well, so ``get``
+returns it.  We follow the ADR: provenance lives in the node's provenance
+(where ``why`` and ``mnem blame`` show it), and the stored value is exactly
+what the caller meant as data.
+
+Reading, a node stamped by ``mnem stamps`` becomes an ``Item`` whose
+``created_at`` / ``updated_at`` are history's answer, not the time of the
+read.  ``search``'s ``filter`` follows InMemoryStore's operators, and
+``list_namespaces``' match conditions its wildcard rules.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+from langgraph.store.base import Item, MatchCondition, SearchItem
+from mnem_bridge.agents import ITEM_KEYS
+
+__all__ = [
+    "META_KEY",
+    "Entry",
+    "split_meta",
+    "from_ms",
+    "value_of",
+    "matches_filter",
+    "matches_query",
+    "matches_namespace",
+]
+
+logger = logging.getLogger(__name__)
+
+#: The reserved value key whose dict is lifted into provenance.
+META_KEY = "_meta"
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_COMPARISONS = {
+    "$gt": lambda a, b: a > b,
+    "$gte": lambda a, b: a >= b,
+    "$lt": lambda a, b: a < b,
+    "$lte": lambda a, b: a <= b,
+}
+
+
+def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """Separate a put's data from its ``_meta`` provenance.
+
+    Args:
+        value: The value given to ``put``.
+
+    Returns:
+        The content to store (``value`` without ``_meta``) and the provenance
+        as ``Store.write`` takes it: ``{"source" | "step" | "observation" |
+        "tool_call" | "note": text}`` (``step`` is the node's ``agent_step``),
+        empty when there is no ``_meta``.
+
+    Raises:
+        ValueError: ``_meta`` is not a dict, names another key, or holds
+            something other than text, an integer (a step number) or
+            ``None``.  Refusing is better than dropping provenance the caller
+            believed was recorded.
+    """
+    content = dict(value)
+    meta = content.pop(META_KEY, None)
+    if meta is None:
+        return content, {}
+    if not isinstance(meta, Mapping):
+        raise ValueError(f"{META_KEY} must be a dict of provenance fields, got {type(meta).__name__}")
+    unknown = set(meta) - set(ITEM_KEYS)
+    if unknown:
+        raise ValueError(f"{META_KEY} has unknown keys {sorted(map(str, unknown))}; allowed: {', '.join(ITEM_KEYS)}")
+    provenance = {}
+    for key, text in meta.items():
+        if text is None:
+            continue
+        if isinstance(text, bool) or not isinstance(text, (str, int)):
+            raise ValueError(f"{META_KEY}[{key!r}] must be text (or an integer step), got {type(text).__name__}")
+        provenance[key] = str(text)
+    return content, provenance
+
+
+def from_ms(ms: int) -> datetime:
+    """Unix milliseconds as an aware UTC datetime (exact, negative times included)."""
+    return _EPOCH + timedelta(milliseconds=ms)
+
+
+def value_of(content: Any) -> dict[str, Any]:
+    """An item value for node content: a dict as is, anything else as ``{"value": content}``.
+
+    Our puts always store dicts; other writers (the MCP ``remember`` tool,
+    ``mnem add``) may store a bare string or number under an id that looks
+    namespaced, and an Item's value must be a dict.
+    """
+    return content if isinstance(content, dict) else {"value": content}
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One item of a snapshot: where it lives, its value and its two times."""
+
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created: int
+    updated: int
+
+    def item(self) -> Item:
+        """A fresh ``Item``: callers may mutate its value, and a pinned view keeps its snapshot."""
+        return Item(value=copy.deepcopy(self.value), key=self.key, namespace=self.namespace,
+                    created_at=from_ms(self.created), updated_at=from_ms(self.updated))
+
+    def search_item(self) -> SearchItem:
+        """A fresh ``SearchItem`` with no score: the filter does not rank."""
+        return SearchItem(self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated))
+
+
+def matches_filter(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
+    """InMemoryStore's filter: every top-level condition holds.
+
+    A plain value is equality; a dict of ``$`` operators applies each of
+    ``$eq $ne $gt $gte $lt $lte`` (the ordering ones compare as ``float``,
+    so ``"7"`` is greater than ``4``); any other dict matches nested keys
+    partially; a list must match element by element with the same length.
+    One difference: where InMemoryStore raises mid-search because a field is
+    missing or not a number (``float(None)``), this is simply not a match.
+
+    Args:
+        value: An item's value.
+        conditions: The ``filter`` argument of ``search``.
+
+    Returns:
+        Whether the item passes.
+
+    Raises:
+        ValueError: An operator other than the six above.
+    """
+    return all(_compare(value.get(key), wanted) for key, wanted in (conditions or {}).items())
+
+
+def _compare(found: Any, wanted: Any) -> bool:
+    if isinstance(wanted, dict):
+        if any(key.startswith("$") for key in wanted):
+            return all(_operator(found, op, operand) for op, operand in wanted.items())
+        return isinstance(found, dict) and all(_compare(found.get(k), v) for k, v in wanted.items())
+    if isinstance(wanted, (list, tuple)):
+        return (isinstance(found, (list, tuple)) and len(found) == len(wanted)
+                and all(_compare(f, w) for f, w in zip(found, wanted)))
+    return found == wanted
+
+
+def _operator(found: Any, op: str, operand: Any) -> bool:
+    if op == "$eq":
+        return found == operand
+    if op == "$ne":
+        return found != operand
+    if op not in _COMPARISONS:
+        raise ValueError(f"Unsupported operator: {op}")
+    try:
+        return _COMPARISONS[op](float(found), float(operand))
+    except (TypeError, ValueError):
+        return False
+
+
+def matches_query(value: Mapping[str, Any], query: str | None) -> bool:
+    """The plain text filter ``search(query=...)`` applies: no ranking, no embeddings.
+
+    Args:
+        value: An item's value.
+        query: The query text; ``None`` or empty matches everything.
+
+    Returns:
+        Whether ``query`` occurs, ignoring case, in the value written as
+        JSON (keys included, non-ASCII text as is).
+    """
+    if not query:
+        return True
+    return query.casefold() in json.dumps(value, ensure_ascii=False).casefold()
+
+
+def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
+    """InMemoryStore's rule: a ``"*"`` in the path matches any one label.
+
+    Args:
+        condition: A prefix or suffix condition of ``list_namespaces``.
+        namespace: A namespace present in the store.
+
+    Returns:
+        Whether the namespace starts (or ends) with the path.
+
+    Raises:
+        ValueError: A match type other than ``prefix`` and ``suffix``.
+    """
+    path = condition.path
+    if condition.match_type == "prefix":
+        pairs = zip(namespace, path)
+    elif condition.match_type == "suffix":
+        pairs = zip(reversed(namespace), reversed(path))
+    else:
+        raise ValueError(f"Unsupported match type: {condition.match_type}")
+    return len(namespace) >= len(path) and all(p == "*" or label == p for label, p in pairs)

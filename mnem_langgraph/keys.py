@@ -1,0 +1,130 @@
+"""Node ids for namespaced keys, with an escape so every label and key round-trips.
+
+ADR-0016 maps ``(namespace, key)`` to the node id ``":".join((*namespace,
+key))``.  Upstream's adapter splits ids on every ``:`` again, so a label or
+key containing ``:`` comes back as different labels.  Here each part is
+escaped before joining: ``%`` becomes ``%25`` and ``:`` becomes ``%3A``
+(percent-encoding, restricted to those two characters).  Parts without
+either character are unchanged, so ``("memories", "u1")`` + ``"plan"`` is
+``memories:u1:plan`` exactly as upstream writes it.
+
+Decoding is strict: a part is read back only if encoding the result gives
+the part again.  Node ids that no put could have produced (no ``:`` at all,
+a stray ``%``, a label BaseStore would refuse) are not items of the store:
+search and list_namespaces skip them, so every item they return can be
+fetched again by ``get`` with the namespace and key it reports.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from langgraph.store.base import (
+    GetOp,
+    InvalidNamespaceError,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    SearchOp,
+    validate_op_namespace,
+)
+
+__all__ = ["SEPARATOR", "ESCAPE", "encode_part", "decode_part", "node_id", "parse_node_id", "check_op"]
+
+logger = logging.getLogger(__name__)
+
+SEPARATOR = ":"
+ESCAPE = "%"
+_ENCODED = {ESCAPE: "%25", SEPARATOR: "%3A"}
+_DECODED = {code: char for char, code in _ENCODED.items()}
+_ESCAPE_SEQUENCE = re.compile("%25|%3A")
+
+
+def encode_part(text: str) -> str:
+    """Escape one label or key so it contains no bare ``:``.
+
+    Args:
+        text: A namespace label or a key.
+
+    Returns:
+        ``text`` with ``%`` as ``%25`` and ``:`` as ``%3A``; unchanged if it has neither.
+    """
+    return text.replace(ESCAPE, _ENCODED[ESCAPE]).replace(SEPARATOR, _ENCODED[SEPARATOR])
+
+
+def decode_part(text: str) -> str | None:
+    """Undo ``encode_part``, or say the text is not something it produced.
+
+    Args:
+        text: One ``:``-separated part of a node id.
+
+    Returns:
+        The original label or key, or ``None`` when ``text`` holds a ``%``
+        that is not one of the two escapes (so no put wrote it).
+    """
+    decoded = _ESCAPE_SEQUENCE.sub(lambda m: _DECODED[m.group()], text)
+    return decoded if encode_part(decoded) == text else None
+
+
+def node_id(namespace: tuple[str, ...], key: str) -> str:
+    """The node id of a key in a namespace.
+
+    Args:
+        namespace: The namespace labels.
+        key: The key within the namespace.
+
+    Returns:
+        The escaped parts joined with ``:``.
+    """
+    return SEPARATOR.join(encode_part(part) for part in (*namespace, key))
+
+
+def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
+    """Split a node id back into ``(namespace, key)``.
+
+    Args:
+        text: A node id from the store.
+
+    Returns:
+        The namespace and key, or ``None`` when the id is not one a put
+        could have written: no ``:``, a part that is not a valid escape, or
+        a label BaseStore refuses (empty, or containing ``.`` or NUL).
+    """
+    parts = text.split(SEPARATOR)
+    if len(parts) < 2:
+        return None
+    decoded = [decode_part(part) for part in parts]
+    if any(part is None for part in decoded):
+        return None
+    *labels, key = decoded
+    if any(not label or "." in label or "\x00" in label for label in labels):
+        return None
+    return tuple(labels), key
+
+
+def check_op(op: Op) -> None:
+    """BaseStore's namespace rules, applied to an op that reached ``batch`` directly.
+
+    The public methods (``put``, ``get``, ...) validate before they build an
+    op, but ``batch`` is public too and upstream's own tests feed it ops
+    the methods would refuse.  Every op gets ``validate_op_namespace``'s
+    label checks; a put (not a delete) must also have at least one label
+    and may not live under the reserved ``"langgraph"`` root, as ``put``
+    requires.
+
+    Args:
+        op: One op of a batch.
+
+    Raises:
+        InvalidNamespaceError: The namespace breaks a rule above.
+        ValueError: Not one of BaseStore's four op types.
+    """
+    if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
+        raise ValueError(f"Unknown operation type: {type(op)}")
+    validate_op_namespace(op)
+    if isinstance(op, PutOp) and op.value is not None:
+        if not op.namespace:
+            raise InvalidNamespaceError("Namespace cannot be empty.")
+        if op.namespace[0] == "langgraph":
+            raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')

@@ -1,0 +1,99 @@
+"""Values, provenance, times and filters, checked against InMemoryStore's own helpers.
+
+The filter and namespace rules are compared with InMemoryStore's private
+``_compare_values`` / ``_does_match`` over generated inputs (in process, so
+hundreds of cases cost nothing); the oracle's crashes on missing or
+non-numeric fields are the one documented difference.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from langgraph.store.base import MatchCondition
+from langgraph.store.memory import _compare_values, _does_match
+
+from mnem_langgraph.convert import from_ms, matches_filter, matches_namespace, matches_query, split_meta, value_of
+
+
+def test_meta_is_lifted_and_stripped():
+    content, provenance = split_meta({"tier": "pro", "_meta": {"source": "billing-8842", "step": 31, "note": None}})
+    assert content == {"tier": "pro"}
+    assert provenance == {"source": "billing-8842", "step": "31"}
+    assert split_meta({"x": 1}) == ({"x": 1}, {})
+
+
+@pytest.mark.parametrize(
+    "meta, error",
+    [
+        ("billing", "must be a dict"),
+        ({"source": "s", "confidence": 0.9}, "unknown keys"),
+        ({"source": ["a"]}, "must be text"),
+        ({"step": True}, "must be text"),
+    ],
+)
+def test_bad_meta_is_refused_not_dropped(meta, error):
+    with pytest.raises(ValueError, match=error):
+        split_meta({"x": 1, "_meta": meta})
+
+
+def test_times_are_exact_utc():
+    assert from_ms(0) == datetime(1970, 1, 1, tzinfo=timezone.utc)
+    assert from_ms(1_700_000_000_123) == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc)
+    assert from_ms(-1) == datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
+
+
+def test_foreign_content_is_wrapped():
+    assert value_of({"a": 1}) == {"a": 1}
+    assert value_of("pro") == {"value": "pro"}
+
+
+def test_query_is_a_case_insensitive_substring_of_the_json():
+    value = {"plan": "Enterprise", "seats": 40, "city": "Zürich"}
+    assert matches_query(value, "enterPRISE")
+    assert matches_query(value, "zürich")
+    assert matches_query(value, '"seats": 40')
+    assert matches_query(value, None) and matches_query(value, "")
+    assert not matches_query(value, "pro ")
+
+
+scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["a", "b", "7", "x"])
+values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(
+    st.sampled_from(["a", "b", "c"]), inner, max_size=2), max_leaves=5)
+operators = st.dictionaries(st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), scalars, min_size=1, max_size=2)
+filters = st.dictionaries(st.sampled_from(["a", "b", "c"]), values | operators, max_size=2)
+
+
+def oracle(value, conditions):
+    """InMemoryStore's answer, with a condition it crashes on (``float(None)``) counted as no match."""
+
+    def holds(key, wanted):
+        try:
+            return _compare_values(value.get(key), wanted)
+        except (TypeError, ValueError):
+            return False
+
+    return all(holds(key, wanted) for key, wanted in conditions.items())
+
+
+@given(st.dictionaries(st.sampled_from(["a", "b", "c"]), values, max_size=3), filters)
+def test_filter_matches_inmemorystore(value, conditions):
+    assert matches_filter(value, conditions) == oracle(value, conditions)
+
+
+def test_unsupported_operators_are_errors():
+    with pytest.raises(ValueError, match="Unsupported operator"):
+        matches_filter({"a": 1}, {"a": {"$in": [1]}})
+
+
+labels = st.sampled_from(["a", "b", "c"])
+paths = st.lists(labels | st.just("*"), max_size=3).map(tuple)
+
+
+@given(st.sampled_from(["prefix", "suffix"]), paths, st.lists(labels, min_size=1, max_size=4).map(tuple))
+def test_namespace_conditions_match_inmemorystore(kind, path, namespace):
+    condition = MatchCondition(kind, path)
+    assert matches_namespace(condition, namespace) == _does_match(condition, namespace)

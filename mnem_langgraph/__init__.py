@@ -1,7 +1,10 @@
 """``mnem_langgraph``: LangGraph's long-term memory store on Mnemosyne.
 
-It runs the ``mnem`` binary through ``mnem_bridge`` and never imports the
-engine.  See docs/langgraph.md.
+``MnemosyneStore`` is a ``BaseStore`` where every batch of writes is one
+commit with provenance, and which adds ``branch`` / ``switch`` / ``merge``
+/ ``why`` / ``history`` / ``at`` for graph nodes to call.  It runs the
+``mnem`` binary through ``mnem_bridge`` and never imports the engine.  See
+docs/langgraph.md.
 """
 
 from __future__ import annotations
@@ -9,7 +12,9 @@ from __future__ import annotations
 import logging
 
 from .keys import node_id, parse_node_id
+from .store import MnemosyneStore, Resolution
+from .view import MemoryView, ReadOnlyError
 
-__all__ = ["node_id", "parse_node_id"]
+__all__ = ["MnemosyneStore", "MemoryView", "ReadOnlyError", "Resolution", "node_id", "parse_node_id"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,101 @@
+"""The store's items at one commit, answering BaseStore's read ops.
+
+A batch reads through exactly one ``mnem stamps`` invocation (the bridge's
+``Store.node_times``), whatever mix of gets, searches and namespace
+listings it holds, so every read in the batch sees one consistent state and
+item times come from the same snapshot as item values.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
+from mnem_bridge import Store, TimedNode
+
+from .convert import Entry, matches_filter, matches_namespace, matches_query, value_of
+from .keys import node_id, parse_node_id
+
+__all__ = ["Snapshot"]
+
+logger = logging.getLogger(__name__)
+
+
+class Snapshot:
+    """Items in ``(namespace, key)`` order, the order ``search`` returns them in.
+
+    Args:
+        entries: The items; node ids no put could have written are already left out.
+    """
+
+    def __init__(self, entries: Iterable[Entry]) -> None:
+        self._entries = sorted(entries, key=lambda e: (e.namespace, e.key))
+        self._by_key = {(e.namespace, e.key): e for e in self._entries}
+
+    @classmethod
+    def of(cls, timed: Mapping[str, TimedNode]) -> Snapshot:
+        """Items for stamped nodes, skipping ids that are not ``namespace:key`` (see ``keys``).
+
+        Args:
+            timed: ``{node_id: TimedNode}`` as ``Store.node_times`` returns it.
+
+        Returns:
+            The snapshot.
+        """
+        entries = []
+        for nid, stamped in timed.items():
+            parsed = parse_node_id(nid)
+            if parsed is not None:
+                entries.append(Entry(*parsed, value_of(stamped.node.content), stamped.created, stamped.updated))
+        return cls(entries)
+
+    @classmethod
+    def load(cls, store: Store, reads: Sequence[Op], at: str | None = None) -> Snapshot:
+        """Read what ``reads`` need in one invocation.
+
+        Gets alone fetch only their own nodes (a short history walk); a
+        search or listing needs every node.
+
+        Args:
+            store: The bridge store.
+            reads: The batch's read ops.
+            at: A commit-ish, or ``None`` for HEAD's commit.
+
+        Returns:
+            The snapshot.
+        """
+        gets_only = all(isinstance(op, GetOp) for op in reads)
+        ids = [node_id(op.namespace, op.key) for op in reads if op.namespace] if gets_only else None
+        return cls.of(store.node_times(ids, at=at))
+
+    def answer(self, op: Op) -> Result:
+        """The result of one read op.
+
+        Args:
+            op: A ``GetOp``, ``SearchOp`` or ``ListNamespacesOp``.
+
+        Returns:
+            What InMemoryStore would return for it, with the documented differences.
+
+        Raises:
+            TypeError: A ``PutOp``: writes are the caller's to apply.
+        """
+        if isinstance(op, GetOp):
+            entry = self._by_key.get((tuple(op.namespace), op.key))
+            return None if entry is None else entry.item()
+        if isinstance(op, SearchOp):
+            prefix = tuple(op.namespace_prefix)
+            hits = [
+                e for e in self._entries
+                if e.namespace[: len(prefix)] == prefix and matches_filter(e.value, op.filter)
+                and matches_query(e.value, op.query)
+            ]
+            return [e.search_item() for e in hits[op.offset : op.offset + op.limit]]
+        if isinstance(op, ListNamespacesOp):
+            spaces = {e.namespace for e in self._entries}
+            spaces = {ns for ns in spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}
+            if op.max_depth is not None:
+                spaces = {ns[: op.max_depth] for ns in spaces}
+            return sorted(spaces)[op.offset : op.offset + op.limit]
+        raise TypeError(f"not a read op: {type(op).__name__}")

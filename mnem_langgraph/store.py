@@ -1,0 +1,254 @@
+"""``MnemosyneStore``: a LangGraph ``BaseStore`` where every write is a commit.
+
+LangGraph's long-term memory (``graph.compile(store=...)``,
+``runtime.store``, ``InjectedStore``) gets Mnemosyne's history: each batch
+of puts and deletes is one atomic commit with the caller's provenance, any
+value can be explained (``why``), and a graph node can try a hypothesis on
+a branch and merge or abandon it.
+
+Only ``batch`` and ``abatch`` are implemented; BaseStore builds ``get``,
+``put``, ``search``, ... and their ``a*`` twins on them.  A batch costs at
+most two ``mnem`` invocations: one ``stamps`` for all its reads, one
+``write`` for all its puts and deletes.  The store reads and writes the
+committed tip of the current branch; staged changes (``mnem add``) are
+neither seen nor touched, just as ``mnem write`` leaves them alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import mnem_bridge
+from langgraph.store.base import BaseStore, Op, PutOp, Result
+from mnem_bridge import Blame, Commit, MemoryNode, MergeResult
+from mnem_bridge.agents import with_retry
+
+from .convert import split_meta
+from .keys import check_op, node_id
+from .snapshot import Snapshot
+from .view import MemoryView
+
+__all__ = ["MnemosyneStore", "Resolution"]
+
+logger = logging.getLogger(__name__)
+
+#: How a merge conflict on one item is settled: a side, a deletion, or a new value.
+Resolution = Literal["ours", "theirs", "base", "delete"] | Mapping[str, Any]
+
+
+class MnemosyneStore(BaseStore):
+    """A BaseStore on a Mnemosyne store: one commit per batch of writes.
+
+    Args:
+        path: Where the store is: the nearest ``.mnem`` at or above it.
+            ``None`` uses ``$MNEM_STORE`` if set, else the current directory,
+            the same discovery the ``mnem`` command does.  The store must
+            exist (``mnem init`` or ``mnem_bridge.init``).
+        author: The author of every commit this store makes.
+        mnem: The ``mnem`` binary to run (default: ``$MNEM_BIN``, then
+            ``mnem`` on PATH, then the one beside this Python).
+
+    Raises:
+        NoStoreError: No store at or above ``path``.
+        BinaryNotFoundError: No ``mnem`` binary.
+    """
+
+    supports_ttl = False
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        author: str = "agent",
+        mnem: str | os.PathLike[str] | None = None,
+    ) -> None:
+        start = path if path is not None else os.environ.get("MNEM_STORE") or "."
+        self._store = mnem_bridge.open(start, client=mnem_bridge.Mnem(mnem))
+        self.author = author
+
+    @property
+    def root(self) -> Path:
+        """The directory holding the store's ``.mnem``."""
+        return self._store.root
+
+    def __repr__(self) -> str:
+        return f"<MnemosyneStore {str(self.root)!r} author={self.author!r}>"
+
+    def close(self) -> None:
+        """Release the bridge's runner; no process outlives a call either way."""
+        self._store.close()
+
+    def __enter__(self) -> MnemosyneStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ BaseStore
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Run a batch as InMemoryStore does, with the writes as one commit.
+
+        Every op is validated first, so a bad op changes nothing.  Reads see
+        the state before the batch's writes.  Puts and deletes are then
+        applied to the branch tip as one atomic commit, the last op for a key
+        winning; deleting a key that does not exist is a no-op, and a batch
+        that changes nothing that way makes no commit.
+
+        Args:
+            ops: Gets, searches, namespace listings, puts and deletes.
+
+        Returns:
+            One result per op, in order (``None`` for puts and deletes).
+
+        Raises:
+            InvalidNamespaceError: An op breaks BaseStore's namespace rules.
+            ValueError: An unknown op, a bad ``_meta``, or a value that is not JSON.
+            MnemError: The store refused (e.g. ``InvalidRefError`` on a detached HEAD).
+        """
+        ops = list(ops)
+        for op in ops:
+            check_op(op)
+        reads = [op for op in ops if not isinstance(op, PutOp)]
+        snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
+        results = [None if isinstance(op, PutOp) else snapshot.answer(op) for op in ops]
+        writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
+        if writes:
+            self._write(writes)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does."""
+        return await asyncio.to_thread(self.batch, list(ops))
+
+    def _write(self, writes: Mapping[str, PutOp]) -> None:
+        puts, deletes = [], []
+        for nid, op in writes.items():
+            if op.value is None:
+                deletes.append(nid)
+            else:
+                content, provenance = split_meta(op.value)
+                puts.append({"id": nid, "content": content, **provenance})
+        message = "; ".join(
+            f"{verb} {_listing(ids)}" for verb, ids in (("put", [p["id"] for p in puts]), ("delete", deletes)) if ids
+        )
+        commit, changes = with_retry(
+            lambda: self._store.write(puts, deletes, message=message, author=self.author, skip_missing=True)
+        )
+        logger.debug("%s -> %s %s", message, commit.id if commit else "no commit", changes)
+
+    # ------------------------------------------------------------------ history
+    def branch(self, name: str, start: str | None = None) -> str:
+        """Create a branch (at ``start``, a commit-ish, or at HEAD) without switching to it.
+
+        Args:
+            name: The new branch.
+            start: Where it starts.
+
+        Returns:
+            ``name``, to pass to ``switch`` or ``merge``.
+        """
+        self._store.new_branch(name, start=start)
+        return name
+
+    def switch(self, target: str) -> None:
+        """Make ``target`` (a branch) the one every later read and write uses.
+
+        The current branch is the store's HEAD, shared by every handle on
+        the store, not a property of this object.
+
+        Args:
+            target: A branch name (a commit id detaches HEAD; writes then fail).
+        """
+        self._store.checkout(target)
+
+    def merge(
+        self,
+        theirs: str,
+        resolutions: Mapping[str | tuple[tuple[str, ...], str], Resolution] | None = None,
+        strategy: Literal["ours", "theirs"] | None = None,
+    ) -> MergeResult:
+        """Merge ``theirs`` into the current branch as this store's author.
+
+        A merge with unresolved conflicts writes nothing: the result lists
+        them (``ok`` is false; ``keys.parse_node_id`` turns a conflict's id
+        back into ``(namespace, key)``), and you call again with fuller
+        ``resolutions``.
+
+        Args:
+            theirs: A branch name or commit id.
+            resolutions: Per item, keyed by ``(namespace, key)`` or node id:
+                ``"ours"``, ``"theirs"``, ``"base"``, ``"delete"``, or a new
+                value dict (stored without provenance, so it may not carry ``_meta``).
+            strategy: ``"ours"`` or ``"theirs"`` for conflicts not in ``resolutions``.
+
+        Returns:
+            The bridge's ``MergeResult``.
+
+        Raises:
+            ValueError: A resolution value carrying ``_meta``, or a bad strategy.
+        """
+        chosen = {}
+        for target, how in (resolutions or {}).items():
+            nid = target if isinstance(target, str) else node_id(*target)
+            chosen[nid] = how if isinstance(how, str) else _resolved_node(nid, how)
+        return self._store.merge(theirs, resolutions=chosen, strategy=strategy, author=self.author)
+
+    def why(self, namespace: tuple[str, ...], key: str) -> Blame:
+        """The commit and provenance behind an item's current value.
+
+        Args:
+            namespace: The item's namespace.
+            key: The item's key.
+
+        Returns:
+            The blame: ``commit``, the node (``provenance`` holds what ``_meta``
+            said), and ``time`` (equal to the item's ``updated_at``).
+
+        Raises:
+            InvalidRefError: No such item on the current branch.
+        """
+        return self._store.blame(node_id(namespace, key))
+
+    def history(self, limit: int = 20) -> list[Commit]:
+        """The current branch's recent commits, newest first.
+
+        Args:
+            limit: At most this many.
+
+        Returns:
+            The commits.
+        """
+        return self._store.log(limit=limit)
+
+    def at(self, rev: str) -> MemoryView:
+        """A read-only BaseStore of the memory as of ``rev``, pinned to the commit it names now.
+
+        Args:
+            rev: A branch name or commit id (prefix).
+
+        Returns:
+            The view; writes through it raise ``ReadOnlyError``.
+
+        Raises:
+            InvalidRefError: ``rev`` names nothing.
+        """
+        return MemoryView(self._store, self._store.resolve(rev))
+
+
+def _listing(ids: list[str]) -> str:
+    """Ids for a commit message: the first three, then how many more."""
+    shown = ", ".join(ids[:3])
+    return shown if len(ids) <= 3 else f"{shown} and {len(ids) - 3} more"
+
+
+def _resolved_node(nid: str, value: Mapping[str, Any]) -> MemoryNode:
+    """A conflict resolved to a new value; refuses ``_meta``, which a resolution cannot record."""
+    content, provenance = split_meta(value)
+    if provenance:
+        raise ValueError(f"the resolution for {nid!r} carries _meta, but a merge resolution records no provenance")
+    return MemoryNode(nid, content)

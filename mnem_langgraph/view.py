@@ -1,0 +1,79 @@
+"""``MnemosyneStore.at(rev)``: the memory as of one commit, as a read-only BaseStore.
+
+A graph node (or a test, or a debugging session) can hand this to code that
+expects a store and see exactly what the agent knew at that commit.  The
+commit is resolved once, when the view is made, so a view of ``"main"``
+keeps showing that commit after main moves on; since a commit never
+changes, the view reads it once and answers every later read from memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable
+
+from langgraph.store.base import BaseStore, Op, PutOp, Result
+from mnem_bridge import Store
+
+from .keys import check_op
+from .snapshot import Snapshot
+
+__all__ = ["MemoryView", "ReadOnlyError"]
+
+logger = logging.getLogger(__name__)
+
+
+class ReadOnlyError(RuntimeError):
+    """A write through a ``MemoryView``: history is not rewritten through a past commit."""
+
+
+class MemoryView(BaseStore):
+    """Read-only BaseStore over the memory recorded by one commit.
+
+    Args:
+        store: The bridge store.
+        commit: The full commit id to show.
+    """
+
+    supports_ttl = False
+
+    def __init__(self, store: Store, commit: str) -> None:
+        self._store = store
+        self.commit = commit
+        self._snapshot: Snapshot | None = None
+
+    def __repr__(self) -> str:
+        return f"<MemoryView {self.commit[:12]} of {str(self._store.root)!r}>"
+
+    def batch(self, ops: Iterable[Op]) -> list[Result]:
+        """Answer read ops from the commit's memory.
+
+        Args:
+            ops: Gets, searches and namespace listings.
+
+        Returns:
+            One result per op, in order.
+
+        Raises:
+            ReadOnlyError: The batch holds a put or delete (nothing is read either).
+            InvalidNamespaceError: An op breaks BaseStore's namespace rules.
+        """
+        ops = list(ops)
+        for op in ops:
+            check_op(op)
+            if isinstance(op, PutOp):
+                raise ReadOnlyError(
+                    f"the view of commit {self.commit[:12]} is read-only; write through the MnemosyneStore, "
+                    f"or branch from this commit (store.branch(name, start={self.commit[:12]!r}))"
+                )
+        return [self._memory().answer(op) for op in ops]
+
+    def _memory(self) -> Snapshot:
+        if self._snapshot is None:
+            self._snapshot = Snapshot.of(self._store.node_times(at=self.commit))
+        return self._snapshot
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread (the first read spawns ``mnem``)."""
+        return await asyncio.to_thread(self.batch, list(ops))

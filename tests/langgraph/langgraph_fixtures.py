@@ -1,0 +1,33 @@
+"""Fixtures for the LangGraph adapter tests: a fresh store, opened through the bridge.
+
+Test modules import these by name.  They are not in a ``conftest.py``
+because this directory has no ``__init__.py`` (one would make the
+directory a package named ``langgraph`` and shadow the real one), and two
+``conftest`` modules without packages collide.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import mnem_bridge
+from conftest import MNEM
+from mnem_langgraph import MnemosyneStore
+
+
+@pytest.fixture
+def store_root(tmp_path: Path) -> Path:
+    """An initialised, empty store's root directory."""
+    root = tmp_path / "memory"
+    mnem_bridge.init(root, client=mnem_bridge.Mnem(MNEM)).close()
+    return root
+
+
+@pytest.fixture
+def mstore(store_root: Path) -> Iterator[MnemosyneStore]:
+    """A ``MnemosyneStore`` on a fresh store, writing as ``tester``."""
+    with MnemosyneStore(store_root, author="tester", mnem=MNEM) as store:
+        yield store

@@ -20,20 +20,29 @@ where no parent does.
 
 A value written on a side branch and merged later is stamped with the side
 branch's commit, not the merge: the merge only carried it over.
+
+What the walk reads about a commit (its parents, time and change set) is
+fixed by the commit's id, which hashes its content, so it is kept in a
+bounded process-wide cache: a long-lived ``mnem serve`` worker answers
+repeated reads of a long history without decoding it again.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
 
-__all__ = ["Stamped", "node_stamps"]
+__all__ = ["Stamped", "node_stamps", "FACTS_CACHE_SIZE"]
+
+#: Commits whose facts one process keeps (a few hundred bytes each).
+FACTS_CACHE_SIZE = 100_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,43 +58,79 @@ class Stamped:
         return {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
 
 
+class _Facts(NamedTuple):
+    """What the walk needs from a commit: immutable, since its id hashes its content."""
+
+    parents: tuple[bytes, ...]
+    time: int
+    changes: dict[str, str]
+
+
+_facts_cache: OrderedDict[bytes, _Facts] = OrderedDict()
+
+
+def _facts(graph: Graph, raw: bytes) -> _Facts:
+    found = _facts_cache.get(raw)
+    if found is None:
+        commit = graph.commit(raw)
+        changes = graph.repo.changes_of(raw) if commit.parents else {}
+        found = _facts_cache[raw] = _Facts(commit.parents, commit.time, changes)
+        if len(_facts_cache) > FACTS_CACHE_SIZE:
+            _facts_cache.popitem(last=False)
+    else:
+        _facts_cache.move_to_end(raw)
+    return found
+
+
 def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
     """Where each node's walk from ``start`` stops.
 
     All nodes walk together, newest commit first, so a commit shared by many
     walks is read once.  A node absent from a commit's change set holds the
-    same object in the first parent, which satisfies either test; a
-    ``modified`` node is present there too, which satisfies the presence
-    test.  Only otherwise, and only at merges, are the other parents' states
-    loaded.  Commit times need not be monotonic: a commit reached again
-    after it was processed is simply processed again for the late arrivals.
+    same object in the first parent, which satisfies either test, so the
+    nodes a commit did not touch move on to the first parent as one set and
+    only the touched ones are looked at: the cost follows the changes, not
+    nodes times commits.  A ``modified`` node is present in the first parent
+    too, which satisfies the presence test.  Only otherwise, and only at
+    merges, are the other parents' states loaded.  Commit times need not be
+    monotonic: a commit reached again after it was processed is processed
+    again for the late arrivals.
     """
-    pending: dict[bytes, set[str]] = {start: set(targets)}
-    queue = [(-graph.commit(start).time, start)]
+    pending: dict[bytes, set[str]] = {}
+    queue: list[tuple[int, bytes]] = []
     stops: dict[str, bytes] = {}
+
+    def send(raw: bytes, node_ids: set[str]) -> None:
+        if raw in pending:
+            pending[raw] |= node_ids
+        else:
+            pending[raw] = node_ids
+            heapq.heappush(queue, (-_facts(graph, raw).time, raw))
+
+    send(start, set(targets))
     while queue:
         _, raw = heapq.heappop(queue)
         here = pending.pop(raw, None)
         if not here:
             continue
-        parents = graph.commit(raw).parents
-        changes = graph.repo.changes_of(raw) if parents else {}
-        for node_id in here:
-            nxt = None
-            if parents:
-                kind = changes.get(node_id)
-                if kind is None or (presence and kind == "modified"):
-                    nxt = parents[0]
-                else:
-                    target = targets[node_id]
-                    nxt = next((p for p in parents[1:] if _holds(graph.nodes(p).get(node_id), target, presence)), None)
-            if nxt is None:
-                stops[node_id] = raw
+        parents, _, changes = _facts(graph, raw)
+        if not parents:
+            stops.update(dict.fromkeys(here, raw))
+            continue
+        touched = here.intersection(changes)
+        onward = here - touched if touched else here
+        for node_id in touched:
+            if presence and changes[node_id] == "modified":
+                onward.add(node_id)
                 continue
-            if nxt not in pending:
-                pending[nxt] = set()
-                heapq.heappush(queue, (-graph.commit(nxt).time, nxt))
-            pending[nxt].add(node_id)
+            target = targets[node_id]
+            holder = next((p for p in parents[1:] if _holds(graph.nodes(p).get(node_id), target, presence)), None)
+            if holder is None:
+                stops[node_id] = raw
+            else:
+                send(holder, {node_id})
+        if onward:
+            send(parents[0], onward)
     return stops
 
 
@@ -120,9 +165,9 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     out: dict[str, Stamped] = {}
     for node_id in wanted:
         node = repo.node(targets[node_id])
-        updated = _blame_time(node, graph.commit(written[node_id]).time)
+        updated = _blame_time(node, _facts(graph, written[node_id]).time)
         first = first_values.get(node_id)
-        created = updated if first is None else _blame_time(repo.node(first), graph.commit(born[node_id]).time)
+        created = updated if first is None else _blame_time(repo.node(first), _facts(graph, born[node_id]).time)
         out[node_id] = Stamped(node, created, updated)
     return out
 

@@ -21,28 +21,30 @@ where no parent does.
 A value written on a side branch and merged later is stamped with the side
 branch's commit, not the merge: the merge only carried it over.
 
-What the walk reads about a commit (its parents, time and change set) is
-fixed by the commit's id, which hashes its content, so it is kept in a
-bounded process-wide cache: a long-lived ``mnem serve`` worker answers
-repeated reads of a long history without decoding it again.
+What the walk reads about a commit (its parents, time and change set), and
+the time of the value a node was born with there, are fixed by the commit's
+id, which hashes its content, so they are kept in a bounded process-wide
+cache: a long-lived ``mnem serve`` worker answers repeated reads of a long
+history without decoding it again.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
 
-__all__ = ["Stamped", "node_stamps", "FACTS_CACHE_SIZE"]
+__all__ = ["Stamped", "node_stamps", "CACHE_SIZE"]
 
-#: Commits whose facts one process keeps (a few hundred bytes each).
-FACTS_CACHE_SIZE = 100_000
+#: Entries (commit facts, birth times) one process keeps; each is a few hundred bytes.
+CACHE_SIZE = 100_000
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,20 +68,26 @@ class _Facts(NamedTuple):
     changes: dict[str, str]
 
 
-_facts_cache: OrderedDict[bytes, _Facts] = OrderedDict()
+_cache: OrderedDict[Hashable, Any] = OrderedDict()
+
+
+def _cached(key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, remembered under ``key`` (which must name something immutable)."""
+    if key in _cache:
+        _cache.move_to_end(key)
+        return _cache[key]  # type: ignore[no-any-return]
+    value = _cache[key] = compute()
+    if len(_cache) > CACHE_SIZE:
+        _cache.popitem(last=False)
+    return value
 
 
 def _facts(graph: Graph, raw: bytes) -> _Facts:
-    found = _facts_cache.get(raw)
-    if found is None:
+    def read() -> _Facts:
         commit = graph.commit(raw)
-        changes = graph.repo.changes_of(raw) if commit.parents else {}
-        found = _facts_cache[raw] = _Facts(commit.parents, commit.time, changes)
-        if len(_facts_cache) > FACTS_CACHE_SIZE:
-            _facts_cache.popitem(last=False)
-    else:
-        _facts_cache.move_to_end(raw)
-    return found
+        return _Facts(commit.parents, commit.time, graph.repo.changes_of(raw) if commit.parents else {})
+
+    return _cached(("facts", raw), read)
 
 
 def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
@@ -161,28 +169,16 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     targets = {node_id: state[node_id] for node_id in wanted}
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
-    first_values = _first_values(graph, {n: born[n] for n in wanted if born[n] != written[n]})
-    out: dict[str, Stamped] = {}
-    for node_id in wanted:
-        node = repo.node(targets[node_id])
-        updated = _blame_time(node, _facts(graph, written[node_id]).time)
-        first = first_values.get(node_id)
-        created = updated if first is None else _blame_time(repo.node(first), _facts(graph, born[node_id]).time)
-        out[node_id] = Stamped(node, created, updated)
-    return out
-
-
-def _first_values(graph: Graph, born: dict[str, bytes]) -> dict[str, bytes]:
-    """The object each node held where it was born, for nodes changed since.
-
-    Grouped by birth commit, so each state is decoded once (the graph keeps
-    only a few at a time, however many commits are involved).
-    """
-    by_commit: dict[bytes, list[str]] = {}
-    for node_id, raw in born.items():
-        by_commit.setdefault(raw, []).append(node_id)
-    found: dict[str, bytes] = {}
-    for raw, node_ids in by_commit.items():
-        nodes = graph.nodes(raw)
-        found.update((node_id, nodes[node_id]) for node_id in node_ids)
-    return found
+    nodes = {node_id: repo.node(targets[node_id]) for node_id in wanted}
+    updated = {n: _blame_time(nodes[n], _facts(graph, written[n]).time) for n in wanted}
+    created = {}
+    for node_id in sorted(wanted, key=born.__getitem__):  # a birth commit's state is decoded once
+        birth = born[node_id]
+        if birth == written[node_id]:
+            created[node_id] = updated[node_id]
+            continue
+        created[node_id] = _cached(
+            ("born", birth, node_id),
+            lambda: _blame_time(repo.node(graph.nodes(birth)[node_id]), _facts(graph, birth).time),  # noqa: B023
+        )
+    return {n: Stamped(nodes[n], created[n], updated[n]) for n in wanted}

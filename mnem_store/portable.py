@@ -18,7 +18,6 @@ from typing import Any
 import orjson
 
 from .canonical import encode, hex_id, object_id, parse_hex_id
-from .db import KIND_CODES
 from .errors import CommandError, CorruptStoreError, FormatVersionError, NotFoundError, UsageError
 from .layout import FORMAT_VERSION, parse_head, validate_branch_name
 from .objects import Commit, State, StoredObject, decode_object, from_portable
@@ -115,13 +114,13 @@ def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple
     """
     commits = {raw: obj for raw, (obj, _) in rows.items() if isinstance(obj, Commit)}
     in_use = {commit.state for commit in commits.values()}
-    conn.executemany(
-        "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
-        [
-            (raw, KIND_CODES[obj.kind], None if raw in in_use else data)
+    repo.objects.insert_many(
+        conn,
+        (
+            (raw, obj.kind, None if raw in in_use else data)
             for raw, (obj, data) in rows.items()
             if not isinstance(obj, Commit)
-        ],
+        ),
     )
     for raw in _parents_first(commits):
         commit = commits[raw]

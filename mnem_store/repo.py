@@ -583,8 +583,10 @@ class Repo:
     # ------------------------------------------------------------------ export
     def all_objects(self) -> Iterable[tuple[bytes, bytes]]:
         """Every object's ``(id, canonical bytes)`` in id order, virtual states rebuilt and verified."""
-        rows = self.db.conn.execute("SELECT key, id, data FROM objects ORDER BY id").fetchall()
-        return [(raw, data if data is not None else self.states.state_image(key, raw).encoding()) for key, raw, data in rows]
+        return [
+            (raw, data if data is not None else self.states.state_image(key, raw).encoding())
+            for key, raw, data in self.objects.all_rows()
+        ]
 
     def describe(self) -> dict[str, Any]:
         return {"root": str(self.root), "store": str(self.dir)}

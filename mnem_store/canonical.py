@@ -29,6 +29,7 @@ __all__ = [
     "parse_json",
     "dump_compact",
     "sort_keys",
+    "json_equal",
 ]
 
 I64_MIN = -(2**63)
@@ -125,3 +126,17 @@ def sort_keys(value: Any) -> Any:
 def dump_compact(value: Any) -> str:
     """Compact JSON as upstream prints node content: sorted keys, no spaces."""
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """Equality of JSON values as serde_json's ``Value`` defines it.
+
+    Python's ``==`` says ``1 == 1.0 == True``; upstream's content comparison
+    does not (an integer is not a float, a number is not a bool), and bisect
+    must find the commit upstream finds.
+    """
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[key], b[key]) for key in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
+    return type(a) is type(b) and a == b

@@ -8,7 +8,10 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
+import unicodedata
+
 __all__ = [
+    "rust_debug",
     "MnemError",
     "NotFoundError",
     "InvalidRefError",
@@ -141,3 +144,25 @@ class CommandError(MnemError):
     def __init__(self, detail: str, code: str = "invalid_ref", *, cause: str | None = None) -> None:
         super().__init__(detail, cause=cause)
         self.code = code
+
+
+def rust_debug(text: str) -> str:
+    """Quote a string as Rust's ``{:?}`` does, since upstream builds many messages with it.
+
+    Engine and CLI messages both need it, so it lives here rather than in
+    the CLI renderer.  Rust escapes ``\\0``, ``\\t``, ``\\r``, ``\\n``, quotes
+    and backslashes by name; combining marks and non-printable characters
+    (the same Unicode categories Python's ``isprintable`` rejects) as
+    ``\\u{hex}``; everything else is kept.
+    """
+    named = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
+    out = ['"']
+    for ch in text:
+        if ch in named:
+            out.append(named[ch])
+        elif not ch.isprintable() or unicodedata.category(ch) in ("Mn", "Me"):
+            out.append(f"\\u{{{ord(ch):x}}}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)

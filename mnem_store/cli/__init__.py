@@ -12,15 +12,19 @@ import argparse
 import importlib
 import os
 import sys
-from typing import Any, NoReturn
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, NoReturn
 
 import orjson
 
 from .. import CONTRACT_VERSION, __version__
 from ..errors import MnemError, StoreIoError, UsageError
+from ..repo import Repo
 from .context import Context, Outcome
 
-__all__ = ["main", "COMMANDS"]
+__all__ = ["main", "invoke", "Streams", "COMMANDS", "build_parser"]
 
 #: Subcommand name -> (module under ``commands``, one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -36,13 +40,19 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "checkout": ("checkout", "Move HEAD to a branch or commit."),
     "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
     "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "blame": ("blame", "Resolve a memory node to the commit and provenance that introduced it."),
+    "bisect": ("bisect", "Find the first commit where a memory node reaches a given state."),
+    "merge": ("merge", "Merge another branch or commit into the current branch."),
     "diff": ("diff", "Show what changed between two memory states."),
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
+    "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
+    "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
 }
 
-FEATURES = ["write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance"]
+FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
+            "merge-time", "merge-resolve-json"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -59,7 +69,33 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def subcommand_of(argv: list[str]) -> str | None:
+    """The subcommand an argv names, found without importing any command module.
+
+    One-shot start-up then registers (and imports) only that command; anything
+    unusual (help, unknown options) gets the full parser and its messages.
+    """
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("--json", "-V", "--version"):
+            continue
+        if token in ("-C", "--store"):
+            next(tokens, None)
+            continue
+        if token.startswith("--store=") or (token.startswith("-C") and len(token) > 2):
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def build_parser(
+    exclude: frozenset[str] = frozenset(), only: str | None = None
+) -> argparse.ArgumentParser:
+    """The command-line parser.
+
+    ``only`` registers just that subcommand (fast one-shot start-up);
+    ``exclude`` leaves subcommands out (a worker drops ``serve``).
+    """
     parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
     _global_options(parser, None)
     parser.add_argument("-V", "--version", action="store_true", help="print version")
@@ -67,6 +103,8 @@ def build_parser() -> argparse.ArgumentParser:
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, summary) in COMMANDS.items():
+        if name in exclude or (only is not None and name != only):
+            continue
         command_parser = sub.add_parser(name, help=summary, description=summary, parents=[common])
         _module(module).register(command_parser)
     return parser
@@ -90,17 +128,30 @@ def self_description() -> dict[str, Any]:
     }
 
 
-def _emit(stream: Any, text: str) -> None:
+@dataclass
+class Streams:
+    """Where one invocation reads and writes: the process's own, or a worker request's buffers."""
+
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    tty: bool = False
+
+    @classmethod
+    def process(cls) -> "Streams":
+        return cls(sys.stdin.buffer, sys.stdout.buffer, sys.stderr.buffer, sys.stdout.isatty())
+
+
+def _emit(stream: BinaryIO, text: str) -> None:
     if text:
-        stream.buffer.write(text.encode("utf-8", "surrogateescape"))
-        stream.buffer.flush()
+        stream.write(text.encode("utf-8", "surrogateescape"))
+        stream.flush()
 
 
 def _error_text(exc: MnemError) -> str:
-    cause = getattr(exc, "cause", None)
     text = f"Error: {exc}\n"
-    if cause:
-        text += f"\nCaused by:\n    {cause}\n"
+    if exc.cause:
+        text += f"\nCaused by:\n    {exc.cause}\n"
     return text
 
 
@@ -109,36 +160,50 @@ def _json_doc(value: Any) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one ``mnem`` invocation; returns the exit status."""
-    args_list = sys.argv[1:] if argv is None else argv
-    want_json = "--json" in args_list
+    """The console script: run one invocation on the process's own streams."""
+    return invoke(sys.argv[1:] if argv is None else argv, Streams.process())
+
+
+def invoke(
+    argv: list[str],
+    streams: Streams,
+    *,
+    parser: argparse.ArgumentParser | None = None,
+    opener: Callable[[Path], Repo] | None = None,
+) -> int:
+    """Run one ``mnem`` command line against ``streams``; returns the exit status.
+
+    This is the single code path of both a one-shot process and each request
+    of a worker (``mnem serve``), so the two can never disagree.  A worker
+    passes a prebuilt ``parser`` and an ``opener`` that keeps stores open.
+    """
+    want_json = "--json" in argv
     ctx: Context | None = None
     try:
-        args = build_parser().parse_args(args_list)
+        args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
         want_json = bool(args.json)
         if args.version:
-            if want_json:
-                _emit(sys.stdout, _json_doc(self_description()))
-            else:
-                _emit(sys.stdout, f"mnem {__version__}\n")
+            _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")
             return 0
         if args.command is None:
-            _emit(sys.stdout, f"mnem {__version__}\nVersion control for AI agent memory. Run `mnem --help`.\n")
+            _emit(streams.stdout, f"mnem {__version__}\nVersion control for AI agent memory. Run `mnem --help`.\n")
             return 0
         ctx = Context(
             json=want_json,
             store_option=args.store,
-            colour=sys.stdout.isatty() and "NO_COLOR" not in os.environ,
+            stdin=streams.stdin,
+            colour=streams.tty and "NO_COLOR" not in os.environ,
+            opener=opener,
         )
         outcome: Outcome = _module(COMMANDS[args.command][0]).run(args, ctx)
         if want_json:
-            _emit(sys.stdout, _json_doc(outcome.data))
+            _emit(streams.stdout, _json_doc(outcome.data))
             return 0
-        _emit(sys.stdout, outcome.text)
-        _emit(sys.stderr, outcome.stderr)
+        _emit(streams.stdout, outcome.text)
+        _emit(streams.stderr, outcome.stderr)
         return outcome.exit_code
     except MnemError as exc:
-        return _fail(exc, want_json)
+        return _fail(exc, want_json, streams)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
@@ -146,21 +211,18 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: still a typed error, never a traceback
         if os.environ.get("MNEM_DEBUG"):
             raise
-        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json)
+        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json, streams)
     finally:
         if ctx is not None:
             ctx.close()
 
 
-def _fail(exc: MnemError, want_json: bool) -> int:
+def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
     if want_json:
-        message = str(exc)
-        cause = getattr(exc, "cause", None)
-        if cause:
-            message = f"{message}: {cause}"
-        _emit(sys.stdout, _json_doc({"error": {"code": exc.code, "message": message}}))
+        message = f"{exc}: {exc.cause}" if exc.cause else str(exc)
+        _emit(streams.stdout, _json_doc({"error": {"code": exc.code, "message": message}}))
     elif isinstance(exc, UsageError):
-        _emit(sys.stderr, f"error: {exc}\n")
+        _emit(streams.stderr, f"error: {exc}\n")
     else:
-        _emit(sys.stderr, _error_text(exc))
+        _emit(streams.stderr, _error_text(exc))
     return exc.exit_code

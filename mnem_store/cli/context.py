@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..errors import UsageError
+from ..canonical import parse_json
+from ..errors import CommandError, UsageError
 from ..repo import Repo
 from .render import Painter
 
-__all__ = ["Context", "Outcome", "check_text"]
+__all__ = ["Context", "Outcome", "check_text", "parse_json_arg"]
 
 
 @dataclass
@@ -37,6 +39,8 @@ class Context:
     store_option: str | None
     stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
     colour: bool = False
+    #: How to open a store; a worker passes one that keeps stores open between requests.
+    opener: Callable[[Path], Repo] | None = None
     _repo: Repo | None = None
 
     @property
@@ -56,13 +60,14 @@ class Context:
 
     def repo(self) -> Repo:
         if self._repo is None:
-            self._repo = Repo.open(self.start)
+            self._repo = self.opener(self.start) if self.opener else Repo.open(self.start)
         return self._repo
 
     def close(self) -> None:
-        if self._repo is not None:
+        """Close the store unless the opener owns it (a worker keeps it for the next request)."""
+        if self._repo is not None and self.opener is None:
             self._repo.close()
-            self._repo = None
+        self._repo = None
 
 
 def check_text(value: str, what: str) -> str:
@@ -72,3 +77,11 @@ def check_text(value: str, what: str) -> str:
     except UnicodeEncodeError:
         raise UsageError(f"{what} is not valid UTF-8") from None
     return value
+
+
+def parse_json_arg(text: str | bytes, context: str) -> Any:
+    """Parse a JSON argument, failing as upstream's anyhow does: ``<context>`` plus the parser's cause."""
+    try:
+        return parse_json(text, "content")
+    except UsageError as exc:
+        raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None

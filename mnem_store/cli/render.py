@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..canonical import dump_compact, short
+from ..errors import rust_debug
 from ..repo import Change
 
 __all__ = ["Painter", "fmt_time", "first_line", "message_lines", "rust_debug", "short", "compact", "marker"]
@@ -59,26 +60,6 @@ def message_lines(message: str) -> list[str]:
 def first_line(message: str) -> str:
     lines = message_lines(message)
     return lines[0] if lines else ""
-
-
-def rust_debug(text: str) -> str:
-    """Quote a string as Rust's ``{:?}`` does (upstream uses it in several messages)."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\r":
-            out.append("\\r")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{{{ord(ch):x}}}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
 
 
 def compact(content: Any) -> str:

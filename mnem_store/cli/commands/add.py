@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ...canonical import check_content, parse_json
+from ...canonical import check_content
 from ...errors import CommandError, UsageError
 from ...objects import MemoryNode, Provenance
-from ..context import Context, Outcome, check_text
+from ..context import Context, Outcome, check_text, parse_json_arg
 from ..render import short
 
 
@@ -38,9 +38,9 @@ def read_content(args: argparse.Namespace, ctx: Context) -> Any:
                 text = handle.read()
         except OSError as exc:
             raise CommandError(f"reading {args.content_file}", "store_io", cause=exc.strerror or str(exc)) from None
-        return _parse(text, f"{args.content_file} is not valid JSON")
+        return parse_json_arg(text, f"{args.content_file} is not valid JSON")
     if args.content_json is not None:
-        return _parse(args.content_json, "--content-json is not valid JSON")
+        return parse_json_arg(args.content_json, "--content-json is not valid JSON")
     if args.content is not None:
         return check_text(args.content, "CONTENT")
     data = ctx.stdin.read()
@@ -48,13 +48,6 @@ def read_content(args: argparse.Namespace, ctx: Context) -> Any:
         return data.decode("utf-8").rstrip()
     except UnicodeDecodeError:
         raise UsageError("stdin is not valid UTF-8") from None
-
-
-def _parse(text: str | bytes, context: str) -> Any:
-    try:
-        return parse_json(text, "content")
-    except UsageError as exc:
-        raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None
 
 
 def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:

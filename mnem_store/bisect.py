@@ -1,0 +1,83 @@
+"""Bisect: the first commit on a first-parent chain where a predicate about memory holds.
+
+The predicate is assumed monotonic along the chain (false up to some commit,
+true from it on) and is not checked beyond its two ends, as upstream does;
+second parents are never descended, so a merge is one step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .canonical import json_equal
+from .errors import InvalidRefError
+from .graph import Graph
+from .repo import Nodes, Repo
+
+__all__ = ["Predicate", "content_equals", "absent", "present", "bisect"]
+
+#: A question about one memory state; gets the store to load node contents when it needs them.
+Predicate = Callable[[Repo, Nodes], bool]
+
+
+def content_equals(node_id: str, value: Any) -> Predicate:
+    """The node is present and its content equals ``value`` (type-aware: ``1`` is not ``1.0``)."""
+
+    def holds(repo: Repo, nodes: Nodes) -> bool:
+        raw = nodes.get(node_id)
+        return raw is not None and json_equal(repo.node(raw).content, value)
+
+    return holds
+
+
+def absent(node_id: str) -> Predicate:
+    """The node is not in memory."""
+    return lambda repo, nodes: node_id not in nodes
+
+
+def present(node_id: str) -> Predicate:
+    """The node is in memory, whatever its content."""
+    return lambda repo, nodes: node_id in nodes
+
+
+def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: str | None = None) -> bytes:
+    """The first commit in (good, bad] on bad's first-parent chain where ``predicate`` holds.
+
+    ``bad`` defaults to HEAD's commit and ``good`` to the chain's root.  The
+    ends are checked (good false, bad true) so a wrong guess is an error
+    rather than a misleading answer; between them a lower-bound binary
+    search loads only O(log n) states.
+    """
+    with repo.db.read():
+        bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
+        if bad_raw is None:
+            raise InvalidRefError("cannot bisect: HEAD has no commit")
+        graph = Graph(repo)
+        chain = graph.first_parent_chain(bad_raw)
+        good_raw = repo.resolve(good) if good is not None else chain[-1]
+        if good_raw == bad_raw:
+            raise InvalidRefError("bisect: good and bad are the same commit")
+        try:
+            good_at = chain.index(good_raw)
+        except ValueError:
+            raise InvalidRefError(
+                f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
+            ) from None
+
+        def holds(commit: bytes) -> bool:
+            return predicate(repo, graph.nodes(commit))
+
+        if holds(good_raw):
+            raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")
+        if not holds(bad_raw):
+            raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
+        candidates = chain[:good_at][::-1]
+        lo, hi = 0, len(candidates) - 1
+        while lo < hi:
+            mid = lo + (hi - lo) // 2
+            if holds(candidates[mid]):
+                hi = mid
+            else:
+                lo = mid + 1
+        return candidates[lo]

@@ -1,0 +1,79 @@
+"""Blame: which commit introduced the exact node a memory holds now.
+
+Identity is the node's object id, so a value re-added identically (same
+content, kind, provenance and event time) blames to the older commit, and a
+value written on a side branch blames to the side-branch commit that wrote
+it, not to the merge that brought it in.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import InvalidRefError, rust_debug
+from .graph import Graph
+from .objects import MemoryNode
+from .repo import Repo
+
+__all__ = ["Blame", "blame", "find_blame"]
+
+
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """The introducing commit, the node as it is, and when it was formed.
+
+    ``time`` is the node's ``event_time`` when the agent recorded one (when
+    the belief was formed), else the commit's time (when it was recorded).
+    """
+
+    commit: bytes
+    node: MemoryNode
+    time: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """SDK ``Blame.to_dict()``."""
+        return {"commit": self.commit.hex(), "node": self.node.to_dict(), "time": self.time}
+
+
+def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = None) -> Blame | None:
+    """Blame ``node_id`` as of commit ``start``; ``None`` when it is not in memory there.
+
+    At each commit the first parent (in parent order) holding the same
+    object id becomes the next commit; when none does, this commit wrote it.
+    The change index answers the first-parent question without loading a
+    state (a node missing from a commit's change set is unchanged from its
+    first parent), so a long linear history costs one small index read per
+    commit; only merge commits whose first parent differs load the other
+    parents' states.
+    """
+    graph = graph or Graph(repo)
+    target = graph.nodes(start).get(node_id)
+    if target is None:
+        return None
+    current = start
+    while True:
+        parents = graph.parents(current)
+        if not parents:
+            break
+        if node_id not in repo.changes_of(current):
+            current = parents[0]
+            continue
+        holder = next((p for p in parents[1:] if graph.nodes(p).get(node_id) == target), None)
+        if holder is None:
+            break
+        current = holder
+    node = repo.node(target)
+    return Blame(current, node, node.event_time if node.event_time is not None else graph.commit(current).time)
+
+
+def blame(repo: Repo, node_id: str, at: str | None = None) -> Blame:
+    """Blame as of ``at`` (a commit-ish) or HEAD's commit, with upstream's errors."""
+    with repo.db.read():
+        start = repo.resolve(at) if at is not None else repo.head_commit()
+        if start is None:
+            raise InvalidRefError("cannot blame: HEAD has no commit")
+        found = find_blame(repo, node_id, start)
+    if found is None:
+        raise InvalidRefError(f"blame: {rust_debug(node_id)} is not in memory at {start.hex()}")
+    return found

@@ -1,0 +1,72 @@
+"""``mnem bisect --node ID (--equals JSON | --absent | --present) [--good REV] [BAD]``.
+
+Finds the first commit on BAD's first-parent chain where the node reaches
+the given state, then explains it with a blame of the node there.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ...bisect import Predicate, absent, bisect, content_equals, present
+from ...blame import Blame, find_blame
+from ...errors import CommandError, UsageError, rust_debug
+from ..context import Context, Outcome, check_text, parse_json_arg
+from ..render import DIM, ID, WARN, Painter, first_line, short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--node", required=True, metavar="NODE", help="the node id the predicate is about")
+    parser.add_argument("--equals", metavar="JSON", help="true when the node's content equals this JSON value")
+    parser.add_argument("--absent", action="store_true", help="true when the node is not in memory")
+    parser.add_argument("--present", action="store_true", help="true when the node is in memory")
+    parser.add_argument("--good", metavar="GOOD",
+                        help="a commit where the predicate is false (default: the history root)")
+    parser.add_argument("bad", metavar="BAD", nargs="?", help="a commit where the predicate is true (default: HEAD)")
+
+
+def _check_conflicts(args: argparse.Namespace) -> None:
+    """Mutually exclusive flags are usage errors (exit 2), reported before the store is opened, as clap does."""
+    if args.equals is not None and (args.absent or args.present):
+        other = "--absent" if args.absent else "--present"
+        raise UsageError(f"the argument '--equals <JSON>' cannot be used with '{other}'")
+    if args.absent and args.present:
+        raise UsageError("the argument '--absent' cannot be used with '--present'")
+
+
+def _predicate(args: argparse.Namespace) -> Predicate:
+    """The predicate the flags ask for; upstream checks this only once the store is open."""
+    if args.equals is not None:
+        value = parse_json_arg(args.equals, f"--equals {rust_debug(args.equals)} is not valid JSON")
+        return content_equals(args.node, value)
+    if args.absent:
+        return absent(args.node)
+    if args.present:
+        return present(args.node)
+    raise CommandError("bisect needs one of --equals <json>, --absent or --present", "usage")
+
+
+def _explain(node_id: str, found: Blame | None, paint: Painter) -> str:
+    """Line 2: where the node's value at the boundary came from, or that it is absent there."""
+    if found is None:
+        return f"  {paint(DIM, f'{node_id} is absent here')}\n"
+    provenance = found.node.provenance
+    bits = [f"{label} {value}" for label, value in
+            (("step", provenance.agent_step), ("observation", provenance.observation), ("source", provenance.source))
+            if value is not None]
+    tail = f", from {', '.join(bits)}" if bits else ", no provenance recorded"
+    return f"  {paint(WARN, f'{node_id} set here')}{paint(DIM, tail)}\n"
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    node_id = check_text(args.node, "--node")
+    _check_conflicts(args)
+    repo = ctx.repo()
+    predicate = _predicate(args)
+    boundary = bisect(repo, predicate, bad=args.bad, good=args.good)
+    with repo.db.read():
+        found = find_blame(repo, node_id, boundary)
+        subject = first_line(repo.commit_obj(boundary).message)
+    paint = ctx.paint
+    data = {"commit": boundary.hex(), "blame": found.to_dict() if found is not None else None}
+    return Outcome(data, f"{paint(ID, short(boundary))}  {subject}\n{_explain(node_id, found, paint)}")

@@ -1,0 +1,38 @@
+"""``mnem blame NODE [REV]``: the commit and provenance that introduced a node's current value."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...blame import Blame, blame
+from ...repo import Repo
+from ..context import Context, Outcome
+from ..render import DIM, ID, WARN, Painter, compact, first_line, fmt_time, short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("node_id", metavar="NODE_ID", help="the node id to blame")
+    parser.add_argument("rev", nargs="?", help="blame as of this branch or commit (default: HEAD)")
+
+
+def _render(repo: Repo, found: Blame, paint: Painter) -> str:
+    """Upstream's blame block: id and time, the commit's subject, the content, the provenance."""
+    lines = [
+        f"{paint(ID, short(found.commit))}  {paint(DIM, fmt_time(found.time))}",
+        f"  {paint(DIM, 'commit: ')} {first_line(repo.commit_obj(found.commit).message)}",
+        f"  {paint(DIM, 'content:')} {compact(found.node.content)}",
+    ]
+    provenance = found.node.provenance
+    # Upstream labels agent_step as "step" (the CLI flag's name) and the rest by field name.
+    shown = [("step" if name == "agent_step" else name, value)
+             for name, value in provenance.present().items()]
+    lines.extend(f"  {paint(DIM, f'{label}:')} {paint(WARN, value)}" for label, value in shown)
+    if not shown:
+        lines.append(f"  {paint(DIM, '(no provenance recorded)')}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    repo = ctx.repo()
+    found = blame(repo, args.node_id, args.rev)
+    return Outcome(found.to_dict(), _render(repo, found, ctx.paint))

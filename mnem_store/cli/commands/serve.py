@@ -1,0 +1,113 @@
+"""``mnem serve --stdio`` (extension): a persistent worker for programs that call ``mnem`` often.
+
+Spawning a Python process costs tens of milliseconds; a worker pays it once.
+Each request is one line of JSON, ``{"argv": [...], "stdin": "..."}``, where
+``argv`` is exactly what would follow ``mnem`` on a command line; each answer
+is one line, ``{"exit": N, "stdout": "...", "stderr": "..."}``, holding what
+that one-shot command would have printed.  Requests run through the same
+``invoke`` as a one-shot process, so the two cannot disagree.  Stores stay
+open between requests (re-opened if the database file is replaced).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from ...errors import UsageError
+from ...repo import Repo, find_store
+from ..context import Context, Outcome
+
+__all__ = ["StoreCache", "serve"]
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--stdio", action="store_true", required=True, help="serve requests on stdin/stdout")
+
+
+class StoreCache:
+    """Open stores kept between requests, keyed by root and checked against the database file."""
+
+    def __init__(self) -> None:
+        self._open: dict[Path, tuple[tuple[int, int], Repo]] = {}
+
+    def __call__(self, start: Path) -> Repo:
+        root = find_store(start)
+        db_file = root / ".mnem" / "store.sqlite3"
+        try:
+            info = os.stat(db_file)
+            identity = (info.st_dev, info.st_ino)
+        except OSError:
+            identity = (0, 0)
+        cached = self._open.get(root)
+        if cached is not None and cached[0] == identity:
+            return cached[1]
+        if cached is not None:
+            cached[1].close()
+        repo = Repo(root)
+        self._open[root] = (identity, repo)
+        return repo
+
+    def close(self) -> None:
+        for _, repo in self._open.values():
+            repo.close()
+        self._open.clear()
+
+
+def _request(line: bytes) -> tuple[list[str], bytes]:
+    try:
+        request = orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise UsageError(f"a request is not valid JSON: {exc}") from None
+    argv = request.get("argv") if isinstance(request, dict) else None
+    if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
+        raise UsageError('a request must be {"argv": [strings], "stdin": string or null}')
+    payload = request.get("stdin")
+    if payload is not None and not isinstance(payload, str):
+        raise UsageError("a request's stdin must be a string or null")
+    return argv, (payload or "").encode("utf-8", "surrogateescape")
+
+
+def _answer(code: int, out: bytes, err: bytes) -> bytes:
+    decoded: dict[str, Any] = {
+        "exit": code,
+        "stdout": out.decode("utf-8", "replace"),
+        "stderr": err.decode("utf-8", "replace"),
+    }
+    return orjson.dumps(decoded) + b"\n"
+
+
+def serve(requests: io.BufferedIOBase, answers: io.BufferedIOBase) -> None:
+    """Answer requests until end of input."""
+    from .. import Streams, build_parser, invoke
+
+    parser = build_parser(exclude=frozenset({"serve"}))  # a worker does not start another worker
+    stores = StoreCache()
+    try:
+        for line in requests:
+            if not line.strip():
+                continue
+            out, err = io.BytesIO(), io.BytesIO()
+            try:
+                argv, payload = _request(line)
+            except UsageError as exc:
+                doc = orjson.dumps({"error": {"code": exc.code, "message": str(exc)}}) + b"\n"
+                answers.write(_answer(exc.exit_code, doc, b""))
+                answers.flush()
+                continue
+            code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)
+            answers.write(_answer(code, out.getvalue(), err.getvalue()))
+            answers.flush()
+    finally:
+        stores.close()
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    serve(sys.stdin.buffer, sys.stdout.buffer)
+    return Outcome(None)

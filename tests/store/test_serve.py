@@ -1,0 +1,83 @@
+"""The worker mode answers exactly what the one-shot binary would."""
+
+import shutil
+import subprocess
+
+import orjson
+import pytest
+from conftest import MNEM, run_mnem
+
+
+class Worker:
+    """A real ``mnem serve --stdio`` process driven line by line."""
+
+    def __init__(self):
+        self.proc = subprocess.Popen([MNEM, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def raw(self, line: bytes) -> dict:
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+        return orjson.loads(self.proc.stdout.readline())
+
+    def ask(self, *argv, stdin=None):
+        return self.raw(orjson.dumps({"argv": list(argv), "stdin": stdin}))
+
+    def close(self):
+        self.proc.stdin.close()
+        return self.proc.wait(timeout=30)
+
+
+@pytest.fixture
+def worker():
+    w = Worker()
+    yield w
+    w.close()
+
+
+SCRIPT = [
+    (("add", "plan", "--content-json", '{"tier": "pro"}', "--source", "bill"), None),
+    (("commit", "-m", "one", "--time", "5", "--author", "a"), None),
+    (("write", "-m", "two", "--time", "6", "--author", "a"), '{"put": [{"id": "seats", "content": 40}]}'),
+    (("log",), None),
+    (("show", "--node", "plan"), None),
+    (("status",), None),
+    (("rm", "ghost"), None),
+    (("show", "nope"), None),
+    (("branch", "a b"), None),
+    (("log", "-n", "x"), None),
+]
+
+
+def test_worker_answers_match_one_shot(tmp_path, worker):
+    """Two identical stores: one driven by one-shot processes, one by the worker."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    run_mnem("init", str(one))
+    run_mnem("init", str(two))
+    for argv, stdin in SCRIPT:
+        for mode in ((), ("--json",)):
+            expected = run_mnem("-C", str(one), *mode, *argv, input=stdin)
+            got = worker.ask("-C", str(two), *mode, *argv, stdin=stdin)
+            assert (got["exit"], got["stdout"], got["stderr"]) == (
+                expected.code, expected.out.replace(str(one), str(two)), expected.err.replace(str(one), str(two))
+            ), argv
+
+
+def test_worker_sees_other_writers_and_a_replaced_store(tmp_path, worker):
+    store = tmp_path / "s"
+    run_mnem("init", str(store))
+    assert orjson.loads(worker.ask("-C", str(store), "--json", "show")["stdout"]) == {}
+    run_mnem("-C", str(store), "add", "a", "1")
+    assert "a" in orjson.loads(worker.ask("-C", str(store), "--json", "show")["stdout"])
+    shutil.rmtree(store)
+    run_mnem("init", str(store))
+    assert orjson.loads(worker.ask("-C", str(store), "--json", "show")["stdout"]) == {}
+
+
+def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, worker):
+    for line in (b"garbage", b'{"argv": "log"}', b'{"argv": [1]}', b'{"argv": ["log"], "stdin": 5}', b"[]"):
+        answer = worker.raw(line)
+        assert answer["exit"] == 2 and orjson.loads(answer["stdout"])["error"]["code"] == "usage"
+    nested = worker.ask("serve", "--stdio")
+    assert nested["exit"] == 2
+    assert worker.ask("--version")["stdout"].startswith("mnem ")
+    assert worker.close() == 0

@@ -96,7 +96,7 @@ class Repo:
         self.head()  # a damaged HEAD is reported on open, before any command acts
         self.db = Database(self.dir / DB_FILE)
         self.objects = ObjectStore(self.db)
-        self.states = StateStore(self.db, self.objects)
+        self.states = StateStore(self.db)
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod

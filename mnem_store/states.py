@@ -56,7 +56,6 @@ import orjson
 
 from .db import Database
 from .errors import CorruptStoreError
-from .objectstore import ObjectStore
 from .stateimage import StateImage
 
 __all__ = ["StateStore", "GraphRow", "CHANGE_KINDS", "IMAGE_CACHE_SIZE"]
@@ -87,9 +86,8 @@ class GraphRow:
 class StateStore:
     """Reads and writes virtual states; one per open ``Repo``."""
 
-    def __init__(self, db: Database, objects: ObjectStore) -> None:
+    def __init__(self, db: Database) -> None:
         self.db = db
-        self.objects = objects
         self._images: OrderedDict[bytes, StateImage] = OrderedDict()
 
     # -------------------------------------------------------------- graph rows
@@ -167,22 +165,25 @@ class StateStore:
 
     def write_changes(self, conn: sqlite3.Connection, commit_key: int, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
-        names = self.name_keys(conn, [name for name, _, _ in changes])
+        names = self._name_keys(conn, [name for name, _, _ in changes])
         conn.execute("DELETE FROM changes WHERE commit_key = ?", (commit_key,))
         conn.executemany(
             "INSERT INTO changes (commit_key, name, kind, object) VALUES (?, ?, ?, ?)",
             [(commit_key, names[name], _KIND_CODE[kind], obj) for name, kind, obj in changes],
         )
 
-    def name_keys(self, conn: sqlite3.Connection, names: list[str]) -> dict[str, int]:
-        """Integer keys for node ids, creating the missing ones."""
-        if not names:
-            return {}
-        conn.executemany("INSERT OR IGNORE INTO names (name) VALUES (?)", [(name,) for name in names])
-        rows = conn.execute(
-            "SELECT n.name, n.key FROM json_each(?) j JOIN names n ON n.name = j.value", (orjson.dumps(names),)
-        ).fetchall()
-        return dict(rows)
+    @staticmethod
+    def _name_keys(conn: sqlite3.Connection, names: list[str]) -> dict[str, int]:
+        """Integer keys for node ids, creating the missing ones.
+
+        One indexed lookup per name rather than a batch through JSON: node
+        ids may hold NUL characters, which SQLite's JSON functions cut short.
+        """
+        keys = {}
+        for name in names:
+            row = conn.execute("SELECT key FROM names WHERE name = ?", (name,)).fetchone()
+            keys[name] = row[0] if row else conn.execute("INSERT INTO names (name) VALUES (?)", (name,)).lastrowid
+        return keys
 
     # ----------------------------------------------------------- single nodes
     def last_change(self, commit_key: int, node_id: str) -> tuple[int, int | None] | None:

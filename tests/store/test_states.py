@@ -30,8 +30,8 @@ from mnem_store.portable import dump_export, export_document, import_document
 from mnem_store.repo import Repo, diff_nodes
 from mnem_store.stateimage import BLOCK, StateImage
 
-#: Short, empty, non-ASCII and long (two-byte CBOR header) ids, so canonical order is length-first.
-NODE_IDS = ("a", "b", "é", "", "zz", "a-node-id-longer-than-23-bytes", "k" * 40)
+#: Short, empty, non-ASCII, NUL-holding and long (one- and two-byte CBOR length) ids: canonical order is length-first.
+NODE_IDS = ("a", "b", "é", "", "zz", "nul\x00inside", "a-node-id-longer-than-23-bytes", "k" * 300)
 BRANCHES = ("main", "side", "topic")
 
 Model = dict[bytes, dict[str, bytes]]

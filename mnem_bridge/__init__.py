@@ -1,0 +1,85 @@
+"""``mnem_bridge``: every Mnemosyne operation as one ``mnem`` invocation, with typed results.
+
+The bridge speaks to the ``mnem`` binary only, through its ``--json``
+contract (docs/cli-json.md); it never imports the engine, so any binary
+with the contract will do.  ``init``/``open`` return a ``Store`` with
+upstream's SDK methods; ``agents`` holds the one-commit-per-call helpers
+the adapters share.  Each invocation is logged (DEBUG, and to stderr with
+``MNEM_ECHO=1``) as a shell line you can paste to rerun it, and is on
+``Store.last_command``.
+
+Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
+``process`` (the only place that spawns; the pluggable runner), ``binary``
+(finding and checking ``mnem``), ``echo`` (shell lines), ``client`` (one
+invocation), ``store`` (the facade), ``agents`` (atomic writes).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from . import agents
+from .binary import Binary, find_binary
+from .client import DEFAULT_TIMEOUT, Mnem
+from .errors import (
+    BinaryError,
+    BinaryNotFoundError,
+    BusyError,
+    CommandTimeoutError,
+    ConflictError,
+    ContractError,
+    CorruptStoreError,
+    FormatVersionError,
+    InvalidRefError,
+    MnemError,
+    NoStoreError,
+    NotFoundError,
+    ProtocolError,
+    SignalError,
+    StoreExistsError,
+    StoreIoError,
+    UsageError,
+)
+from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance
+from .process import Runner, RunResult, SubprocessRunner
+from .store import Store, init, open  # noqa: A004 - upstream's name
+
+__all__ = [
+    "agents",
+    "init",
+    "open",
+    "Store",
+    "Mnem",
+    "DEFAULT_TIMEOUT",
+    "Binary",
+    "find_binary",
+    "Runner",
+    "RunResult",
+    "SubprocessRunner",
+    "Provenance",
+    "MemoryNode",
+    "Commit",
+    "NodeChange",
+    "Conflict",
+    "MergeResult",
+    "Blame",
+    "MnemError",
+    "NotFoundError",
+    "InvalidRefError",
+    "ConflictError",
+    "CorruptStoreError",
+    "FormatVersionError",
+    "StoreExistsError",
+    "NoStoreError",
+    "StoreIoError",
+    "BusyError",
+    "UsageError",
+    "ProtocolError",
+    "SignalError",
+    "CommandTimeoutError",
+    "BinaryError",
+    "BinaryNotFoundError",
+    "ContractError",
+]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,164 @@
+"""``mnem_bridge.agents``: one commit per call, the write contract of ADR-0016.
+
+An agent (or the MCP server, or the LangGraph store) records a belief with
+one call that is exactly one commit, atomic, and never leaves or consumes
+staged state, so a retried tool call cannot leave memory half-written.  Each
+call is one ``mnem write`` (``Store.write``), applied to the branch tip in
+one transaction.
+
+A writer that finds the store busy is retried a bounded number of times
+(4 attempts, sleeping 25, 50, 75 and 100 ms after each failure, as
+upstream's helpers do), then ``BusyError`` is raised.  Other errors, such as
+``forget`` of a node that is not in memory (``InvalidRefError``), are not
+retried.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, TypeVar
+
+from .errors import BusyError, ProtocolError
+from .store import Store
+
+__all__ = ["remember", "remember_many", "forget", "with_retry", "ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS"]
+
+logger = logging.getLogger(__name__)
+
+#: Attempts per call before ``BusyError`` is raised.
+ATTEMPTS = 4
+#: Sleep after failed attempt ``n`` (0-based) is ``BACKOFF_SECONDS * (n + 1)``.
+BACKOFF_SECONDS = 0.025
+#: What an item of ``remember_many`` may carry besides ``id`` and ``content``.
+ITEM_KEYS = ("source", "step", "observation", "tool_call", "note")
+
+T = TypeVar("T")
+
+
+def remember(
+    store: Store,
+    id: str,  # noqa: A002 - upstream's name
+    content: Any,
+    *,
+    source: str | None = None,
+    step: str | None = None,
+    observation: str | None = None,
+    tool_call: str | None = None,
+    note: str | None = None,
+    summary: str | None = None,
+    author: str = "agent",
+    time_ms: int | None = None,
+) -> str:
+    """Record one belief, with provenance, as one commit.
+
+    Args:
+        store: The store.
+        id: The node id (recording it again revises the belief).
+        content: Any JSON value.
+        source: Provenance: an external source identifier.
+        step: Provenance: the agent step (upstream's ``agent_step``).
+        observation: Provenance: what was observed.
+        tool_call: Provenance: the tool call that produced it.
+        note: Provenance: a free-form note.
+        summary: The commit message (default ``remember <id>``).
+        author: The commit author.
+        time_ms: Commit time in Unix ms (default: now).
+
+    Returns:
+        The commit id.
+
+    Raises:
+        BusyError: The store stayed busy through every attempt.
+    """
+    item = {"id": id, "content": content, "source": source, "step": step,
+            "observation": observation, "tool_call": tool_call, "note": note}
+    return _one_commit(store, [item], [], summary or f"remember {id}", author, time_ms)
+
+
+def remember_many(
+    store: Store,
+    items: Iterable[Mapping[str, Any]],
+    *,
+    summary: str | None = None,
+    author: str = "agent",
+    time_ms: int | None = None,
+) -> str:
+    """Record several beliefs as one commit.
+
+    Args:
+        store: The store.
+        items: Mappings with ``id`` and ``content``, and optionally ``source``,
+            ``step``, ``observation``, ``tool_call``, ``note`` (other keys are ignored).
+        summary: The commit message (default ``remember <n> node(s)``, also for none).
+        author: The commit author.
+        time_ms: Commit time in Unix ms (default: now).
+
+    Returns:
+        The commit id (no items still make one commit, as upstream).
+
+    Raises:
+        BusyError: The store stayed busy through every attempt.
+    """
+    puts = [{"id": item["id"], "content": item["content"], **{k: item.get(k) for k in ITEM_KEYS}} for item in items]
+    count = len(puts)
+    return _one_commit(store, puts, [], summary or f"remember {count} node{'' if count == 1 else 's'}", author, time_ms)
+
+
+def forget(
+    store: Store,
+    id: str,  # noqa: A002 - upstream's name
+    *,
+    summary: str | None = None,
+    author: str = "agent",
+    time_ms: int | None = None,
+) -> str:
+    """Delete one belief (a tombstone; history keeps it) as one commit.
+
+    Args:
+        store: The store.
+        id: The node id.
+        summary: The commit message (default ``forget <id>``).
+        author: The commit author.
+        time_ms: Commit time in Unix ms (default: now).
+
+    Returns:
+        The commit id.
+
+    Raises:
+        InvalidRefError: The node is not in memory (not retried).
+        BusyError: The store stayed busy through every attempt.
+    """
+    return _one_commit(store, [], [id], summary or f"forget {id}", author, time_ms)
+
+
+def _one_commit(
+    store: Store, puts: list[dict[str, Any]], deletes: list[str], message: str, author: str, time_ms: int | None
+) -> str:
+    commit, _ = with_retry(lambda: store.write(puts, deletes, message=message, author=author, time_ms=time_ms))
+    if commit is None:  # without --skip-missing, mnem write always records exactly one commit
+        raise ProtocolError(f"mnem write recorded no commit for {message!r}", command=store.last_command)
+    return commit.id
+
+
+def with_retry(action: Callable[[], T]) -> T:
+    """Run ``action``, retrying on ``BusyError`` with upstream's bounded linear backoff.
+
+    Args:
+        action: One attempt; it must be safe to repeat (each write is all or nothing).
+
+    Returns:
+        What the first successful attempt returned.
+
+    Raises:
+        BusyError: The last attempt's error, once every attempt was busy.
+    """
+    for attempt in range(ATTEMPTS):
+        try:
+            return action()
+        except BusyError as exc:
+            last = exc
+            logger.debug("store busy (attempt %d of %d): %s", attempt + 1, ATTEMPTS, exc.message)
+            time.sleep(BACKOFF_SECONDS * (attempt + 1))
+    raise last

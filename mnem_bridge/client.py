@@ -1,0 +1,155 @@
+"""One ``mnem`` invocation: argv in, decoded JSON document (or a typed error) out.
+
+``Mnem`` is how the bridge runs the binary: which binary, which runner, how
+long to wait.  ``call`` builds ``[mnem, "-C", root, "--json", ...]``, echoes
+it as a shell line, runs it through the runner and interprets the result
+strictly by the contract (docs/cli-json.md): exit status 0 means stdout is
+the result; any other status means stdout is ``{"error": {"code",
+"message"}}``.  Nothing here reads text meant for people.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import orjson
+
+from .binary import FIX, Binary, describe, find_binary
+from .echo import echo, shell_line
+from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, error_class
+from .process import Runner, RunResult, SubprocessRunner
+
+__all__ = ["Mnem", "DEFAULT_TIMEOUT", "interpret"]
+
+logger = logging.getLogger(__name__)
+
+#: Seconds one invocation may take before its process group is killed.  Far
+#: above a normal call (~0.1 s) and above the binary's own 10 s wait for a
+#: busy store, so only a wedged process ever hits it.
+DEFAULT_TIMEOUT = 60.0
+
+
+class Mnem:
+    """Runs the ``mnem`` binary for a ``Store``.
+
+    Args:
+        binary: Path (or name on PATH) of ``mnem``; see ``binary.find_binary`` for the fallbacks.
+        runner: How to run it (default: a one-shot ``SubprocessRunner``, closed with this client).
+        timeout: Seconds per invocation before the process group is killed.
+
+    Raises:
+        BinaryNotFoundError: No binary where the lookup order points.
+    """
+
+    def __init__(
+        self,
+        binary: str | os.PathLike[str] | None = None,
+        *,
+        runner: Runner | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> None:
+        self.path = find_binary(binary)
+        self.timeout = timeout
+        #: The shell line of the most recent invocation, for logs and bug reports.
+        self.last_command: str | None = None
+        self._runner: Runner = runner if runner is not None else SubprocessRunner()
+        self._owns_runner = runner is None
+
+    @property
+    def binary(self) -> Binary:
+        """The binary's checked self-description (runs ``--version --json`` once per process)."""
+        return describe(self.path, self._runner)
+
+    def call(self, root: str | os.PathLike[str], *args: str, payload: str | None = None) -> Any:
+        """Run one subcommand against the store at ``root``.
+
+        Args:
+            root: The directory passed as ``-C``.
+            *args: The subcommand and its arguments.
+            payload: Text for standard input (sent as UTF-8, ending in a newline).
+
+        Returns:
+            The decoded JSON result document.
+
+        Raises:
+            MnemError: The binary reported an error (the subclass for its code),
+                or the process failed (a ``StoreIoError`` subclass).
+        """
+        describe(self.path, self._runner)  # the contract check (cached), before the first real call
+        argv = [self.path, "-C", os.fspath(Path(root)), "--json", *args]
+        stdin = None
+        if payload is not None:
+            payload = payload if payload.endswith("\n") else payload + "\n"
+            stdin = payload.encode("utf-8")
+        command = shell_line(argv, payload)
+        self.last_command = command
+        echo(command)
+        try:
+            result = self._runner.run(argv, stdin=stdin, timeout=self.timeout)
+        except OSError as exc:
+            raise BinaryNotFoundError(
+                f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
+            ) from exc
+        return interpret(result, command, self.timeout)
+
+    def close(self) -> None:
+        """Close the runner if this client created it (a caller's runner is the caller's)."""
+        if self._owns_runner:
+            self._runner.close()
+
+    def __enter__(self) -> Mnem:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+
+def interpret(result: RunResult, command: str, timeout: float) -> Any:
+    """Turn a finished process into its result document, or raise the matching error.
+
+    Args:
+        result: What the runner returned.
+        command: The shell line, carried by any error.
+        timeout: The limit in force, reported by a timeout error.
+
+    Returns:
+        The decoded JSON document of a successful invocation.
+
+    Raises:
+        CommandTimeoutError: The runner killed the process for time.
+        SignalError: The process died from a signal.
+        ProtocolError: The output is not a contract document.
+        MnemError: The binary's error document, as the class for its code.
+    """
+    facts: dict[str, Any] = {"command": command, "stderr": result.stderr, "exit_status": result.exit_status}
+    if result.timed_out:
+        raise CommandTimeoutError(
+            f"mnem did not finish within {timeout:g}s; its process group was killed",
+            timeout=timeout, command=command, stderr=result.stderr,
+        )
+    if result.exit_status < 0:
+        raise SignalError(f"mnem was killed by {_signal_name(-result.exit_status)}", **facts)
+    try:
+        doc = orjson.loads(result.stdout)
+    except orjson.JSONDecodeError:
+        shown = result.stdout[:200].decode("utf-8", "replace")
+        what = "no output" if not result.stdout.strip() else f"output that is not JSON: {shown!r}"
+        raise ProtocolError(f"mnem exited with status {result.exit_status} and {what}", **facts) from None
+    if result.exit_status == 0:
+        return doc
+    error = doc.get("error") if isinstance(doc, dict) else None
+    if not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
+        raise ProtocolError(f"mnem exited with status {result.exit_status} without an error document", **facts)
+    raise error_class(error["code"])(error["message"], code=error["code"], **facts)
+
+
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"

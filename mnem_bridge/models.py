@@ -1,0 +1,286 @@
+"""Typed results: frozen mirrors of upstream's SDK dataclasses and their JSON shapes.
+
+The binary prints upstream's ``to_dict()`` shapes (docs/cli-json.md), so
+``from_dict`` reads a ``--json`` document and ``to_dict`` writes it back
+with the same keys in the same order; a round trip is the identity.  That is
+what lets the MCP server hand these to a client unchanged.  Sequences are
+tuples so a result cannot be mutated after the fact; ``content`` is the
+decoded JSON value, exactly as the binary printed it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "ContentKind",
+    "ChangeKind",
+    "ConflictKind",
+    "MergeStatus",
+    "Provenance",
+    "MemoryNode",
+    "Commit",
+    "NodeChange",
+    "Conflict",
+    "MergeResult",
+    "Blame",
+    "node_or_none",
+]
+
+logger = logging.getLogger(__name__)
+
+ContentKind = Literal["note", "claim"]
+ChangeKind = Literal["added", "removed", "modified"]
+ConflictKind = Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
+MergeStatus = Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """Where a belief came from; every field is optional (empty provenance is legal)."""
+
+    agent_step: str | None = None
+    observation: str | None = None
+    tool_call: str | None = None
+    source: str | None = None
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, str | None]:
+        """All five keys, unset ones ``None``, in upstream's order."""
+        return {
+            "agent_step": self.agent_step,
+            "observation": self.observation,
+            "tool_call": self.tool_call,
+            "source": self.source,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
+        """Read the five-key shape.
+
+        Args:
+            data: A ``Provenance`` JSON object.
+
+        Returns:
+            The provenance.
+        """
+        return cls(data["agent_step"], data["observation"], data["tool_call"], data["source"], data["note"])
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryNode:
+    """One belief: a stable id, JSON content, its kind, provenance and event time (ms)."""
+
+    id: str
+    content: Any
+    content_kind: ContentKind = "note"
+    provenance: Provenance = field(default_factory=Provenance)
+    event_time: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "content", "content_kind", "provenance", "event_time"}``."""
+        return {
+            "id": self.id,
+            "content": self.content,
+            "content_kind": self.content_kind,
+            "provenance": self.provenance.to_dict(),
+            "event_time": self.event_time,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MemoryNode:
+        """Read a ``MemoryNode`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The node.
+        """
+        return cls(
+            data["id"],
+            data["content"],
+            data["content_kind"],
+            Provenance.from_dict(data["provenance"]),
+            data["event_time"],
+        )
+
+
+def node_or_none(data: Mapping[str, Any] | None) -> MemoryNode | None:
+    """``MemoryNode.from_dict`` for the shapes' nullable node slots.
+
+    Args:
+        data: A ``MemoryNode`` JSON object or ``None``.
+
+    Returns:
+        The node, or ``None``.
+    """
+    return None if data is None else MemoryNode.from_dict(data)
+
+
+def _node_dict(node: MemoryNode | None) -> dict[str, Any] | None:
+    return None if node is None else node.to_dict()
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    """One commit: parents (first parent first), the state it records, message, author, time (ms)."""
+
+    id: str
+    parents: tuple[str, ...]
+    state: str
+    message: str
+    author: str
+    time: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "parents", "state", "message", "author", "time"}``."""
+        return {
+            "id": self.id,
+            "parents": list(self.parents),
+            "state": self.state,
+            "message": self.message,
+            "author": self.author,
+            "time": self.time,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Commit:
+        """Read a ``Commit`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The commit.
+        """
+        return cls(data["id"], tuple(data["parents"]), data["state"], data["message"], data["author"], data["time"])
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """How one node differs between two memories (``old``/``new`` are ``None`` when absent)."""
+
+    id: str
+    kind: ChangeKind
+    old: MemoryNode | None
+    new: MemoryNode | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "kind", "old", "new"}``."""
+        return {"id": self.id, "kind": self.kind, "old": _node_dict(self.old), "new": _node_dict(self.new)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NodeChange:
+        """Read a ``NodeChange`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The change.
+        """
+        return cls(data["id"], data["kind"], node_or_none(data["old"]), node_or_none(data["new"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """A node both sides of a merge changed differently; each side is ``None`` when absent."""
+
+    id: str
+    kind: ConflictKind
+    base: MemoryNode | None
+    ours: MemoryNode | None
+    theirs: MemoryNode | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "kind", "base", "ours", "theirs"}``."""
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "base": _node_dict(self.base),
+            "ours": _node_dict(self.ours),
+            "theirs": _node_dict(self.theirs),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Conflict:
+        """Read a ``Conflict`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The conflict.
+        """
+        return cls(
+            data["id"],
+            data["kind"],
+            node_or_none(data["base"]),
+            node_or_none(data["ours"]),
+            node_or_none(data["theirs"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MergeResult:
+    """What a merge did; with conflicts nothing was written and ``commit`` is ``None``."""
+
+    status: MergeStatus
+    commit: str | None
+    conflicts: tuple[Conflict, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """Whether the merge went through (anything but ``conflicts``)."""
+        return self.status != "conflicts"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"status", "commit", "conflicts"}`` (no ``ok`` key, as upstream)."""
+        return {"status": self.status, "commit": self.commit, "conflicts": [c.to_dict() for c in self.conflicts]}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> MergeResult:
+        """Read a ``MergeResult`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The result.
+        """
+        return cls(data["status"], data["commit"], tuple(Conflict.from_dict(c) for c in data["conflicts"]))
+
+
+@dataclass(frozen=True, slots=True)
+class Blame:
+    """The commit that introduced a node's current value; ``time`` is its event time if set."""
+
+    commit: str
+    node: MemoryNode
+    time: int
+
+    @property
+    def provenance(self) -> Provenance:
+        """The blamed node's provenance: the usual answer to "why do we believe this"."""
+        return self.node.provenance
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"commit", "node", "time"}``."""
+        return {"commit": self.commit, "node": self.node.to_dict(), "time": self.time}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Blame:
+        """Read a ``Blame`` JSON object.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The blame.
+        """
+        return cls(data["commit"], MemoryNode.from_dict(data["node"]), data["time"])

@@ -1,0 +1,751 @@
+"""The ``Store`` facade: upstream's SDK, with every operation one ``mnem`` invocation.
+
+Method names, arguments, defaults and results follow upstream's Python SDK
+(``mnem.Store``), so code written against it runs here; the work happens in
+the binary.  The argv each method sends is fixed by docs/cli-json.md:
+
+* user values that can start with ``-`` go after ``--`` (positionals) or in
+  ``--option=value`` form (options), so a node id like ``-x`` is never a flag;
+* content is sent as compact JSON (``--content-json``), never re-typed;
+* author and time are always explicit, resolved here as upstream's SDK does
+  (an empty ``MNEM_AUTHOR`` counts as unset, which the CLI would use
+  verbatim), so every echoed line replays to the same commit id.
+
+Differences from upstream, all forced by the CLI: a store opened here holds
+no database handle (each call opens and closes one in its own process), so
+``close()`` only releases the runner; ``format_version`` is not exposed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, Literal
+
+from .bisect import first_commit_where
+from .client import Mnem
+from .errors import InvalidRefError, ProtocolError
+from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance
+
+__all__ = ["Store", "init", "open", "find_root", "MNEM_DIR", "Resolution", "Memory", "Predicate"]
+
+logger = logging.getLogger(__name__)
+
+#: The directory that marks a store's root (upstream's layout).
+MNEM_DIR: Final = ".mnem"
+
+Memory = dict[str, MemoryNode]
+Predicate = Callable[[Memory], bool]
+Resolution = Literal["ours", "theirs", "base", "delete"] | MemoryNode
+
+_CONTENT_KINDS = ("note", "claim")
+_SIDES = ("ours", "theirs", "base", "delete")
+_STRATEGIES = ("ours", "theirs")
+#: Provenance field -> ``mnem add`` flag.
+_PROVENANCE_FLAGS = {
+    "agent_step": "--step",
+    "observation": "--observation",
+    "tool_call": "--tool-call",
+    "source": "--source",
+    "note": "--note",
+}
+
+
+class _Unset:
+    """Marks ``bisect(equals=...)`` as not given, since ``None`` (JSON null) is a value."""
+
+    def __repr__(self) -> str:
+        return "<unset>"
+
+
+UNSET: Final = _Unset()
+
+
+def encode_json(value: Any) -> str:
+    """Compact JSON for the binary: UTF-8 kept, NaN and infinities refused.
+
+    ``orjson`` would silently turn NaN into ``null``; stdlib ``json`` with
+    ``allow_nan=False`` refuses it, as upstream does.
+
+    Args:
+        value: Any JSON-serialisable value.
+
+    Returns:
+        The JSON text.
+
+    Raises:
+        ValueError: ``value`` is not JSON (upstream's SDK raises ValueError too).
+    """
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"content must be JSON-serialisable: {exc}") from exc
+
+
+def now_ms() -> int:
+    """The current time in Unix milliseconds (upstream's default commit time)."""
+    return time.time_ns() // 1_000_000
+
+
+def resolve_author(author: str | None) -> str:
+    """Upstream SDK's author fallback: explicit, else a non-empty ``$MNEM_AUTHOR``, else ``unknown``.
+
+    Args:
+        author: The caller's author, or ``None``.
+
+    Returns:
+        The author to pass as ``--author``.
+    """
+    if author is not None:
+        return author
+    return os.environ.get("MNEM_AUTHOR") or "unknown"
+
+
+def find_root(start: Path) -> Path | None:
+    """The nearest directory at or above ``start`` that holds a ``.mnem`` directory.
+
+    This is the binary's own discovery rule (upstream's ``open`` walks up
+    like git); doing it here keeps ``open`` free of a process spawn.
+
+    Args:
+        start: An absolute path.
+
+    Returns:
+        The store's root, or ``None``.
+    """
+    if start.name == MNEM_DIR and start.is_dir():
+        return start.parent
+    return next((p for p in (start, *start.parents) if (p / MNEM_DIR).is_dir()), None)
+
+
+def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> Store:
+    """Create a store at ``path`` (``path/.mnem``) and open it.
+
+    Args:
+        path: Where to create it; created if missing.
+        client: How to run ``mnem`` (default: a new ``Mnem()``).
+
+    Returns:
+        The new store.
+
+    Raises:
+        StoreExistsError: A store exists at or above ``path``.
+    """
+    store = Store(Path(path).absolute(), client=client)
+    store._call("init")
+    return store
+
+
+def open(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> Store:  # noqa: A001 - upstream's name
+    """Open the nearest store at or above ``path``.
+
+    Args:
+        path: Where to start looking.
+        client: How to run ``mnem`` (default: a new ``Mnem()``).
+
+    Returns:
+        The store.
+
+    Raises:
+        NoStoreError: No store at or above ``path`` (the binary's own error).
+    """
+    start = Path(path).absolute()
+    root = find_root(start)
+    store = Store(root or start, client=client)
+    if root is None:
+        store._call("status")  # raises the binary's NoStoreError, with a command to rerun
+        raise ProtocolError(f"mnem found a store at or above {start}, but there is no {MNEM_DIR} directory")
+    return store
+
+
+class Store:
+    """An open store: upstream's SDK methods, each one ``mnem`` invocation.
+
+    Prefer ``init``/``open``; constructing directly takes ``root`` as is.
+
+    Args:
+        root: The directory holding ``.mnem``.
+        client: How to run ``mnem`` (default: a new ``Mnem()``, closed with the store).
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, client: Mnem | None = None) -> None:
+        self.root = Path(root)
+        self._client = client if client is not None else Mnem()
+        self._owns_client = client is None
+
+    # ------------------------------------------------------------ plumbing
+    @property
+    def client(self) -> Mnem:
+        """The ``Mnem`` this store runs the binary with."""
+        return self._client
+
+    @property
+    def last_command(self) -> str | None:
+        """The shell line of this store's client's most recent invocation."""
+        return self._client.last_command
+
+    def _call(self, *args: str, payload: str | None = None) -> Any:
+        return self._client.call(self.root, *args, payload=payload)
+
+    def close(self) -> None:
+        """Release the client if this store created it; no process is left running either way."""
+        if self._owns_client:
+            self._client.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<mnem_bridge.Store root={str(self.root)!r}>"
+
+    # ------------------------------------------------------------ HEAD and staging
+    def _status(self) -> dict[str, Any]:
+        return self._call("status")  # type: ignore[no-any-return]
+
+    def head(self) -> str:
+        """HEAD as stored: ``"ref: <branch>"``, or a commit hex when detached."""
+        return str(self._status()["head"])
+
+    def head_commit(self) -> str | None:
+        """The commit HEAD points at, or ``None`` on an unborn branch."""
+        return self._status()["commit"]  # type: ignore[no-any-return]
+
+    def add(
+        self,
+        id: str,  # noqa: A002 - upstream's name
+        content: Any,
+        *,
+        content_kind: ContentKind = "note",
+        provenance: Provenance | None = None,
+        event_time: int | None = None,
+    ) -> str:
+        """Stage a node for the next commit.
+
+        Args:
+            id: The node's stable id; staging it again replaces the staged version.
+            content: Any JSON value.
+            content_kind: ``"note"`` or ``"claim"``.
+            provenance: Where the belief came from (default: empty).
+            event_time: When the agent formed it, Unix ms.
+
+        Returns:
+            The staged node's object id (64 hex).
+
+        Raises:
+            ValueError: Bad ``content_kind`` or content that is not JSON.
+        """
+        if content_kind not in _CONTENT_KINDS:
+            raise ValueError(f'content_kind must be "note" or "claim", got {content_kind!r}')
+        args = ["add", f"--content-json={encode_json(content)}"]
+        if content_kind != "note":
+            args.append(f"--content-kind={content_kind}")
+        for name, value in (provenance or Provenance()).to_dict().items():
+            if value is not None:
+                args.append(f"{_PROVENANCE_FLAGS[name]}={value}")
+        if event_time is not None:
+            args.append(f"--event-time={event_time}")
+        return str(self._call(*args, "--", id)["object"])
+
+    def add_node(self, node: MemoryNode) -> str:
+        """Stage ``node`` (``add`` with its fields).
+
+        Args:
+            node: The node to stage.
+
+        Returns:
+            Its object id.
+        """
+        return self.add(
+            node.id,
+            node.content,
+            content_kind=node.content_kind,
+            provenance=node.provenance,
+            event_time=node.event_time,
+        )
+
+    def rm(self, id: str) -> None:  # noqa: A002 - upstream's name
+        """Stage the deletion of a node (a tombstone; a pending add is simply dropped).
+
+        Args:
+            id: The node id.
+
+        Raises:
+            InvalidRefError: The node is neither committed nor staged.
+        """
+        self._call("rm", "--", id)
+
+    def staged(self) -> list[tuple[str, str]]:
+        """Staged nodes as ``(node id, object id)``, sorted by node id."""
+        return [(entry["id"], entry["object"]) for entry in self._status()["staged"]]
+
+    def staged_deletions(self) -> list[str]:
+        """Node ids staged for deletion, sorted."""
+        return list(self._status()["staged_deletions"])
+
+    def unstage(self, id: str) -> bool:  # noqa: A002 - upstream's name
+        """Drop a staged add or deletion.
+
+        Args:
+            id: The node id.
+
+        Returns:
+            Whether anything was staged for it.
+        """
+        return bool(self._call("unstage", "--", id)["unstaged"])
+
+    def commit(self, message: str, *, author: str | None = None, time_ms: int | None = None) -> str:
+        """Record what is staged as a commit on the current branch.
+
+        Args:
+            message: The commit message.
+            author: Who; default ``$MNEM_AUTHOR`` if non-empty, else ``"unknown"``.
+            time_ms: Commit time in Unix ms (default: now).
+
+        Returns:
+            The commit id.
+
+        Raises:
+            InvalidRefError: Nothing staged, or HEAD is detached.
+            ConflictError: The branch moved during the commit.
+        """
+        return str(self._call("commit", *self._record_flags(message, author, time_ms))["id"])
+
+    def _record_flags(self, message: str | None, author: str | None, time_ms: int | None) -> list[str]:
+        """``--message``/``--author``/``--time`` as commit, merge and write take them."""
+        flags = [] if message is None else [f"--message={message}"]
+        return [*flags, f"--author={resolve_author(author)}", f"--time={now_ms() if time_ms is None else time_ms}"]
+
+    # ------------------------------------------------------------ history and refs
+    def log(self, *, first_parent: bool = False, limit: int | None = None) -> list[Commit]:
+        """History from HEAD, newest first.
+
+        Args:
+            first_parent: Follow only each commit's first parent.
+            limit: At most this many commits.
+
+        Returns:
+            The commits (empty on an unborn branch).
+        """
+        args = ["log"]
+        if first_parent:
+            args.append("--first-parent")
+        if limit is not None:
+            args.append(f"--max-count={limit}")
+        return [Commit.from_dict(c) for c in self._call(*args)]
+
+    def resolve(self, spec: str) -> str:
+        """The commit a branch name or a 4-64 hex prefix names.
+
+        Args:
+            spec: A commit-ish.
+
+        Returns:
+            The full commit id.
+
+        Raises:
+            InvalidRefError: No such branch or commit, or an ambiguous prefix.
+        """
+        return str(self._call("resolve", "--", spec)["commit"])
+
+    def new_branch(self, name: str, *, start: str | None = None) -> None:
+        """Create a branch at ``start`` (a commit-ish) or at HEAD, without switching to it.
+
+        Args:
+            name: The branch name.
+            start: Where it starts.
+
+        Raises:
+            InvalidRefError: Bad or existing name, or HEAD has no commit yet.
+        """
+        self._call("branch", "--", name, *([] if start is None else [start]))
+
+    def branches(self) -> list[tuple[str, str]]:
+        """Every branch as ``(name, tip commit id)``, sorted by name."""
+        return [(entry["name"], entry["commit"]) for entry in self._call("branch")]
+
+    def delete_branch(self, name: str) -> bool:
+        """Delete a branch (its commits stay reachable by id).
+
+        Args:
+            name: The branch name.
+
+        Returns:
+            Whether the branch existed.
+
+        Raises:
+            InvalidRefError: ``name`` is the current branch.
+        """
+        try:
+            self._call("branch", f"--delete={name}")
+        except InvalidRefError as exc:
+            if exc.message == f"no branch '{name}'":  # the CLI's error for an absent branch
+                return False
+            raise
+        return True
+
+    def checkout(self, target: str | None = None, *, create: str | None = None, discard: bool = False) -> None:
+        """Move HEAD to a branch (attached) or a commit (detached).
+
+        Args:
+            target: A branch or commit-ish; with ``create``, the new branch's start.
+            create: Create this branch first and switch to it.
+            discard: Drop staged changes instead of refusing to switch.
+
+        Raises:
+            ValueError: Neither ``target`` nor ``create`` given.
+            InvalidRefError: Unknown target, or staged changes without ``discard``.
+        """
+        if target is None and create is None:
+            raise ValueError("checkout needs a target, or create= to make a new branch")
+        args = ["checkout"]
+        if create is not None:
+            args.append(f"--create={create}")
+        if discard:
+            args.append("--discard")
+        self._call(*args, "--", *([] if target is None else [target]))
+
+    def branch(self, name: str, *, start: str | None = None) -> contextlib.AbstractContextManager[Store]:
+        """Create a branch now; the returned context manager works on it, then returns.
+
+        Entering checks the branch out; leaving (also on an exception) checks
+        the previous branch (or detached commit) back out with
+        ``discard=True``, so uncommitted staged work inside the block is lost,
+        as upstream.  The branch itself stays.
+
+        Args:
+            name: The new branch.
+            start: Where it starts (default HEAD).
+
+        Returns:
+            A context manager yielding this store.
+        """
+        self.new_branch(name, start=start)
+        return self._on(name)
+
+    @contextlib.contextmanager
+    def _on(self, target: str) -> Iterator[Store]:
+        status = self._status()
+        previous = status["branch"] if status["branch"] is not None else status["commit"]
+        self.checkout(target)
+        try:
+            yield self
+        finally:
+            self.checkout(previous, discard=True)
+
+    # ------------------------------------------------------------ reading memory
+    def working_memory(self) -> Memory:
+        """The HEAD state with staging applied, in node-id order."""
+        return _memory(self._call("show"))
+
+    def working_node(self, id: str) -> MemoryNode | None:  # noqa: A002 - upstream's name
+        """One node of working memory (a staged version wins over HEAD).
+
+        Args:
+            id: The node id.
+
+        Returns:
+            The node, or ``None`` if absent or staged for deletion.
+        """
+        data = self._call("show", f"--node={id}")
+        return None if data is None else MemoryNode.from_dict(data)
+
+    def state_at(self, commit: str) -> Memory:
+        """The memory recorded by a commit (HEAD does not move).
+
+        Args:
+            commit: A commit-ish.
+
+        Returns:
+            ``{node id: MemoryNode}`` in node-id order.
+        """
+        return _memory(self._call("show", "--", commit))
+
+    def diff(self, frm: str | None = None, to: str | None = None) -> list[NodeChange]:
+        """What changed between two memories, in node-id order.
+
+        Args:
+            frm: A commit-ish (default: the HEAD commit, or empty when unborn).
+            to: A commit-ish (default: working memory).
+
+        Returns:
+            One change per node whose object differs.
+        """
+        if frm is None and to is not None:  # the CLI takes TO only after FROM
+            frm = self.head_commit()
+            if frm is None:
+                return [NodeChange(node_id, "added", None, node) for node_id, node in self.state_at(to).items()]
+        revs = [rev for rev in (frm, to) if rev is not None]
+        return [NodeChange.from_dict(c) for c in self._call("diff", "--", *revs)]
+
+    def changed_by(self, commit: str) -> dict[str, str]:
+        """What a commit changed against its first parent.
+
+        Args:
+            commit: A commit-ish.
+
+        Returns:
+            ``{node id: "added" | "modified" | "removed"}``.
+        """
+        return dict(self._call("show", "--stat", "--", commit))
+
+    # ------------------------------------------------------------ merge, blame, bisect
+    def merge(
+        self,
+        theirs: str,
+        *,
+        resolutions: Mapping[str, Resolution] | None = None,
+        strategy: Literal["ours", "theirs"] | None = None,
+        message: str | None = None,
+        author: str | None = None,
+        time_ms: int | None = None,
+    ) -> MergeResult:
+        """Three-way merge ``theirs`` into the current branch.
+
+        A merge that stops on conflicts writes nothing and returns them
+        (``ok`` is false); call again with fuller ``resolutions``.
+
+        Args:
+            theirs: A commit-ish.
+            resolutions: Node id -> ``"ours"``/``"theirs"``/``"base"``/``"delete"``,
+                or a ``MemoryNode`` whose content becomes the node (no provenance).
+            strategy: ``"ours"`` or ``"theirs"`` for conflicts not in ``resolutions``.
+            message: Default ``merge <theirs> into <branch>`` (made by the binary).
+            author: As for ``commit``.
+            time_ms: As for ``commit``.
+
+        Returns:
+            The outcome.
+
+        Raises:
+            ValueError: A bad strategy or resolution value, or a resolved id containing ``=``.
+            InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
+        """
+        if strategy is not None and strategy not in _STRATEGIES:
+            raise ValueError(f'strategy must be "ours" or "theirs", got {strategy!r}')
+        args = ["merge"]
+        for node_id, choice in (resolutions or {}).items():
+            if "=" in node_id:
+                raise ValueError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
+            if isinstance(choice, MemoryNode):
+                args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
+            elif choice in _SIDES:
+                args.append(f"--resolve={node_id}={choice}")
+            else:
+                raise ValueError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
+        if strategy is not None:
+            args.append(f"--strategy={strategy}")
+        args += self._record_flags(message, author, time_ms)
+        return MergeResult.from_dict(self._call(*args, "--", theirs))
+
+    def blame(self, node_id: str, at: str | None = None) -> Blame:
+        """The commit that introduced the node's value at ``at`` (default HEAD).
+
+        Args:
+            node_id: The node id.
+            at: A commit-ish.
+
+        Returns:
+            The blame; ``time`` is the node's event time if set, else the commit's.
+
+        Raises:
+            InvalidRefError: The node is absent there, or there is no commit.
+        """
+        return Blame.from_dict(self._call("blame", "--", node_id, *([] if at is None else [at])))
+
+    def bisect(
+        self,
+        predicate: Predicate | None = None,
+        *,
+        node: str | None = None,
+        equals: Any = UNSET,
+        absent: bool = False,
+        present: bool = False,
+        good: str | None = None,
+        bad: str | None = None,
+    ) -> str:
+        """The first commit on ``bad``'s first-parent history where a condition holds.
+
+        Two forms.  ``node=`` with exactly one of ``equals=`` (any JSON value,
+        ``None`` meaning null), ``absent=True`` or ``present=True`` is one
+        ``mnem bisect`` invocation.  A ``predicate`` over ``{id: MemoryNode}``
+        runs here: one ``log --first-parent`` plus O(log n) ``show`` reads.
+
+        Args:
+            predicate: False at ``good``, true at ``bad`` (assumed monotonic).
+            node: The node the helper form tests.
+            equals: The content the node must have.
+            absent: The node must be absent.
+            present: The node must be present.
+            good: Where the condition is false (default: the root of the chain).
+            bad: Where it is true (default HEAD).
+
+        Returns:
+            The first commit where the condition holds.
+
+        Raises:
+            ValueError: Not exactly one form, or not exactly one helper condition.
+            InvalidRefError: Upstream's preconditions (see ``mnem bisect``).
+        """
+        if (predicate is None) == (node is None):
+            raise ValueError("bisect needs exactly one of a predicate or node=")
+        if predicate is not None:
+            if equals is not UNSET or absent or present:
+                raise ValueError("equals=, absent= and present= go with node=, not with a predicate")
+            return self._bisect_locally(predicate, good, bad)
+        return self.bisect_explain(str(node), equals=equals, absent=absent, present=present, good=good, bad=bad)[0]
+
+    def bisect_explain(
+        self,
+        node: str,
+        *,
+        equals: Any = UNSET,
+        absent: bool = False,
+        present: bool = False,
+        good: str | None = None,
+        bad: str | None = None,
+    ) -> tuple[str, Blame | None]:
+        """``bisect``'s helper form, also returning the blame at the commit found.
+
+        Args:
+            node: The node to test.
+            equals: The content it must have (``None`` is JSON null).
+            absent: It must be absent.
+            present: It must be present.
+            good: Where the condition is false (default: the root of the chain).
+            bad: Where it is true (default HEAD).
+
+        Returns:
+            ``(commit, blame of node there)``; the blame is ``None`` when the node is absent.
+
+        Raises:
+            ValueError: Not exactly one of ``equals``/``absent``/``present``.
+            InvalidRefError: Upstream's preconditions.
+        """
+        if (equals is not UNSET) + absent + present != 1:
+            raise ValueError("bisect by node needs exactly one of equals=, absent=True or present=True")
+        args = ["bisect", f"--node={node}"]
+        if equals is not UNSET:
+            args.append(f"--equals={encode_json(equals)}")
+        else:
+            args.append("--absent" if absent else "--present")
+        if good is not None:
+            args.append(f"--good={good}")
+        doc = self._call(*args, "--", *([] if bad is None else [bad]))
+        return doc["commit"], None if doc["blame"] is None else Blame.from_dict(doc["blame"])
+
+    def _bisect_locally(self, predicate: Predicate, good: str | None, bad: str | None) -> str:
+        chain = self._first_parent_chain(bad)
+        good_id = chain[0] if good is None else self.resolve(good)
+        return first_commit_where(chain, good_id, lambda commit: predicate(self.state_at(commit)))
+
+    def _first_parent_chain(self, bad: str | None) -> list[str]:
+        """``bad`` (default HEAD) and its first-parent ancestors, oldest first.
+
+        One ``log --first-parent`` from HEAD covers the usual case; a ``bad``
+        off that chain (another branch) is walked from an export, the only
+        other document that carries parents.
+        """
+        history = [c.id for c in self.log(first_parent=True)]
+        if bad is None:
+            if not history:
+                raise InvalidRefError("invalid ref: cannot bisect: HEAD has no commit")
+            return history[::-1]
+        bad_id = self.resolve(bad)
+        if bad_id in history:
+            return history[history.index(bad_id) :][::-1]
+        objects = self.export()["objects"]
+        chain = [bad_id]
+        while objects[chain[-1]]["parents"]:
+            chain.append(objects[chain[-1]]["parents"][0])
+        return chain[::-1]
+
+    # ------------------------------------------------------------ writes without staging
+    def write(
+        self,
+        puts: Iterable[Mapping[str, Any]] = (),
+        deletes: Iterable[str] = (),
+        *,
+        message: str,
+        author: str | None = None,
+        time_ms: int | None = None,
+        skip_missing: bool = False,
+    ) -> tuple[Commit | None, dict[str, str]]:
+        """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
+
+        Staged changes are neither included nor disturbed, and concurrent
+        writers cannot lose each other's work (the write is one transaction
+        on the tip, not on what was read before).
+
+        Args:
+            puts: Mappings with ``id`` and ``content``, and optionally
+                ``content_kind``, ``source``, ``step``, ``observation``,
+                ``tool_call``, ``note``, ``event_time`` (``None`` values are dropped).
+            deletes: Node ids to delete.
+            message: The commit message.
+            author: As for ``commit``.
+            time_ms: As for ``commit``.
+            skip_missing: Ignore deletions of ids not in memory.
+
+        Returns:
+            ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
+
+        Raises:
+            InvalidRefError: A delete of an absent id (without ``skip_missing``).
+            BusyError: Another writer held the store too long.
+        """
+        payload = {"put": [_put(item) for item in puts], "delete": list(deletes)}
+        args = ["write", *self._record_flags(message, author, time_ms)]
+        if skip_missing:
+            args.append("--skip-missing")
+        doc = self._call(*args, payload=encode_json(payload))
+        commit = None if doc["commit"] is None else Commit.from_dict(doc["commit"])
+        return commit, dict(doc["changes"])
+
+    # ------------------------------------------------------------ export / import
+    def export(self) -> dict[str, Any]:
+        """The whole store (every object, ref and HEAD) in upstream's export format."""
+        return dict(self._call("export"))
+
+    @classmethod
+    def import_(
+        cls, path: str | os.PathLike[str], data: Mapping[str, Any] | str, *, client: Mnem | None = None
+    ) -> Store:
+        """Create a new store at ``path`` from an export (fed on stdin to ``mnem import -``).
+
+        Args:
+            path: Where to create it.
+            data: An export, as returned by ``export()`` or as JSON text.
+            client: How to run ``mnem`` (default: a new ``Mnem()``).
+
+        Returns:
+            The new store (commit ids are preserved).
+
+        Raises:
+            StoreExistsError: A store exists there.
+            CorruptStoreError: The export does not hash to its ids.
+        """
+        store = cls(Path(path).absolute(), client=client)
+        store._call("import", "-", payload=data if isinstance(data, str) else encode_json(data))
+        return store
+
+
+def _memory(doc: Mapping[str, Any]) -> Memory:
+    return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
+
+
+def _put(item: Mapping[str, Any]) -> dict[str, Any]:
+    """One ``write`` put: ``id``, ``content`` (which may be null) and every other key that is set.
+
+    Unknown keys are passed on for the binary to refuse, rather than dropped here.
+    """
+    return {"id": item["id"], "content": item["content"],
+            **{key: value for key, value in item.items() if key not in ("id", "content") and value is not None}}

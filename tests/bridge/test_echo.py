@@ -1,0 +1,85 @@
+"""Echo: every invocation is a shell line that, pasted into bash, does exactly the same thing."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from mnem_bridge import Provenance, Store, agents
+from mnem_bridge.echo import echo, heredoc_delimiter, shell_line
+
+NASTY_ID = "it's \"quoted\" $(touch PWNED) `touch PWNED` \\ \n second line ü 日本 -x"
+NASTY_CONTENT = {
+    "said": "O'Brien: \"$(touch PWNED)\" `touch PWNED` $HOME \\n ${IFS}",
+    "lines": "first\nMNEM_EOF\nlast",
+    "unicode": "ünïcödé 🦀 日本語",
+    "values": [1, None, True, -2.5],
+}
+
+
+def _paste(line: str, cwd: Path) -> Any:
+    """Feed ``line`` to bash as if pasted at its prompt; return the JSON it printed."""
+    done = subprocess.run(["bash"], input=line.encode(), cwd=cwd, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return orjson.loads(done.stdout)
+
+
+def test_delimiter_never_occurs_in_the_payload() -> None:
+    assert heredoc_delimiter('{"a": 1}') == "MNEM_EOF"
+    assert heredoc_delimiter("MNEM_EOF and MNEM_EOF_1") == "MNEM_EOF_2"
+
+
+def test_shell_line_quotes_every_word() -> None:
+    assert shell_line(["mnem", "a b", "it's", "-x"]) == "mnem 'a b' 'it'\"'\"'s' -x"
+    assert shell_line(["mnem", "write"], '{"a":1}') == "mnem write <<'MNEM_EOF'\n{\"a\":1}\nMNEM_EOF"
+
+
+def test_echo_logs_and_prints_only_when_asked(capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
+        echo("mnem -C /s --json log")
+        monkeypatch.setenv("MNEM_ECHO", "1")
+        echo("mnem -C /s --json status")
+    assert [r.getMessage() for r in caplog.records] == ["mnem -C /s --json log", "mnem -C /s --json status"]
+    assert capsys.readouterr().err == "mnem -C /s --json status\n"
+
+
+def test_pasted_lines_give_the_same_json(bstore: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                         caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEM_ECHO", "1")
+    shutil.copytree(bstore.root / ".mnem", tmp_path / "before")
+    with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
+        commit, changes = bstore.write(
+            [{"id": NASTY_ID, "content": NASTY_CONTENT, "source": "$(touch PWNED)", "step": "`touch PWNED`"}], [],
+            message="it's a \"message\"\nwith $(touch PWNED)", author="O'Brien", time_ms=1_757_000_000_000,
+        )
+    printed = capsys.readouterr().err
+    assert printed == bstore.last_command + "\n"
+    assert caplog.records[-1].getMessage() == bstore.last_command
+    assert "<<'MNEM_EOF_1'\n" in printed  # the content holds a MNEM_EOF line
+    assert commit is not None
+    shutil.rmtree(bstore.root / ".mnem")  # replay the write from the same starting state
+    shutil.copytree(tmp_path / "before", bstore.root / ".mnem")
+    assert _paste(printed, tmp_path) == {"commit": commit.to_dict(), "changes": changes}
+
+    node = bstore.working_node(NASTY_ID)
+    assert node is not None and node.content == NASTY_CONTENT
+    assert _paste(capsys.readouterr().err, tmp_path) == node.to_dict()
+
+    staged = bstore.add(NASTY_ID, NASTY_CONTENT, provenance=Provenance(note="$(touch PWNED)"))
+    assert _paste(capsys.readouterr().err, tmp_path)["object"] == staged
+    assert not list(tmp_path.glob("**/PWNED")), "the shell expanded something"
+
+
+def test_echo_is_quiet_by_default(bstore: Store, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MNEM_ECHO", "0")
+    agents.remember(bstore, "a", 1)
+    assert capsys.readouterr().err == ""
+    assert bstore.last_command is not None and bstore.last_command.startswith(f"{bstore.client.path} -C ")

@@ -1,0 +1,200 @@
+"""Process failures, with fake ``mnem`` binaries: every one a typed error, no process left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from mnem_bridge import (
+    BinaryNotFoundError,
+    CommandTimeoutError,
+    ContractError,
+    Mnem,
+    MnemError,
+    ProtocolError,
+    SignalError,
+    StoreIoError,
+    SubprocessRunner,
+)
+
+from .support import fake_mnem
+
+
+def _status(binary: Path, tmp_path: Path, **options: Any) -> Any:
+    """One ``status`` call through a fresh client on ``binary``."""
+    return Mnem(binary, **options).call(tmp_path, "status")
+
+
+def _gone(pid: int) -> bool:
+    """Whether ``pid`` has exited (a zombie awaiting its new parent counts as exited)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    return state in ("Z", "X")
+
+
+def test_death_by_signal(tmp_path: Path) -> None:
+    binary = fake_mnem(tmp_path, "sys.stderr.write('about to crash'); sys.stderr.flush(); os.abort()")
+    with pytest.raises(SignalError) as caught:
+        _status(binary, tmp_path)
+    error = caught.value
+    assert isinstance(error, StoreIoError) and error.code == "store_io"
+    assert error.exit_status == -signal.SIGABRT and "SIGABRT" in str(error)
+    assert error.stderr == b"about to crash"
+    assert error.command == f"{binary} -C {tmp_path} --json status"
+
+
+def test_a_hang_times_out_and_the_whole_group_dies(tmp_path: Path) -> None:
+    pids = tmp_path / "pids"
+    binary = fake_mnem(tmp_path, f"""
+        child = subprocess.Popen(["sleep", "300"])
+        with open({str(pids)!r}, "w") as f:
+            f.write(f"{{os.getpid()}} {{child.pid}}")
+        sys.stderr.write("waiting forever"); sys.stderr.flush()
+        time.sleep(300)
+    """)
+    started = time.monotonic()
+    with pytest.raises(CommandTimeoutError) as caught:
+        _status(binary, tmp_path, timeout=3)
+    assert time.monotonic() - started < 10
+    error = caught.value
+    assert error.code == "store_io" and error.timeout == 3 and error.stderr == b"waiting forever"
+    assert "status" in (error.command or "")
+    fake_pid, sleeper_pid = map(int, pids.read_text().split())
+    deadline = time.monotonic() + 5
+    while not (_gone(fake_pid) and _gone(sleeper_pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _gone(fake_pid) and _gone(sleeper_pid), "a process outlived the timeout"
+
+
+def test_an_interrupted_call_kills_the_child(tmp_path: Path, mocker: Any) -> None:
+    pids = tmp_path / "pids"
+    binary = fake_mnem(tmp_path, f"""
+        with open({str(pids)!r} + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.replace({str(pids)!r} + ".tmp", {str(pids)!r})  # appears complete, or not at all
+        time.sleep(300)
+    """)
+    real_communicate = __import__("subprocess").Popen.communicate
+
+    def interrupted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("timeout") == 60.0:  # the call itself, not the reaping afterwards
+            while not pids.exists():
+                time.sleep(0.01)
+            raise KeyboardInterrupt
+        return real_communicate(self, *args, **kwargs)
+
+    mocker.patch("subprocess.Popen.communicate", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        _status(binary, tmp_path, timeout=60.0)
+    assert _gone(int(pids.read_text()))
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        ("print('Traceback (most recent call last): not JSON')", "output that is not JSON"),
+        ("sys.exit(0)", "status 0 and no output"),
+        ("sys.exit(1)", "status 1 and no output"),
+        ("print('[1, 2]'); sys.exit(1)", "without an error document"),
+    ],
+    ids=["garbage", "nothing", "nothing-failed", "not-an-error-document"],
+)
+def test_output_that_breaks_the_contract(tmp_path: Path, body: str, expected: str) -> None:
+    with pytest.raises(ProtocolError, match=expected) as caught:
+        _status(fake_mnem(tmp_path, body), tmp_path)
+    assert caught.value.code == "store_io"
+
+
+def test_an_unknown_error_code_keeps_its_code(tmp_path: Path) -> None:
+    body = "print(json.dumps({'error': {'code': 'teapot', 'message': 'short and stout'}})); sys.exit(1)"
+    with pytest.raises(MnemError) as caught:
+        _status(fake_mnem(tmp_path, body), tmp_path)
+    assert type(caught.value) is MnemError
+    assert (caught.value.code, str(caught.value), caught.value.exit_status) == ("teapot", "short and stout", 1)
+
+
+def test_environment_and_stdin_reach_the_child(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KEEP_ME", "yes")
+    monkeypatch.setenv("LC_ALL", "fr_FR.ISO-8859-1")
+    body = ("print(json.dumps({'env': [os.environ.get(k) for k in ('LC_ALL', 'NO_COLOR', 'KEEP_ME')],"
+            " 'stdin': sys.stdin.read(), 'session': os.getsid(0) == os.getpid()}))")
+    doc = Mnem(fake_mnem(tmp_path, body)).call(tmp_path, "write", payload='{"ü": "$(x)"}')
+    assert doc == {"env": ["C.UTF-8", "1", "yes"], "stdin": '{"ü": "$(x)"}\n', "session": True}
+
+
+def test_a_missing_binary(tmp_path: Path) -> None:
+    with pytest.raises(BinaryNotFoundError) as caught:
+        Mnem(tmp_path / "no-such-mnem")
+    message = str(caught.value)
+    assert str(tmp_path / "no-such-mnem") in message and "MNEM_BIN" in message and "install this project" in message
+    assert caught.value.code == "store_io"
+
+
+def test_a_binary_that_vanishes_after_the_check(tmp_path: Path) -> None:
+    binary = fake_mnem(tmp_path, "print('{}')")
+    client = Mnem(binary)
+    assert client.call(tmp_path, "status") == {}
+    binary.unlink()
+    with pytest.raises(BinaryNotFoundError) as caught:
+        client.call(tmp_path, "status")
+    assert caught.value.command == f"{binary} -C {tmp_path} --json status"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        "print('mnem 0.0.8')",  # --json ignored
+        "if '--json' in sys.argv: sys.stderr.write(\"error: unexpected argument '--json' found\\n\"); sys.exit(2)",
+    ],
+    ids=["ignores-json", "rejects-json"],
+)
+def test_upstreams_rust_mnem_is_refused_clearly(tmp_path: Path, body: str) -> None:
+    binary = fake_mnem(tmp_path, body, describe=False)
+    client = Mnem(binary)  # finding it is fine; the first call checks the contract
+    with pytest.raises(ContractError) as caught:
+        client.call(tmp_path, "status")
+    message = str(caught.value)
+    assert f"the `mnem` at {binary} has no JSON contract" in message
+    assert "MNEM_BIN" in message and "install this project" in message
+    assert caught.value.command == f"{binary} --version --json"
+
+
+def test_the_contract_is_checked_once_per_binary(tmp_path: Path, mocker: Any) -> None:
+    binary = fake_mnem(tmp_path, "print('{}')")
+    run = mocker.spy(SubprocessRunner, "run")
+    Mnem(binary).call(tmp_path, "status")
+    Mnem(binary).call(tmp_path, "log")
+    argvs = [call.args[1][1:] for call in run.call_args_list]
+    assert argvs == [["--version", "--json"], ["-C", str(tmp_path), "--json", "status"],
+                     ["-C", str(tmp_path), "--json", "log"]]
+
+
+def test_a_newer_contract_is_refused(tmp_path: Path) -> None:
+    description = {"name": "mnem", "version": "2", "format_version": 1, "contract": 2,
+                   "implementation": "x", "features": []}
+    binary = fake_mnem(tmp_path, f"print({orjson.dumps(description).decode()!r})", describe=False)
+    with pytest.raises(ContractError):
+        _status(binary, tmp_path)
+
+
+def test_the_runner_reports_exit_status_and_output(tmp_path: Path) -> None:
+    script = fake_mnem(tmp_path, "sys.stdout.write(sys.stdin.read().upper()); sys.stderr.write('e'); sys.exit(3)",
+                       describe=False, name="echoer")
+    result = SubprocessRunner().run([str(script)], stdin=b"abc", timeout=30)
+    assert (result.exit_status, result.stdout, result.stderr, result.timed_out) == (3, b"ABC", b"e", False)
+    assert os.environ.get("NO_COLOR") is None  # the parent's environment is not modified
+
+
+def test_the_child_gets_utf8_no_colour_and_its_own_session(tmp_path: Path) -> None:
+    script = fake_mnem(tmp_path, "print(os.environ['LC_ALL'], os.environ['NO_COLOR'], os.getsid(0) == os.getpid())",
+                       describe=False, name="env")
+    result = SubprocessRunner().run([str(script)], stdin=None, timeout=30)
+    assert result.stdout == b"C.UTF-8 1 True\n"

@@ -29,6 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, dir_size, table, timed, write_report  # noqa: E402
+
 from mnem_store.objects import MemoryNode, Provenance  # noqa: E402
 from mnem_store.repo import MNEM_DIR, Repo  # noqa: E402
 

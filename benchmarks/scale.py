@@ -40,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, timed, write_report  # noqa: E402
+
 from mnem_store.bisect import bisect, content_equals  # noqa: E402
 from mnem_store.blame import blame  # noqa: E402
 from mnem_store.objects import MemoryNode, Provenance  # noqa: E402

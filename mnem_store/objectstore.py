@@ -77,9 +77,10 @@ class ObjectStore:
     def row(self, raw: bytes) -> ObjectRow | None:
         """``(key, kind, canonical bytes or None for a virtual state)``."""
         row = self.db.conn.execute("SELECT key, kind, data FROM objects WHERE id = ?", (raw,)).fetchone()
-        if row is None or row[2] is None:
-            return row
-        return row[0], row[1], unpack(row[2])
+        if row is None:
+            return None
+        key, kind, data = row
+        return key, kind, None if data is None else unpack(data)
 
     def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
         """Every object's ``(key, id, canonical bytes or None)``, in id order."""
@@ -94,7 +95,8 @@ class ObjectStore:
         row = self.db.conn.execute("SELECT id FROM objects WHERE key = ?", (key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"object key {key} is referenced but not stored")
-        return row[0]
+        raw: bytes = row[0]
+        return raw
 
     def insert(self, conn: sqlite3.Connection, raw: bytes, kind: str, data: bytes | None) -> int:
         """Store an object unless its id is already there; returns its key.
@@ -110,8 +112,8 @@ class ObjectStore:
                 (raw, KIND_CODES[kind], None if data is None else pack(kind, data)),
             )
             return cursor.lastrowid  # type: ignore[return-value]
-        key, stored = row
-        if stored is None and data is not None:
+        key: int = row[0]
+        if row[1] is None and data is not None:
             conn.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
         return key
 

@@ -348,7 +348,8 @@ class Repo:
         with self.db.read() as conn:
             row = conn.execute("SELECT object FROM staging WHERE node_id = ?", (node_id,)).fetchone()
             if row is not None:
-                return row[0]
+                staged: bytes = row[0]
+                return staged
             if conn.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (node_id,)).fetchone():
                 return None
             return self.node_at(self.head_commit(), node_id)
@@ -460,7 +461,8 @@ class Repo:
             changes: dict[str, bytes | None] = {node_id: None for node_id in self.staged_deletions()}
             changes.update(self.staged())
             parents = (tip,) if tip else ()
-            raw, _ = self._commit_changes(conn, branch, parents, self._image(tip), changes, message, author, time_ms, tip)
+            base = self._image(tip)
+            raw, _ = self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, tip)
             conn.execute("DELETE FROM staging")
             conn.execute("DELETE FROM tombstones")
         return raw
@@ -517,7 +519,8 @@ class Repo:
             rows = self.states.all_commits()
             for row in rows:
                 image = self.states.image(row)
-                base = self.states.image(self.states.graph_row(row.parent)) if row.parent is not None else StateImage.empty()
+                parent = self.states.graph_row(row.parent) if row.parent is not None else None
+                base = self.states.image(parent) if parent is not None else StateImage.empty()
                 self.states.write_changes(conn, row.key, self._change_rows(diff_nodes(base.nodes, image.nodes)))
                 self.states.repair_snapshot(conn, row, image)
         return len(rows)
@@ -582,10 +585,22 @@ class Repo:
 
     # ------------------------------------------------------------------ export
     def all_objects(self) -> Iterable[tuple[bytes, bytes]]:
-        """Every object's ``(id, canonical bytes)`` in id order, virtual states rebuilt and verified."""
+        """Every object's ``(id, canonical bytes)`` in id order, virtual states rebuilt and verified.
+
+        Virtual states are rebuilt parents first, so each is its first
+        parent's (still cached) image plus one commit's change rows: the
+        export costs about what it writes, not a rebuild from a snapshot per
+        state.
+        """
+        rows = list(self.objects.all_rows())
+        virtual = {key for key, _, data in rows if data is None}
+        rebuilt: dict[int, bytes] = {}
+        for commit in self.states.all_commits():
+            if commit.state_key in virtual and commit.state_key not in rebuilt:
+                rebuilt[commit.state_key] = self.states.image(commit).encoding()
         return [
-            (raw, data if data is not None else self.states.state_image(key, raw).encoding())
-            for key, raw, data in self.objects.all_rows()
+            (raw, data if data is not None else rebuilt.get(key) or self.states.state_image(key, raw).encoding())
+            for key, raw, data in rows
         ]
 
     def describe(self) -> dict[str, Any]:

@@ -179,10 +179,12 @@ class StateStore:
         One indexed lookup per name rather than a batch through JSON: node
         ids may hold NUL characters, which SQLite's JSON functions cut short.
         """
-        keys = {}
+        keys: dict[str, int] = {}
         for name in names:
             row = conn.execute("SELECT key FROM names WHERE name = ?", (name,)).fetchone()
-            keys[name] = row[0] if row else conn.execute("INSERT INTO names (name) VALUES (?)", (name,)).lastrowid
+            if row is None:
+                row = conn.execute("INSERT INTO names (name) VALUES (?) RETURNING key", (name,)).fetchone()
+            keys[name] = row[0]
         return keys
 
     # ----------------------------------------------------------- single nodes
@@ -215,7 +217,8 @@ class StateStore:
                 (name, lane, high, lane),
             ).fetchone()
             if found is not None:
-                return found
+                commit, obj = found
+                return commit, obj
         return None
 
     def changes_of(self, commit_key: int) -> dict[str, str]:

@@ -6,7 +6,6 @@ import sqlite3
 from pathlib import Path
 
 import blake3
-
 from mnem_history import memory, ok, write
 
 

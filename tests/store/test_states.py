@@ -208,7 +208,8 @@ def test_image_edits_match_a_full_encoding():
     nodes = {f"n{i}": bytes([i % 251]) * 32 for i in range(5 * BLOCK)}
     image = StateImage.from_nodes(nodes)
     for step in range(40):
-        changes = {f"n{(step * 37 + j) % (6 * BLOCK)}": (bytes([step]) * 32 if j % 3 else None) for j in range(step * 7)}
+        keys = [f"n{(step * 37 + j) % (6 * BLOCK)}" for j in range(step * 7)]
+        changes = {key: (bytes([step]) * 32 if j % 3 else None) for j, key in enumerate(keys)}
         image = image.apply(changes)
         for key, raw in changes.items():
             if raw is None:

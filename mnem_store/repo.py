@@ -213,7 +213,7 @@ class Repo:
 
     def first_parent_chain(self, commit_raw: bytes) -> list[bytes]:
         """``commit_raw`` and its first-parent ancestors, newest first."""
-        return self.states.ids_of(self.states.first_parent_chain(self._graph(commit_raw).key))
+        return self.states.first_parent_chain(self._graph(commit_raw).key)
 
     def nodes_of(self, nodes: Nodes) -> dict[str, MemoryNode]:
         """Load every node of a state map, in id order."""

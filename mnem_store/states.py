@@ -20,7 +20,8 @@ Design (chosen over the sketch's alternatives for the reasons given):
   starts a new lane).  A chain is then a few (lane, up-to-key) segments, and
   "node X at C" is one indexed probe per segment into ``changes_by_name``,
   O(lanes * log n) at any history length, instead of a walk over every
-  commit since X last changed (13 ms per 10k commits when measured).
+  commit since X last changed (13 ms per 10k commits when measured), and
+  listing a chain (bisect) is one range scan per segment.
   Other parents are not copied out of the commit objects: no hot path
   follows them.
 * ``since`` bounds reconstruction: the change rows accumulated on the chain
@@ -110,25 +111,35 @@ class StateStore:
         """Every commit, parents before children (keys grow along every parent link)."""
         return [GraphRow(*row) for row in self.db.conn.execute(f"{self._ROW} ORDER BY c.key")]
 
-    def ids_of(self, keys: list[int]) -> list[bytes]:
-        """Object ids for keys, in the same order."""
-        rows = self.db.conn.execute(
-            "SELECT o.id FROM json_each(?) j JOIN objects o ON o.key = j.value ORDER BY j.key", (orjson.dumps(keys),)
-        ).fetchall()
-        if len(rows) != len(keys):
-            raise CorruptStoreError("the commit graph refers to objects that are not stored")
-        return [raw for (raw,) in rows]
+    def first_parent_chain(self, commit_key: int) -> list[bytes]:
+        """Ids of ``commit_key`` and its first-parent ancestors, newest first: one range scan per lane segment."""
+        chain: list[bytes] = []
+        for lane, high in self._segments(commit_key):
+            chain += [
+                raw
+                for (raw,) in self.db.conn.execute(
+                    """SELECT o.id FROM commits c JOIN objects o ON o.key = c.key
+                       WHERE c.key BETWEEN ? AND ? AND c.lane = ? ORDER BY c.key DESC""",
+                    (lane, high, lane),
+                )
+            ]
+        return chain
 
-    def first_parent_chain(self, commit_key: int) -> list[int]:
-        """``commit_key`` and its first-parent ancestors, newest first."""
-        rows = self.db.conn.execute(
-            """WITH RECURSIVE walk(key, parent) AS (
-                   SELECT key, parent FROM commits WHERE key = ?
-                   UNION ALL SELECT c.key, c.parent FROM walk JOIN commits c ON c.key = walk.parent)
-               SELECT key FROM walk""",
+    def _segments(self, commit_key: int) -> list[tuple[int, int]]:
+        """A commit's first-parent chain as ``(lane, highest key)`` runs, newest first.
+
+        A lane's commits up to some key are exactly that commit's ancestors in
+        the lane; the chain goes on from the parent of the lane's first commit.
+        """
+        return self.db.conn.execute(
+            """WITH RECURSIVE seg(lane, high, depth) AS (
+                   SELECT lane, key, 0 FROM commits WHERE key = ?
+                   UNION ALL
+                   SELECT p.lane, p.key, seg.depth + 1
+                   FROM seg JOIN commits f ON f.key = seg.lane JOIN commits p ON p.key = f.parent)
+               SELECT lane, high FROM seg ORDER BY depth""",
             (commit_key,),
         ).fetchall()
-        return [key for (key,) in rows]
 
     # ------------------------------------------------------------------ writing
     def record(self, conn: sqlite3.Connection, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
@@ -200,16 +211,7 @@ class StateStore:
         if row is None:
             return None
         name = row[0]
-        segments = conn.execute(
-            """WITH RECURSIVE seg(lane, high, depth) AS (
-                   SELECT lane, key, 0 FROM commits WHERE key = ?
-                   UNION ALL
-                   SELECT p.lane, p.key, seg.depth + 1
-                   FROM seg JOIN commits f ON f.key = seg.lane JOIN commits p ON p.key = f.parent)
-               SELECT lane, high FROM seg ORDER BY depth""",
-            (commit_key,),
-        ).fetchall()
-        for lane, high in segments:
+        for lane, high in self._segments(commit_key):
             found = conn.execute(
                 """SELECT ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key
                    WHERE ch.name = ? AND ch.commit_key BETWEEN ? AND ? AND c.lane = ?

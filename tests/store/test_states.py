@@ -154,6 +154,10 @@ def check_store(root: Path, model: Model) -> None:
                 assert repo.node_at(commit, node_id) == nodes.get(node_id)
             parent = model[obj.parents[0]] if obj.parents else {}
             assert repo.changes_of(commit) == {c.id: c.kind for c in diff_nodes(parent, nodes)}
+            chain = [commit]
+            while parents := repo.commit_obj(chain[-1]).parents:
+                chain.append(parents[0])
+            assert repo.first_parent_chain(commit) == chain
     with Repo(root) as repo:  # a cold cache again, newest first: every rebuild starts from a snapshot or the root
         for commit, nodes in reversed(list(model.items())):
             assert repo.commit_nodes(commit) == nodes

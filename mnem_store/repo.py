@@ -509,14 +509,21 @@ class Repo:
         return self.states.changes_of(self._graph(commit_raw).key)
 
     def rebuild_index(self) -> int:
-        """Check every commit's state against its id and rewrite its change rows from it; returns the count.
+        """Check every commit's state against its id and re-derive what is derived; returns the count.
 
-        Change rows are where states live, so this cannot recover lost rows;
-        it re-derives each row's kind from the verified states and rewrites
-        damaged snapshots from verified bytes (a fsck that repairs what it can).
+        Change rows are where states live, so this cannot recover lost rows.
+        Parents first, it re-links each commit to its first parent and lane
+        from the commit object, rebuilds its state (which must hash to the
+        state id), rewrites its change kinds from the verified states and
+        replaces a damaged snapshot: a fsck that repairs what it can.
         """
         with self.db.write() as conn:
-            rows = self.states.all_commits()
+            conn.execute("DELETE FROM lanes")
+            rows = []
+            for stale in self.states.all_commits():
+                parents = self.commit_obj(self.objects.id_of(stale.key)).parents
+                self.states.relink(conn, stale.key, self._graph(parents[0]).key if parents else None)
+                rows.append(self.states.graph_row(stale.key))
             for row in rows:
                 image = self.states.image(row)
                 parent = self.states.graph_row(row.parent) if row.parent is not None else None

@@ -41,8 +41,10 @@ Design (chosen over the sketch's alternatives for the reasons given):
   and hash, and a wrong cache entry is impossible by construction.
 
 Every full reconstruction is verified: the rebuilt bytes must hash to the
-state's id, else the store is reported corrupt.  Single-node reads trust the
-change rows the way every read trusts the object table.
+state's id, else the store is reported corrupt.  Single-node reads and chain
+listings trust the graph and change rows (written once, in the commit's own
+transaction) the way every read trusts the object table; ``Repo.rebuild_index``
+re-derives the graph's links and lanes from the commit objects.
 """
 
 from __future__ import annotations
@@ -151,15 +153,13 @@ class StateStore:
         """
         if conn.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
             return  # the same commit written again: already indexed
-        lane, since = row.key, 0
+        since = 0
         if row.parent is not None:
-            parent = conn.execute("SELECT lane, since FROM commits WHERE key = ?", (row.parent,)).fetchone()
+            parent = conn.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
             if parent is None:
                 raise CorruptStoreError(f"parent commit key {row.parent} is not in the commit graph")
-            parent_lane, since = parent
-            head = conn.execute("SELECT head FROM lanes WHERE lane = ?", (parent_lane,)).fetchone()
-            if head is not None and head[0] == row.parent:
-                lane = parent_lane
+            since = parent[0]
+        lane = self._join_lane(conn, row.key, row.parent)
         since += max(1, len(changes))
         stored = conn.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
         if stored or since > len(image.nodes):
@@ -170,9 +170,26 @@ class StateStore:
             "INSERT INTO commits (key, parent, state, lane, since) VALUES (?, ?, ?, ?, ?)",
             (row.key, row.parent, row.state_key, lane, since),
         )
-        conn.execute("INSERT OR REPLACE INTO lanes (lane, head) VALUES (?, ?)", (lane, row.key))
         self.write_changes(conn, row.key, changes)
         self._remember(row.state, image)
+
+    @staticmethod
+    def _join_lane(conn: sqlite3.Connection, key: int, parent: int | None) -> int:
+        """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own."""
+        lane = key
+        if parent is not None:
+            found = conn.execute(
+                "SELECT l.lane, l.head FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?", (parent,)
+            ).fetchone()
+            if found is not None and found[1] == parent:
+                lane = found[0]
+        conn.execute("INSERT OR REPLACE INTO lanes (lane, head) VALUES (?, ?)", (lane, key))
+        return lane
+
+    def relink(self, conn: sqlite3.Connection, key: int, parent: int | None) -> None:
+        """Re-derive an indexed commit's first-parent link and lane (reindex; call parents first)."""
+        lane = self._join_lane(conn, key, parent)
+        conn.execute("UPDATE commits SET parent = ?, lane = ? WHERE key = ?", (parent, lane, key))
 
     def write_changes(self, conn: sqlite3.Connection, commit_key: int, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""

@@ -205,6 +205,19 @@ def test_long_branching_histories_rebuild_exactly(seed, tmp_path):
     check_store(tmp_path / "store", driver.model)
 
 
+def test_reindex_re_derives_links_and_lanes(tmp_path):
+    rng = random.Random(11)
+    with Repo.init(tmp_path / "store") as repo:
+        driver = Driver(repo)
+        for _ in range(120):
+            driver.run(random_operation(rng))
+    sql(tmp_path / "store", "UPDATE commits SET lane = (SELECT min(key) FROM commits), parent = NULL")
+    sql(tmp_path / "store", "DELETE FROM lanes")
+    with Repo(tmp_path / "store") as repo:
+        assert repo.rebuild_index() == len(driver.model)
+    check_store(tmp_path / "store", driver.model)
+
+
 # ------------------------------------------------------------------ state images
 
 

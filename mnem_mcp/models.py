@@ -16,8 +16,10 @@ the tool list.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
+import mnem_bridge
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
@@ -35,6 +37,7 @@ __all__ = [
     "MergeOutcome",
     "BranchCreated",
     "Head",
+    "memory_json",
     "RememberItem",
     "ContentResolution",
     "NodeId",
@@ -155,6 +158,11 @@ class Head(TypedDict):
     """Where HEAD points now: 'ref: <branch>', or a bare commit id when detached."""
 
     head: str
+
+
+def memory_json(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, MemoryNode]:
+    """A bridge memory map (``working_memory``, ``state_at``) in its JSON shape, ``{id: node}``."""
+    return {node_id: node.to_dict() for node_id, node in memory.items()}
 
 
 # --- argument types ------------------------------------------------------------------------------

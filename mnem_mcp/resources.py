@@ -22,7 +22,7 @@ import mnem_bridge
 from mcp.server import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from .models import Commit, MemoryNode
+from .models import Commit, MemoryNode, memory_json
 
 __all__ = [
     "MEMORY_URI",
@@ -62,7 +62,7 @@ _FULL_COMMIT_URI = re.compile(r"^mnem://commit/[0-9a-f]{64}$")
 
 def memory(store: mnem_bridge.Store) -> dict[str, MemoryNode]:
     """``mnem://memory``: the current memory, ``{node id: node}``."""
-    return {node_id: node.to_dict() for node_id, node in store.working_memory().items()}
+    return memory_json(store.working_memory())
 
 
 def node(store: mnem_bridge.Store, node_id: str) -> MemoryNode:
@@ -89,8 +89,7 @@ def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:  # noqa: A002 -
         ``{"changed": {node id: "added" | "modified" | "removed"}, "state": {node id: node}}``.
     """
     changed = store.changed_by(id)
-    state = {node_id: entry.to_dict() for node_id, entry in store.state_at(id).items()}
-    return {"changed": changed, "state": state}
+    return {"changed": changed, "state": memory_json(store.state_at(id))}
 
 
 def cache_hint(uri: str) -> CacheHint:

@@ -42,6 +42,7 @@ from .models import (
     Summary,
     ToolCall,
     Written,
+    memory_json,
 )
 
 __all__ = [
@@ -129,7 +130,7 @@ def recall(store: mnem_bridge.Store, id: OptionalNodeId = None) -> Recalled:
         ``{"memory": {id: node}}``; asking for an id that is not remembered gives an empty map.
     """
     if id is None:
-        return {"memory": _memory_dict(store.working_memory())}
+        return {"memory": memory_json(store.working_memory())}
     node = store.working_node(id)
     return {"memory": {} if node is None else {id: node.to_dict()}}
 
@@ -143,7 +144,7 @@ def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = 
     state = store.state_at(commit)
     if id is not None:
         state = {id: state[id]} if id in state else {}
-    return {"memory": _memory_dict(state)}
+    return {"memory": memory_json(state)}
 
 
 def history(
@@ -273,8 +274,3 @@ def merge(
     settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                else choice for node_id, choice in (resolutions or {}).items()}
     return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary).to_dict()
-
-
-def _memory_dict(memory: dict[str, mnem_bridge.MemoryNode]) -> dict[str, Any]:
-    """A bridge memory map as its JSON shape."""
-    return {node_id: node.to_dict() for node_id, node in memory.items()}

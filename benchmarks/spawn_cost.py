@@ -106,6 +106,7 @@ def row(label: str, samples: dict[str, list[float]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Measure, write the table, print it; returns the exit status."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=30, help="calls per method for `mnem status` (x5 for true)")
     parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the Markdown table")

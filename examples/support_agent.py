@@ -43,6 +43,7 @@ def record_the_run(store: mnem_bridge.Store) -> str:
 
 
 def main() -> int:
+    """Record the run, trace the wrong belief, print and assert the story."""
     with tempfile.TemporaryDirectory() as tmp, mnem_bridge.init(Path(tmp) / "agent-memory") as store:
         misread = record_the_run(store)
         history = store.log()  # newest first

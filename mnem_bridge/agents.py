@@ -91,20 +91,17 @@ def remember_many(
         store: The store.
         items: Mappings with ``id`` and ``content``, and optionally ``source``,
             ``step``, ``observation``, ``tool_call``, ``note`` (other keys are ignored).
-        summary: The commit message (default ``remember <n> node(s)``).
+        summary: The commit message (default ``remember <n> node(s)``, also for none).
         author: The commit author.
         time_ms: Commit time in Unix ms (default: now).
 
     Returns:
-        The commit id.
+        The commit id (no items still make one commit, as upstream).
 
     Raises:
-        ValueError: No items (the binary records no empty commits).
         BusyError: The store stayed busy through every attempt.
     """
     puts = [{"id": item["id"], "content": item["content"], **{k: item.get(k) for k in ITEM_KEYS}} for item in items]
-    if not puts:
-        raise ValueError("remember_many needs at least one item")
     count = len(puts)
     return _one_commit(store, puts, [], summary or f"remember {count} node{'' if count == 1 else 's'}", author, time_ms)
 
@@ -140,7 +137,7 @@ def _one_commit(
     store: Store, puts: list[dict[str, Any]], deletes: list[str], message: str, author: str, time_ms: int | None
 ) -> str:
     commit, _ = with_retry(lambda: store.write(puts, deletes, message=message, author=author, time_ms=time_ms))
-    if commit is None:  # only an empty batch records nothing, and none reaches here
+    if commit is None:  # without --skip-missing, mnem write always records exactly one commit
         raise ProtocolError(f"mnem write recorded no commit for {message!r}", command=store.last_command)
     return commit.id
 

@@ -23,8 +23,12 @@ from .binary import FIX, Binary, describe, find_binary
 from .echo import echo, shell_line
 from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, error_class
 from .process import Runner, RunResult, SubprocessRunner
+from .worker import WorkerRunner
 
-__all__ = ["Mnem", "DEFAULT_TIMEOUT", "interpret"]
+__all__ = ["Mnem", "DEFAULT_TIMEOUT", "MODES", "interpret"]
+
+#: How the client runs the binary: a persistent worker, or one process per call.
+MODES = ("worker", "oneshot")
 
 logger = logging.getLogger(__name__)
 
@@ -39,8 +43,11 @@ class Mnem:
 
     Args:
         binary: Path (or name on PATH) of ``mnem``; see ``binary.find_binary`` for the fallbacks.
-        runner: How to run it (default: a one-shot ``SubprocessRunner``, closed with this client).
+        runner: How to run it (default: chosen by ``mode``, and closed with this client).
         timeout: Seconds per invocation before the process group is killed.
+        mode: ``"worker"`` (one persistent ``mnem serve --stdio`` for this client, when the
+            binary lists the ``serve`` feature) or ``"oneshot"`` (one process per call).
+            Default: ``$MNEM_BRIDGE_MODE``, else ``"worker"``.  Ignored when ``runner`` is given.
 
     Raises:
         BinaryNotFoundError: No binary where the lookup order points.
@@ -52,18 +59,31 @@ class Mnem:
         *,
         runner: Runner | None = None,
         timeout: float = DEFAULT_TIMEOUT,
+        mode: str | None = None,
     ) -> None:
         self.path = find_binary(binary)
         self.timeout = timeout
+        self.mode = mode or os.environ.get("MNEM_BRIDGE_MODE") or "worker"
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         #: The shell line of the most recent invocation, for logs and bug reports.
         self.last_command: str | None = None
-        self._runner: Runner = runner if runner is not None else SubprocessRunner()
+        self._oneshot = SubprocessRunner()
+        self._runner: Runner | None = runner
         self._owns_runner = runner is None
 
     @property
     def binary(self) -> Binary:
         """The binary's checked self-description (runs ``--version --json`` once per process)."""
-        return describe(self.path, self._runner)
+        return describe(self.path, self._oneshot)
+
+    @property
+    def runner(self) -> Runner:
+        """The runner in use; the first call decides between worker and one-shot."""
+        if self._runner is None:
+            serves = "serve" in self.binary.features
+            self._runner = WorkerRunner(self.path) if self.mode == "worker" and serves else self._oneshot
+        return self._runner
 
     def call(self, root: str | os.PathLike[str], *args: str, payload: str | None = None) -> Any:
         """Run one subcommand against the store at ``root``.
@@ -80,7 +100,7 @@ class Mnem:
             MnemError: The binary reported an error (the subclass for its code),
                 or the process failed (a ``StoreIoError`` subclass).
         """
-        self.binary  # the contract check, before the first real call
+        runner = self.runner  # the contract check (cached) happens here, before the first real call
         argv = [self.path, "-C", os.fspath(Path(root)), "--json", *args]
         stdin = None
         if payload is not None:
@@ -90,7 +110,7 @@ class Mnem:
         self.last_command = command
         echo(command)
         try:
-            result = self._runner.run(argv, stdin=stdin, timeout=self.timeout)
+            result = runner.run(argv, stdin=stdin, timeout=self.timeout)
         except OSError as exc:
             raise BinaryNotFoundError(
                 f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
@@ -99,7 +119,7 @@ class Mnem:
 
     def close(self) -> None:
         """Close the runner if this client created it (a caller's runner is the caller's)."""
-        if self._owns_runner:
+        if self._owns_runner and self._runner is not None:
             self._runner.close()
 
     def __enter__(self) -> Mnem:

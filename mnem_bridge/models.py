@@ -102,7 +102,11 @@ class MemoryNode:
             The node.
         """
         return cls(
-            data["id"], data["content"], data["content_kind"], Provenance.from_dict(data["provenance"]), data["event_time"]
+            data["id"],
+            data["content"],
+            data["content_kind"],
+            Provenance.from_dict(data["provenance"]),
+            data["event_time"],
         )
 
 
@@ -214,7 +218,11 @@ class Conflict:
             The conflict.
         """
         return cls(
-            data["id"], data["kind"], node_or_none(data["base"]), node_or_none(data["ours"]), node_or_none(data["theirs"])
+            data["id"],
+            data["kind"],
+            node_or_none(data["base"]),
+            node_or_none(data["ours"]),
+            node_or_none(data["theirs"]),
         )
 
 

@@ -265,7 +265,11 @@ class Store:
             Its object id.
         """
         return self.add(
-            node.id, node.content, content_kind=node.content_kind, provenance=node.provenance, event_time=node.event_time
+            node.id,
+            node.content,
+            content_kind=node.content_kind,
+            provenance=node.provenance,
+            event_time=node.event_time,
         )
 
     def rm(self, id: str) -> None:  # noqa: A002 - upstream's name
@@ -522,13 +526,15 @@ class Store:
             The outcome.
 
         Raises:
-            ValueError: A bad strategy or resolution value.
+            ValueError: A bad strategy or resolution value, or a resolved id containing ``=``.
             InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
         """
         if strategy is not None and strategy not in _STRATEGIES:
             raise ValueError(f'strategy must be "ours" or "theirs", got {strategy!r}')
         args = ["merge"]
         for node_id, choice in (resolutions or {}).items():
+            if "=" in node_id:
+                raise ValueError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
             if isinstance(choice, MemoryNode):
                 args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
             elif choice in _SIDES:

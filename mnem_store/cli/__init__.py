@@ -58,6 +58,31 @@ FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "com
 class _Parser(argparse.ArgumentParser):
     """An argparse parser that raises ``UsageError`` instead of exiting."""
 
+    # Python 3.11's argparse removes *every* "--" it sees in a value list, so
+    # an option value (``--node=--``) or a positional value (``add -- x --``)
+    # that is exactly "--" is lost.  Only the first "--", the separator, may
+    # go, as Python 3.12 does.  Node ids and contents are arbitrary strings.
+    _separator_used = False
+    _KEEP = "\0--"
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._separator_used = False
+        return super().parse_known_args(args, namespace)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        if "--" not in arg_strings:
+            return super()._get_values(action, arg_strings)
+        if action.option_strings:
+            protected = [self._KEEP if a == "--" else a for a in arg_strings]
+        else:
+            first = arg_strings.index("--") if not self._separator_used else -1
+            self._separator_used = True
+            protected = [a if i == first or a != "--" else self._KEEP for i, a in enumerate(arg_strings)]
+        value = super()._get_values(action, protected)
+        if isinstance(value, list):
+            return ["--" if v == self._KEEP else v for v in value]
+        return "--" if value == self._KEEP else value
+
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}\n\nFor more information, try '--help'.")
 

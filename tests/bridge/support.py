@@ -1,4 +1,4 @@
-"""Helpers shared by the bridge tests: fake ``mnem`` binaries and command detection."""
+"""Helpers shared by the bridge tests: fake ``mnem`` binaries."""
 
 from __future__ import annotations
 
@@ -7,24 +7,11 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
-from conftest import run_mnem
-
 #: A valid self-description, so a fake passes the contract check and misbehaves afterwards.
 DESCRIPTION = {
     "name": "mnem", "version": "9.9.9", "format_version": 1, "contract": 1,
     "implementation": "fake", "features": [],
 }
-
-#: Commands that land from the history branch (merge/blame/bisect), missing from this ``mnem``.
-MISSING = [name for name in ("merge", "blame", "bisect") if run_mnem(name, "--help").code != 0]
-
-
-def needs(*commands: str) -> pytest.MarkDecorator:
-    """Skip a test until the real ``mnem`` has ``commands`` (they land on main from another branch)."""
-    missing = [name for name in commands if name in MISSING]
-    return pytest.mark.skipif(bool(missing), reason=f"this mnem has no {'/'.join(missing)} yet")
 
 
 def fake_mnem(directory: Path, body: str, *, describe: bool = True, name: str = "mnem") -> Path:

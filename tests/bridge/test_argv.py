@@ -119,16 +119,18 @@ def test_write_skip_missing(store: Store, recorder: Recorder) -> None:
 
 
 def test_merge_resolutions_and_strategy(store: Store, recorder: Recorder) -> None:
-    store.merge("-theirs", resolutions={"p": "theirs", "q=r": MemoryNode("q=r", {"x": 1})}, strategy="ours",
+    store.merge("-theirs", resolutions={"p": "theirs", "-q": MemoryNode("-q", {"x": "a=b"})}, strategy="ours",
                 author="m", time_ms=3)
     store.merge("feature", message="custom", author="m", time_ms=4)
     assert _args(recorder, store) == [
-        ["merge", "--resolve=p=theirs", '--resolve-json=q=r={"x":1}', "--strategy=ours", "--author=m", "--time=3",
+        ["merge", "--resolve=p=theirs", '--resolve-json=-q={"x":"a=b"}', "--strategy=ours", "--author=m", "--time=3",
          "--", "-theirs"],
         ["merge", "--message=custom", "--author=m", "--time=4", "--", "feature"],
     ]
     with pytest.raises(ValueError):
         store.merge("feature", resolutions={"p": "mine"})  # type: ignore[dict-item]
+    with pytest.raises(ValueError, match="first '='"):
+        store.merge("feature", resolutions={"a=b": "ours"})
 
 
 def test_bisect_helper_forms(store: Store, recorder: Recorder) -> None:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from conftest import MNEM
 from mnem_bridge import BinaryNotFoundError, find_binary
 from mnem_bridge.binary import describe
 from mnem_bridge.process import SubprocessRunner
-from conftest import MNEM
 
 
 def _executable(path: Path) -> Path:

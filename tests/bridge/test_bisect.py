@@ -10,8 +10,6 @@ import pytest
 from mnem_bridge import InvalidRefError, Store, SubprocessRunner, agents
 from mnem_bridge.bisect import first_commit_where
 
-from .support import needs
-
 
 def _history(store: Store, values: list[str]) -> list[str]:
     """One commit per value of ``plan`` (the first also sets ``account``); returns the ids."""
@@ -82,7 +80,6 @@ def test_bisect_needs_a_commit(bstore: Store) -> None:
         bstore.bisect(is_pro)
 
 
-@needs("bisect")
 def test_the_helper_form_and_its_blame(bstore: Store) -> None:
     ids = _history(bstore, ["enterprise", "enterprise", "pro", "pro"])
     agents.forget(bstore, "account")
@@ -93,7 +90,6 @@ def test_the_helper_form_and_its_blame(bstore: Store) -> None:
     assert bstore.bisect(node="plan", equals="pro", good=ids[1], bad=ids[3]) == ids[2]
 
 
-@needs("bisect")
 def test_both_forms_fail_with_the_same_messages(bstore: Store) -> None:
     ids = _history(bstore, ["enterprise", "pro", "pro"])
     bstore.checkout(create="side", target=ids[0])

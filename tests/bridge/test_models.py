@@ -8,10 +8,18 @@ from typing import Any
 import orjson
 import pytest
 
-from mnem_bridge import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, Store, agents
 from conftest import run_mnem
-
-from .support import needs
+from mnem_bridge import (
+    Blame,
+    Commit,
+    Conflict,
+    MemoryNode,
+    MergeResult,
+    NodeChange,
+    Provenance,
+    Store,
+    agents,
+)
 
 PROV = {"agent_step": "step-31", "observation": "billing-note-8842", "tool_call": None, "source": "s", "note": None}
 NODE = {"id": "plan", "content": {"tier": "pro", "seats": [1, 2]}, "content_kind": "claim", "provenance": PROV,
@@ -72,7 +80,6 @@ def test_facade_results_match_the_cli(bstore: Store) -> None:
     assert run_mnem("--json", "diff", c1, c2, cwd=root).out == _cli_json([c.to_dict() for c in bstore.diff(c1, c2)])
 
 
-@needs("merge")
 def test_merge_result_matches_the_cli(bstore: Store) -> None:
     base = agents.remember(bstore, "plan", "enterprise", time_ms=1)
     bstore.checkout(create="pro", target=base)
@@ -85,7 +92,6 @@ def test_merge_result_matches_the_cli(bstore: Store) -> None:
     assert [c.kind for c in result.conflicts] == ["edit/edit"]
 
 
-@needs("blame")
 def test_blame_matches_the_cli(bstore: Store) -> None:
     agents.remember(bstore, "plan", "pro", source="billing-note-8842", step="step-31", time_ms=2)
     assert run_mnem("--json", "blame", "plan", cwd=bstore.root).out == _cli_json(bstore.blame("plan").to_dict())

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import mnem_bridge
+from conftest import MNEM
 from mnem_bridge import (
     InvalidRefError,
     MemoryNode,
@@ -18,9 +19,6 @@ from mnem_bridge import (
     StoreExistsError,
     agents,
 )
-from conftest import MNEM
-
-from .support import needs
 
 HEX = re.compile(r"[0-9a-f]{64}")
 
@@ -52,7 +50,8 @@ def test_default_binary_is_the_one_beside_python(tmp_path: Path, monkeypatch: py
 
 def test_staging_commit_and_log(bstore: Store) -> None:
     prov = Provenance(agent_step="step-1", source="ticket-1", note="n")
-    obj = bstore.add("plan", {"tier": "enterprise"}, content_kind="claim", provenance=prov, event_time=1_700_000_000_000)
+    obj = bstore.add("plan", {"tier": "enterprise"}, content_kind="claim", provenance=prov,
+                     event_time=1_700_000_000_000)
     assert HEX.fullmatch(obj)
     bstore.add("temp", "x")
     assert bstore.staged() == [("plan", obj), ("temp", bstore.staged()[1][1])]
@@ -65,7 +64,9 @@ def test_staging_commit_and_log(bstore: Store) -> None:
         first, (), "open the account", "agent", 2000)
     assert bstore.head() == "ref: main" and bstore.head_commit() == first
     assert bstore.resolve(first[:8]) == first and bstore.resolve("main") == first
-    assert bstore.working_node("plan") == MemoryNode("plan", {"tier": "enterprise"}, "claim", prov, 1_700_000_000_000)
+    node = bstore.working_node("plan")
+    assert node == MemoryNode("plan", {"tier": "enterprise"}, "claim", prov, 1_700_000_000_000)
+    assert bstore.add_node(node) == obj  # the same node is the same object
     bstore.rm("plan")
     assert bstore.staged_deletions() == ["plan"] and bstore.working_node("plan") is None
     second = bstore.commit("drop the plan", author="agent", time_ms=3000)
@@ -185,7 +186,6 @@ def test_export_and_import_keep_commit_ids(bstore: Store, tmp_path: Path) -> Non
     assert fork.head_commit() == tip and fork.export() == exported
 
 
-@needs("merge")
 def test_merge_outcomes_and_resolutions(bstore: Store) -> None:
     base = agents.remember(bstore, "plan", "enterprise", time_ms=1)
     bstore.new_branch("pro")
@@ -219,7 +219,6 @@ def test_merge_outcomes_and_resolutions(bstore: Store) -> None:
         bstore.merge("main", strategy="mine")  # type: ignore[arg-type]
 
 
-@needs("blame")
 def test_blame_names_the_introducing_commit(bstore: Store) -> None:
     c1 = agents.remember(bstore, "plan", "enterprise", source="ticket-1", time_ms=2000)
     agents.remember(bstore, "contact", "ann", time_ms=3000)

@@ -6,12 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bridge.support import needs
-
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
-@needs("bisect", "blame")
 def test_support_agent_traces_the_misread(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(EXAMPLES / "support_agent.py")], cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)

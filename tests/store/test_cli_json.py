@@ -154,3 +154,14 @@ def test_completions_need_no_store(tmp_path):
     for shell in ("bash", "zsh", "fish", "powershell", "elvish"):
         doc = j("completions", shell, cwd=tmp_path)
         assert doc["shell"] == shell and "mnem" in doc["script"] and "commit" in doc["script"]
+
+
+def test_values_that_are_exactly_double_dash_survive(store):
+    """Python 3.11's argparse drops every "--"; ours drops only the separator."""
+    j("add", "--source=--", "--", "--", "--", cwd=store)
+    j("add", "--", "x", "--", cwd=store)
+    commit = j("commit", "--message=--", "--author=--", cwd=store)
+    assert (commit["message"], commit["author"]) == ("--", "--")
+    node = j("show", "--node=--", cwd=store)
+    assert (node["content"], node["provenance"]["source"]) == ("--", "--")
+    assert j("show", "--node", "x", cwd=store)["content"] == "--"

@@ -1,0 +1,166 @@
+"""The persistent worker runner: many invocations over one ``mnem serve --stdio``.
+
+A one-shot ``mnem`` costs a Python start-up per call (tens of milliseconds);
+a worker pays it once.  ``WorkerRunner`` speaks the worker protocol of
+docs/cli-json.md: one JSON request per line (the argv after the binary, and
+the stdin text), one JSON answer per line (exit status, stdout, stderr), so
+its ``RunResult`` is exactly what the one-shot command would have produced.
+
+Lifecycle rules (GitPython's leaked ``cat-file`` processes are the lesson):
+the worker starts on first use in its own session; requests are serialised
+by a lock, so threads (and asyncio code using threads) can share it; a
+request that outlives its timeout kills the worker's whole process group
+and reports a timeout, as a one-shot call would; a worker found dead before
+a request is sent is restarted transparently, while one that dies *during*
+a request is reported as that request's failure (it may already have
+written, so it is never silently retried).  ``close()`` ends it, and an
+``atexit`` hook ends any still open; nothing relies on ``__del__``.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+
+import orjson
+
+from .process import RunResult, child_env
+
+__all__ = ["WorkerRunner"]
+
+logger = logging.getLogger(__name__)
+
+_live: weakref.WeakSet[WorkerRunner] = weakref.WeakSet()
+
+
+class WorkerRunner:
+    """Runs ``mnem`` invocations through one long-lived ``mnem serve --stdio`` process.
+
+    Args:
+        binary: Absolute path of the ``mnem`` binary (it must list ``serve`` in its features).
+    """
+
+    def __init__(self, binary: str) -> None:
+        self.binary = binary
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._buffer = b""
+        _live.add(self)
+
+    def run(self, argv: Sequence[str], *, stdin: bytes | None, timeout: float | None) -> RunResult:
+        """Send one request (``argv[0]`` is the binary) and wait for its answer.
+
+        Returns:
+            The answer as a ``RunResult``; ``timed_out`` when the worker was killed for time,
+            a negative status when it died while answering.
+
+        Raises:
+            OSError: The worker could not be started.
+        """
+        request = orjson.dumps({"argv": list(argv[1:]), "stdin": None if stdin is None else stdin.decode("utf-8")})
+        with self._lock:
+            proc = self._send(request + b"\n")
+            deadline = None if timeout is None else time.monotonic() + timeout
+            line = self._read_line(proc, deadline)
+            if line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
+                self._stop(kill=True)
+                return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
+            if not line:  # died while answering
+                status = proc.wait()
+                self._proc = None
+                return RunResult(status if status < 0 else -signal.SIGKILL, b"", b"")
+        answer = orjson.loads(line)
+        return RunResult(answer["exit"], answer["stdout"].encode("utf-8"), answer["stderr"].encode("utf-8"))
+
+    def _send(self, data: bytes) -> subprocess.Popen[bytes]:
+        """Write a request, starting (or restarting) the worker if it is not running."""
+        for attempt in (1, 2):
+            proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
+            try:
+                assert proc.stdin is not None
+                proc.stdin.write(data)
+                proc.stdin.flush()
+                return proc
+            except BrokenPipeError:  # died between requests: nothing of this request ran
+                logger.debug("mnem worker pid %d was gone; restarting (attempt %d)", proc.pid, attempt)
+                self._stop(kill=True)
+        raise OSError(f"the mnem worker ({self.binary} serve --stdio) exits as soon as it starts")
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        self._stop(kill=True)
+        self._proc = subprocess.Popen(
+            [self.binary, "serve", "--stdio"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            env=child_env(),
+            start_new_session=True,
+            close_fds=True,
+        )
+        self._buffer = b""
+        logger.debug("started mnem worker pid %d", self._proc.pid)
+        return self._proc
+
+    def _read_line(self, proc: subprocess.Popen[bytes], deadline: float | None) -> bytes | None:
+        """One answer line; ``b""`` at end of output (the worker died), ``None`` past the deadline."""
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buffer:
+                wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not selector.select(wait):
+                    return None
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    return b""
+                self._buffer += chunk
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return line
+
+    def _stop(self, *, kill: bool) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if not kill and proc.stdin is not None:
+            try:
+                proc.stdin.close()  # end of input: the worker exits 0 after closing its stores
+                proc.wait(timeout=2)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    @property
+    def pid(self) -> int | None:
+        """The running worker's process id, if one is running."""
+        return self._proc.pid if self._proc is not None and self._proc.poll() is None else None
+
+    def close(self) -> None:
+        """End the worker (politely, then by force); the runner can start a new one later."""
+        with self._lock:
+            self._stop(kill=False)
+
+
+@atexit.register
+def _close_all() -> None:
+    for runner in list(_live):
+        runner.close()

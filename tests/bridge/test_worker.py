@@ -1,0 +1,165 @@
+"""The persistent worker: same answers as one-shot, shared safely, restarted, never leaked."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+import mnem_bridge
+from conftest import MNEM
+from mnem_bridge import agents
+from mnem_bridge.errors import CommandTimeoutError, InvalidRefError, SignalError
+from mnem_bridge.process import SubprocessRunner
+from mnem_bridge.worker import WorkerRunner
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def replay(store: mnem_bridge.Store) -> list:
+    """A fixed run touching writes, reads, history and errors; returns everything observed."""
+    seen: list = []
+    seen.append(agents.remember(store, "plan", "enterprise", source="ticket-1", time_ms=1000))
+    seen.append(agents.remember_many(store, [{"id": "seats", "content": 40}, {"id": "x", "content": None}], time_ms=2000))
+    seen.append(agents.remember(store, "plan", "pro", observation="bill", step="s31", time_ms=3000))
+    seen.append(agents.forget(store, "x", time_ms=4000))
+    seen.append([c.to_dict() for c in store.log()])
+    seen.append({k: v.to_dict() for k, v in store.working_memory().items()})
+    seen.append(store.blame("plan").to_dict())
+    seen.append(store.changed_by(store.head_commit()))
+    try:
+        store.blame("ghost")
+    except InvalidRefError as exc:
+        seen.append((exc.code, str(exc)))
+    return seen
+
+
+def test_worker_and_one_shot_answer_identically(tmp_path):
+    with mnem_bridge.init(tmp_path / "w", client=mnem_bridge.Mnem(MNEM, mode="worker")) as worker_store, \
+            mnem_bridge.init(tmp_path / "o", client=mnem_bridge.Mnem(MNEM, mode="oneshot")) as oneshot_store:
+        assert isinstance(worker_store.client.runner, WorkerRunner)
+        assert isinstance(oneshot_store.client.runner, SubprocessRunner)
+        got = replay(worker_store)
+        expected = replay(oneshot_store)
+        assert json.dumps(got).replace(str(tmp_path / "w"), "") == json.dumps(expected).replace(str(tmp_path / "o"), "")
+
+
+def test_worker_is_the_default_and_the_environment_forces_one_shot(tmp_path, monkeypatch):
+    with mnem_bridge.init(tmp_path / "a") as store:  # the store owns (and closes) its client
+        assert isinstance(store.client.runner, WorkerRunner)
+        pid = store.client.runner.pid
+        store.working_memory()
+        assert store.client.runner.pid == pid  # one process for every call
+    assert not alive(pid)  # closing the store ended the worker
+    monkeypatch.setenv("MNEM_BRIDGE_MODE", "oneshot")
+    with mnem_bridge.init(tmp_path / "b", client=mnem_bridge.Mnem(MNEM)) as store:
+        assert isinstance(store.client.runner, SubprocessRunner)
+    with pytest.raises(ValueError):
+        mnem_bridge.Mnem(MNEM, mode="fast")
+
+
+def test_the_echoed_line_is_the_equivalent_one_shot_command(tmp_path):
+    import subprocess
+
+    with mnem_bridge.init(tmp_path / "s", client=mnem_bridge.Mnem(MNEM)) as store:
+        agents.remember(store, "it's", "a $(value)\n`x`", time_ms=5, author="me")
+        command = store.last_command
+        expected_head = store.head_commit()
+    (tmp_path / "s2").mkdir()
+    subprocess.run(["bash", "-c", f"{MNEM} init {tmp_path / 's2'}"], check=True, capture_output=True)
+    rerun = subprocess.run(["bash", "-c", command.replace(str(tmp_path / "s"), str(tmp_path / "s2"))],
+                           capture_output=True, check=True)
+    assert json.loads(rerun.stdout)["commit"]["id"] == expected_head
+
+
+def dead(pid: int) -> bool:
+    """Gone or a zombie: it will never read another request."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except FileNotFoundError:
+        return True
+
+
+def test_a_worker_killed_between_calls_is_restarted(bstore):
+    agents.remember(bstore, "a", 1)
+    first = bstore.client.runner.pid
+    os.kill(first, signal.SIGKILL)
+    while not dead(first):
+        pass
+    agents.remember(bstore, "b", 2)  # transparently on a new worker
+    assert bstore.client.runner.pid not in (None, first)
+    assert set(bstore.working_memory()) == {"a", "b"}
+
+
+def fake_worker(tmp_path: Path) -> Path:
+    """A binary that serves the worker protocol but hangs or dies on request."""
+    script = tmp_path / "mnem"
+    script.write_text(f"""#!{sys.executable}
+import json, os, signal, sys, time
+if sys.argv[1:] == ["--version", "--json"]:
+    print(json.dumps({{"name": "mnem", "version": "0", "format_version": 1, "contract": 1,
+                      "implementation": "fake", "features": ["serve"]}}))
+    sys.exit(0)
+for line in sys.stdin:
+    argv = json.loads(line)["argv"]
+    if "hang" in argv:
+        time.sleep(600)
+    if "die" in argv:
+        os.kill(os.getpid(), signal.SIGKILL)
+    print(json.dumps({{"exit": 0, "stdout": json.dumps({{"pid": os.getpid()}}), "stderr": ""}}), flush=True)
+""")
+    script.chmod(0o755)
+    return script
+
+
+def test_a_hung_request_times_out_kills_the_worker_and_the_next_call_recovers(tmp_path):
+    client = mnem_bridge.Mnem(fake_worker(tmp_path), timeout=0.5)
+    first = client.call(tmp_path, "status")["pid"]
+    with pytest.raises(CommandTimeoutError) as caught:
+        client.call(tmp_path, "hang")
+    assert caught.value.code == "store_io"
+    assert not alive(first)
+    assert client.call(tmp_path, "status")["pid"] != first
+    client.close()
+
+
+def test_a_worker_dying_mid_request_fails_that_request_only(tmp_path):
+    client = mnem_bridge.Mnem(fake_worker(tmp_path))
+    with pytest.raises(SignalError):
+        client.call(tmp_path, "die")
+    assert "pid" in client.call(tmp_path, "status")
+    pid = client.runner.pid
+    client.close()
+    assert not alive(pid)
+
+
+def test_threads_share_one_worker_safely(bstore):
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(10):
+                agents.remember(bstore, f"t{n}-{i}", i)
+                assert bstore.working_node(f"t{n}-{i}").content == i
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert len(bstore.log()) == 60
+    assert len(bstore.working_memory()) == 60

@@ -7,16 +7,18 @@ location is never created: a typo there should fail loudly (``no_store``),
 not start an empty memory somewhere unexpected.
 
 The server keeps no store state between calls: each call opens the store
-through the bridge (a path walk, no process), runs its ``mnem``
-invocations, and closes it.  Branch state lives in the store's HEAD, so a
-``switch`` is seen by the next call, and a store that was broken at start-up
-and is later repaired simply starts working.
+through the bridge (a path walk, no process) and runs its ``mnem``
+invocations; only the bridge client that runs them is shared.  Branch state
+lives in the store's HEAD, so a ``switch`` is seen by the next call, and a
+store that was broken at start-up and is later repaired simply starts
+working.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -75,23 +77,34 @@ def locate_store(explicit: str | os.PathLike[str] | None, environ: Mapping[str, 
     return StoreLocation(default_store_path(), "default")
 
 
-@dataclass(frozen=True, slots=True)
 class StoreBinding:
-    """How every call reaches the store: its path, the ``mnem`` binary and the per-invocation timeout.
+    """How every call reaches the store: its path, and one bridge client shared by all calls.
 
-    Attributes:
+    The client (``mnem_bridge.Mnem``) keeps one ``mnem serve`` worker alive
+    across calls, so a call costs a request, not a Python start-up; the
+    worker serialises requests, so calls on worker threads may share it.  It
+    is created on first use, and again after a failure to create it, so a
+    ``mnem`` that is missing at start-up is picked up once it appears.
+
+    Args:
         path: Where the store is (``open`` walks up from here to the nearest ``.mnem``).
         binary: The ``mnem`` to run (``None``: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before it is killed.
     """
 
-    path: Path
-    binary: str | None = None
-    timeout: float = mnem_bridge.DEFAULT_TIMEOUT
+    def __init__(self, path: Path, binary: str | None = None, timeout: float = mnem_bridge.DEFAULT_TIMEOUT) -> None:
+        self.path = path
+        self.binary = binary
+        self.timeout = timeout
+        self._client: mnem_bridge.Mnem | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"StoreBinding(path={str(self.path)!r}, binary={self.binary!r}, timeout={self.timeout!r})"
 
     @contextmanager
     def open(self) -> Iterator[mnem_bridge.Store]:
-        """A store for one call, closed afterwards.
+        """A store for one call (it does not close the shared client).
 
         Yields:
             The open store.
@@ -99,9 +112,8 @@ class StoreBinding:
         Raises:
             mnem_bridge.MnemError: No binary, no store, or the binary's own error.
         """
-        with mnem_bridge.Mnem(self.binary, timeout=self.timeout) as client:
-            with mnem_bridge.open(self.path, client=client) as store:
-                yield store
+        with mnem_bridge.open(self.path, client=self._mnem()) as store:
+            yield store
 
     def create(self) -> Path:
         """Create the store at ``path`` (the default store's first use).
@@ -112,5 +124,19 @@ class StoreBinding:
         Raises:
             mnem_bridge.MnemError: It could not be created.
         """
-        with mnem_bridge.Mnem(self.binary, timeout=self.timeout) as client:
-            return mnem_bridge.init(self.path, client=client).root
+        return mnem_bridge.init(self.path, client=self._mnem()).root
+
+    def close(self) -> None:
+        """End the shared client's worker; a later call starts a new one."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _mnem(self) -> mnem_bridge.Mnem:
+        with self._lock:
+            if self._client is None:
+                client = mnem_bridge.Mnem(self.binary, timeout=self.timeout)
+                client.runner  # noqa: B018 - pick worker or one-shot now, so first calls in parallel share one
+                self._client = client
+            return self._client

@@ -62,8 +62,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _configure_logging(verbose=args.verbose, echo=args.echo)
     location = locate_store(args.store)
-    binding = StoreBinding(location.path, args.mnem, args.timeout)
-    _announce(location, binding)
+    probe = StoreBinding(location.path, args.mnem, args.timeout)
+    try:
+        _announce(location, probe)
+    finally:
+        probe.close()
     server = build_server(location.path, tools=args.tools, mnem=args.mnem, timeout=args.timeout)
     try:
         server.run("stdio")

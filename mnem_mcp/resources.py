@@ -73,7 +73,7 @@ def node(store: mnem_bridge.Store, node_id: str) -> MemoryNode:
     """
     found = store.working_node(node_id)
     if found is None:
-        raise mnem_bridge.NotFoundError(f"no node {node_id!r} in memory", command=store.last_command)
+        raise mnem_bridge.NotFoundError(f"no node {node_id!r} in memory")
     return found.to_dict()
 
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 import inspect
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
@@ -203,7 +204,8 @@ def build_server(
 
     Nothing is opened here: every tool call and resource read opens the store
     itself, so a server built over a missing or broken store still starts and
-    answers each call with the typed error.
+    answers each call with the typed error.  The ``mnem`` worker the calls
+    share ends when the session does.
 
     Args:
         store: A path at or below the store's root.
@@ -215,6 +217,14 @@ def build_server(
         The server, ready for ``run("stdio")`` or an in-process ``Client``.
     """
     binding = StoreBinding(Path(store).absolute(), None if mnem is None else os.fspath(mnem), timeout)
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+        try:
+            yield {}
+        finally:
+            binding.close()  # the mnem worker ends with the session, not at interpreter exit
+
     server = MCPServer(
         "mnem",
         title="Mnemosyne memory",
@@ -227,6 +237,7 @@ def build_server(
             "tools/list": STATIC,
         },
         middleware=[CodedToolErrors(), resources.ResourceCacheHints()],
+        lifespan=lifespan,
     )
     for spec in TOOLS:
         if tools == "all" or not spec.harness:

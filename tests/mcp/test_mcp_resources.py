@@ -50,7 +50,7 @@ async def test_resources_serve_memory_nodes_log_and_commits(mode: Mode, store: P
         with pytest.raises(MCPError) as missing:
             await client.read_resource("mnem://memory/nobody")
         assert missing.value.error.code == INVALID_PARAMS
-        assert missing.value.error.message.startswith("not_found: no node 'nobody' in memory\nrerun: ")
+        assert missing.value.error.message == "not_found: no node 'nobody' in memory"
         with pytest.raises(MCPError) as bad_commit:
             await client.read_resource("mnem://commit/no-such-branch")
         assert bad_commit.value.error.message.startswith("invalid_ref: ")

@@ -84,3 +84,20 @@ async def test_when_did_tells_an_omitted_equals_from_null(mode: Mode, store: Pat
             "usage: when_did needs exactly one of equals, absent or present (got none)")
         assert (await fail(client, "when_did", id="flag", equals=None, present=True)) == (
             "usage: when_did needs exactly one of equals, absent or present (got equals and present)")
+
+
+def mnem_workers() -> set[int]:
+    """Our child processes that are ``mnem serve`` workers (Linux: read from /proc)."""
+    children = {int(pid) for task in Path("/proc/self/task").iterdir()
+                for pid in (task / "children").read_text().split()}
+    return {pid for pid in children if b"serve\0--stdio" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+
+
+async def test_the_sessions_mnem_worker_ends_with_the_session(store: Path) -> None:
+    before = mnem_workers()
+    async with connect("in-process", store) as client:
+        await call(client, "remember", id="plan", content="pro")
+        await call(client, "recall")
+        started = mnem_workers() - before
+        assert len(started) == 1  # every call went through one worker
+    assert not mnem_workers() & started

@@ -21,7 +21,7 @@ def test_writes_are_one_commit_each_and_reads_return_json_shapes(bridge_store) -
     first = tools.remember(bridge_store, "plan", "enterprise", source="ticket-1", step="s1")["commit"]
     batch = tools.remember_many(bridge_store, [RememberItem(id="plan", content="pro", observation="obs-7"),
                                                RememberItem(id="seats", content=[240])])["commit"]
-    assert [c.id for c in bridge_store.log()] == [batch, first]
+    assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
     assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
     plan = tools.recall(bridge_store, "plan")["memory"]["plan"]
     assert plan["provenance"] == {"agent_step": None, "observation": "obs-7", "tool_call": None, "source": None,

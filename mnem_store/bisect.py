@@ -8,37 +8,47 @@ second parents are never descended, so a merge is one step.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from .canonical import json_equal
 from .errors import InvalidRefError
-from .graph import Graph
 from .repo import Nodes, Repo
 
-__all__ = ["Predicate", "content_equals", "absent", "present", "bisect"]
+__all__ = ["Predicate", "NodePredicate", "content_equals", "absent", "present", "bisect"]
 
 #: A question about one memory state; gets the store to load node contents when it needs them.
 Predicate = Callable[[Repo, Nodes], bool]
 
 
-def content_equals(node_id: str, value: Any) -> Predicate:
+@dataclass(frozen=True, slots=True)
+class NodePredicate:
+    """A predicate about one node, answered from that node's object id (None: absent).
+
+    Bisect asks these one node at a time, never loading a whole state; as a
+    plain ``Predicate`` over a state map they behave the same.
+    """
+
+    node_id: str
+    test: Callable[[Repo, bytes | None], bool]
+
+    def __call__(self, repo: Repo, nodes: Nodes) -> bool:
+        return self.test(repo, nodes.get(self.node_id))
+
+
+def content_equals(node_id: str, value: Any) -> NodePredicate:
     """The node is present and its content equals ``value`` (type-aware: ``1`` is not ``1.0``)."""
-
-    def holds(repo: Repo, nodes: Nodes) -> bool:
-        raw = nodes.get(node_id)
-        return raw is not None and json_equal(repo.node(raw).content, value)
-
-    return holds
+    return NodePredicate(node_id, lambda repo, raw: raw is not None and json_equal(repo.node(raw).content, value))
 
 
-def absent(node_id: str) -> Predicate:
+def absent(node_id: str) -> NodePredicate:
     """The node is not in memory."""
-    return lambda repo, nodes: node_id not in nodes
+    return NodePredicate(node_id, lambda repo, raw: raw is None)
 
 
-def present(node_id: str) -> Predicate:
+def present(node_id: str) -> NodePredicate:
     """The node is in memory, whatever its content."""
-    return lambda repo, nodes: node_id in nodes
+    return NodePredicate(node_id, lambda repo, raw: raw is not None)
 
 
 def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: str | None = None) -> bytes:
@@ -47,14 +57,14 @@ def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: st
     ``bad`` defaults to HEAD's commit and ``good`` to the chain's root.  The
     ends are checked (good false, bad true) so a wrong guess is an error
     rather than a misleading answer; between them a lower-bound binary
-    search loads only O(log n) states.
+    search asks O(log n) commits.  A ``NodePredicate`` is asked one node
+    per commit, so no state is loaded at all.
     """
     with repo.db.read():
         bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
         if bad_raw is None:
             raise InvalidRefError("cannot bisect: HEAD has no commit")
-        graph = Graph(repo)
-        chain = graph.first_parent_chain(bad_raw)
+        chain = repo.first_parent_chain(bad_raw)
         good_raw = repo.resolve(good) if good is not None else chain[-1]
         if good_raw == bad_raw:
             raise InvalidRefError("bisect: good and bad are the same commit")
@@ -66,7 +76,9 @@ def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: st
             ) from None
 
         def holds(commit: bytes) -> bool:
-            return predicate(repo, graph.nodes(commit))
+            if isinstance(predicate, NodePredicate):
+                return predicate.test(repo, repo.node_at(commit, predicate.node_id))
+            return predicate(repo, repo.commit_nodes(commit))
 
         if holds(good_raw):
             raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import InvalidRefError, rust_debug
+from .errors import CorruptStoreError, InvalidRefError, rust_debug
 from .graph import Graph
 from .objects import MemoryNode
 from .repo import Repo
@@ -41,25 +41,23 @@ def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = Non
 
     At each commit the first parent (in parent order) holding the same
     object id becomes the next commit; when none does, this commit wrote it.
-    The change index answers the first-parent question without loading a
-    state (a node missing from a commit's change set is unchanged from its
-    first parent), so a long linear history costs one small index read per
-    commit; only merge commits whose first parent differs load the other
-    parents' states.
+    The first parent holds it exactly when the commit's change rows do not
+    name the node, so the first-parent steps collapse into one
+    ``last_change`` lookup (a few indexed probes, whatever the history
+    length); only there are the other parents asked, one node each, and a
+    state is never loaded.
     """
     graph = graph or Graph(repo)
-    target = graph.nodes(start).get(node_id)
+    target = repo.node_at(start, node_id)
     if target is None:
         return None
     current = start
     while True:
-        parents = graph.parents(current)
-        if not parents:
-            break
-        if node_id not in repo.changes_of(current):
-            current = parents[0]
-            continue
-        holder = next((p for p in parents[1:] if graph.nodes(p).get(node_id) == target), None)
+        changed = repo.last_change(current, node_id)
+        if changed is None:
+            raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
+        current = changed
+        holder = next((p for p in graph.parents(current)[1:] if repo.node_at(p, node_id) == target), None)
         if holder is None:
             break
         current = holder

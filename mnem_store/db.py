@@ -1,6 +1,7 @@
 """The SQLite database under ``.mnem/``: schema, connections and transactions.
 
-One file holds objects, refs, staging, tombstones and the change index.  The
+One file holds objects, refs, staging and tombstones, and the tables that
+store states as per-commit changes (see ``states``).  The
 journal is WAL so readers never block; every write runs in ``BEGIN
 IMMEDIATE`` so writers queue on SQLite's lock for a bounded time and then
 fail with ``busy`` instead of deadlocking or half-writing.
@@ -19,16 +20,32 @@ from .errors import BusyError, CorruptStoreError, StoreIoError
 __all__ = ["Database", "DB_FILE", "SCHEMA_VERSION"]
 
 DB_FILE = "store.sqlite3"
-SCHEMA_VERSION = 1
+#: 2: states are stored as per-commit change rows with occasional snapshots.
+SCHEMA_VERSION = 2
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+#: Half SQLite's default: a store has about a dozen tables and indexes of one
+#: page each before it holds anything, and small rows, so 4 KiB pages spent
+#: a quarter of a young store on empty space; large snapshots just overflow
+#: into more pages.
+PAGE_SIZE = 2048
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS objects (id BLOB PRIMARY KEY, kind INTEGER NOT NULL, data BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS objects (key INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kind INTEGER NOT NULL, data BLOB);
 CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, target BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS staging (node_id TEXT PRIMARY KEY, object BLOB NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tombstones (node_id TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS commit_nodes (commit_id BLOB PRIMARY KEY, changes BLOB NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS names (key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS commits (
+    key INTEGER PRIMARY KEY, parent INTEGER, state INTEGER NOT NULL, lane INTEGER NOT NULL, since INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS commits_by_state ON commits (state);
+CREATE TABLE IF NOT EXISTS lanes (lane INTEGER PRIMARY KEY, head INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS changes (
+    commit_key INTEGER NOT NULL, name INTEGER NOT NULL, kind INTEGER NOT NULL, object INTEGER,
+    PRIMARY KEY (commit_key, name)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
 """
 
 #: Small integers for the ``objects.kind`` column, so commit-prefix lookups skip nodes and states.
@@ -61,6 +78,8 @@ class Database:
             self.conn = sqlite3.connect(
                 str(path), isolation_level=None, timeout=busy_timeout_ms() / 1000, check_same_thread=False
             )
+            if create:
+                self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             if create:
@@ -85,6 +104,11 @@ class Database:
         if int(row[0]) > SCHEMA_VERSION:
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
+            )
+        if int(row[0]) < SCHEMA_VERSION:
+            raise CorruptStoreError(
+                f"the database schema is version {row[0]}, this release reads only {SCHEMA_VERSION}; "
+                "export the store with the release that wrote it and import the file"
             )
 
     def close(self) -> None:

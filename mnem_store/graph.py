@@ -1,4 +1,4 @@
-"""Commit-graph queries: ancestry, merge bases, first-parent chains.
+"""Commit-graph queries: ancestry and merge bases (first-parent chains are ``Repo.first_parent_chain``).
 
 A ``Graph`` is built for one command and memoises what it decodes (commits,
 ancestor sets, a few state maps), because merge, blame and bisect each ask
@@ -44,7 +44,7 @@ class Graph:
         if found is not None:
             self._states.move_to_end(raw)
             return found
-        found = self._states[raw] = self.repo.state_nodes(self.commit(raw).state)
+        found = self._states[raw] = self.repo.commit_nodes(raw)
         if len(self._states) > STATE_CACHE_SIZE:
             self._states.popitem(last=False)
         return found
@@ -99,12 +99,3 @@ class Graph:
                 f"{a.hex()} and {b.hex()} have {len(bases)} merge bases (criss-cross history); merge one side first"
             )
         return bases[0]
-
-    def first_parent_chain(self, start: bytes) -> list[bytes]:
-        """``start`` and its first-parent ancestors, newest first."""
-        chain = [start]
-        parents = self.parents(start)
-        while parents:
-            chain.append(parents[0])
-            parents = self.parents(parents[0])
-        return chain

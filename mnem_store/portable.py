@@ -1,24 +1,26 @@
 """Export and import: upstream's whole-store JSON document.
 
-The export holds every object ever written (ids as hex), the refs and HEAD.
-Import re-hashes every object and refuses one that does not hash to its key,
-so a tampered or truncated export cannot create a store.  Export -> import ->
-export is byte-identical.
+The export holds every object ever written (ids as hex), the refs and HEAD;
+states are written in full even though the store keeps most of them as
+per-commit changes.  Import re-hashes every object and refuses one that does
+not hash to its key, so a tampered or truncated export cannot create a
+store; it then replays the commits parents-first so they are stored as
+changes again.  Export -> import -> export is byte-identical.
 """
 
 from __future__ import annotations
 
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
 import orjson
 
 from .canonical import encode, hex_id, object_id, parse_hex_id
-from .db import KIND_CODES
-from .errors import CommandError, CorruptStoreError, FormatVersionError, UsageError
+from .errors import CommandError, CorruptStoreError, FormatVersionError, NotFoundError, UsageError
 from .layout import FORMAT_VERSION, parse_head, validate_branch_name
-from .objects import decode_object, from_portable
+from .objects import Commit, State, StoredObject, decode_object, from_portable
 from .repo import MNEM_DIR, Repo
 
 __all__ = ["export_document", "dump_export", "import_document", "parse_export"]
@@ -70,7 +72,7 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
         raise CorruptStoreError(f'export uses hash_algo "{algo}", this release only reads blake3')
     if version > FORMAT_VERSION:
         raise FormatVersionError(version, FORMAT_VERSION)
-    rows = []
+    rows: dict[bytes, tuple[StoredObject, bytes]] = {}
     for key, body in objects.items():
         raw_key = parse_hex_id(key)
         try:
@@ -83,7 +85,7 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
             raise CorruptStoreError(
                 f"object {key} does not hash to its own id (got {hex_id(actual)}); the export is corrupt or was hand-edited"
             )
-        rows.append((raw_key, KIND_CODES[obj.kind], data))
+        rows[raw_key] = (obj, data)
     ref_rows = []
     for name, target in refs.items():
         validate_branch_name(name)
@@ -94,15 +96,59 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
     repo = Repo.init(path)
     try:
         with repo.db.write() as conn:
-            conn.executemany("INSERT OR IGNORE INTO objects (id, kind, data) VALUES (?, ?, ?)", rows)
+            _store_objects(repo, conn, rows)
             conn.executemany("INSERT OR REPLACE INTO refs (name, target) VALUES (?, ?)", ref_rows)
         repo.set_head(head)
-        repo.rebuild_index()
     except BaseException:
         repo.close()
         shutil.rmtree(path / MNEM_DIR, ignore_errors=True)
         raise
     return repo, len(rows)
+
+
+def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
+    """Store verified objects: nodes and lone states as they are, commits replayed parents-first.
+
+    A state some commit points at is stored virtual and rebuilt by
+    replaying that commit, which also checks it against the commit graph.
+    """
+    commits = {raw: obj for raw, (obj, _) in rows.items() if isinstance(obj, Commit)}
+    in_use = {commit.state for commit in commits.values()}
+    repo.objects.insert_many(
+        conn,
+        (
+            (raw, obj.kind, None if raw in in_use else data)
+            for raw, (obj, data) in rows.items()
+            if not isinstance(obj, Commit)
+        ),
+    )
+    for raw in _parents_first(commits):
+        commit = commits[raw]
+        state = rows.get(commit.state, (None, b""))[0]
+        if state is None:
+            raise NotFoundError(hex_id(commit.state))
+        if not isinstance(state, State):
+            raise CorruptStoreError(f"{hex_id(commit.state)} is a {state.kind}, not a state")
+        repo.index_commit(conn, commit, state.nodes)
+
+
+def _parents_first(commits: dict[bytes, Commit]) -> list[bytes]:
+    """Commit ids ordered so every parent in ``commits`` comes before its children."""
+    order: list[bytes] = []
+    done: set[bytes] = set()
+    for root in sorted(commits):
+        stack = [(root, False)]
+        while stack:
+            raw, expanded = stack.pop()
+            if raw in done:
+                continue
+            if expanded:
+                done.add(raw)
+                order.append(raw)
+                continue
+            stack.append((raw, True))
+            stack.extend((parent, False) for parent in commits[raw].parents if parent in commits and parent not in done)
+    return order
 
 
 def parse_export(text: bytes, name: str) -> Any:

@@ -4,7 +4,8 @@
 snapshot or one write transaction, so a command either happens entirely or
 not at all, and several processes may share the store (see ``db``).
 Algorithms over history (merge, blame, bisect, log) live in their own
-modules and use only the methods here.
+modules and use only the methods here.  States are stored as per-commit
+changes (see ``states``); this module turns them back into the object model.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import cbor2
 
 from .canonical import hex_id
 from .db import DB_FILE, KIND_CODES, Database
@@ -33,6 +32,9 @@ from .errors import (
 )
 from .layout import CONFIG_TEXT, Head, format_head, parse_head, read_config, validate_branch_name, write_atomic
 from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
+from .objectstore import ObjectStore
+from .stateimage import StateImage
+from .states import GraphRow, StateStore
 
 __all__ = ["Repo", "Change", "MNEM_DIR", "now_ms", "default_author"]
 
@@ -93,6 +95,8 @@ class Repo:
         self.config = read_config(self.dir / "config")
         self.head()  # a damaged HEAD is reported on open, before any command acts
         self.db = Database(self.dir / DB_FILE)
+        self.objects = ObjectStore(self.db)
+        self.states = StateStore(self.db)
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
@@ -139,19 +143,23 @@ class Repo:
     def put(self, conn: sqlite3.Connection, obj: StoredObject) -> bytes:
         """Store an object inside a write transaction; writing an existing id is a no-op."""
         raw, data = encode_object(obj)
-        conn.execute(
-            "INSERT OR IGNORE INTO objects (id, kind, data) VALUES (?, ?, ?)", (raw, KIND_CODES[obj.kind], data)
-        )
+        self.objects.insert(conn, raw, obj.kind, data)
         return raw
 
     def get(self, raw: bytes) -> StoredObject:
-        row = self.db.conn.execute("SELECT data FROM objects WHERE id = ?", (raw,)).fetchone()
+        """Load an object; a virtual state is rebuilt (and verified) from the commit graph."""
+        row = self.objects.row(raw)
         if row is None:
             raise NotFoundError(hex_id(raw))
-        return decode_object(row[0])
+        key, kind, data = row
+        if data is None:
+            if kind != KIND_CODES["state"]:
+                raise CorruptStoreError(f"{hex_id(raw)} has no stored bytes")
+            return State(dict(self.states.state_image(key, raw).nodes))
+        return decode_object(data)
 
     def has(self, raw: bytes) -> bool:
-        return self.db.conn.execute("SELECT 1 FROM objects WHERE id = ?", (raw,)).fetchone() is not None
+        return self.objects.key(raw) is not None
 
     def commit_obj(self, raw: bytes) -> Commit:
         obj = self.get(raw)
@@ -173,9 +181,39 @@ class Repo:
 
     def commit_nodes(self, commit_raw: bytes | None) -> Nodes:
         """The state map of a commit, or empty for ``None`` (an unborn branch)."""
+        return dict(self._image(commit_raw).nodes)
+
+    def _graph(self, commit_raw: bytes) -> GraphRow:
+        """A commit's graph row; a missing or non-commit id raises as ``commit_obj`` does."""
+        row = self.states.graph(commit_raw)
+        if row is None:
+            self.commit_obj(commit_raw)
+            raise CorruptStoreError(f"commit {hex_id(commit_raw)} is not in the commit graph")
+        return row
+
+    def _image(self, commit_raw: bytes | None) -> StateImage:
+        return StateImage.empty() if commit_raw is None else self.states.image(self._graph(commit_raw))
+
+    def node_at(self, commit_raw: bytes | None, node_id: str) -> bytes | None:
+        """The object id ``node_id`` has in a commit's state (None: absent), without loading the state."""
         if commit_raw is None:
-            return {}
-        return self.state_nodes(self.commit_obj(commit_raw).state)
+            return None
+        found = self.states.last_change(self._graph(commit_raw).key, node_id)
+        return self.objects.id_of(found[1]) if found is not None and found[1] is not None else None
+
+    def last_change(self, commit_raw: bytes, node_id: str) -> bytes | None:
+        """The nearest commit at or before ``commit_raw`` on its first-parent chain that changed ``node_id``.
+
+        That commit's change set against its first parent holds the node,
+        so its first parent's value differs; None when no commit on the
+        chain ever held the node.
+        """
+        found = self.states.last_change(self._graph(commit_raw).key, node_id)
+        return self.objects.id_of(found[0]) if found is not None else None
+
+    def first_parent_chain(self, commit_raw: bytes) -> list[bytes]:
+        """``commit_raw`` and its first-parent ancestors, newest first."""
+        return self.states.first_parent_chain(self._graph(commit_raw).key)
 
     def nodes_of(self, nodes: Nodes) -> dict[str, MemoryNode]:
         """Load every node of a state map, in id order."""
@@ -285,7 +323,7 @@ class Repo:
     def remove(self, node_id: str) -> None:
         """Stage a deletion, or just unstage a pending add."""
         with self.db.write() as conn:
-            in_head = node_id in self.commit_nodes(self.head_commit())
+            in_head = self.node_at(self.head_commit(), node_id) is not None
             was_staged = conn.execute("DELETE FROM staging WHERE node_id = ?", (node_id,)).rowcount > 0
             if not in_head and not was_staged:
                 raise InvalidRefError(f'no node "{node_id}" in memory')
@@ -305,6 +343,17 @@ class Repo:
             or conn.execute("SELECT 1 FROM tombstones LIMIT 1").fetchone()
         )
 
+    def working_node(self, node_id: str) -> bytes | None:
+        """One node of working memory: staged wins, a tombstone hides, else HEAD's."""
+        with self.db.read() as conn:
+            row = conn.execute("SELECT object FROM staging WHERE node_id = ?", (node_id,)).fetchone()
+            if row is not None:
+                staged: bytes = row[0]
+                return staged
+            if conn.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (node_id,)).fetchone():
+                return None
+            return self.node_at(self.head_commit(), node_id)
+
     def working_nodes(self) -> Nodes:
         """HEAD's state, minus tombstones, overlaid with staging."""
         with self.db.read():
@@ -316,9 +365,20 @@ class Repo:
 
     # ------------------------------------------------------------------- commits
     def record_changes(self, conn: sqlite3.Connection, commit_raw: bytes, changes: Iterable[Change]) -> None:
-        """Write a commit's change-index entry (vs its first parent)."""
-        entry = {c.id: c.kind for c in sorted(changes, key=lambda c: c.id.encode())}
-        conn.execute("INSERT OR REPLACE INTO commit_nodes (commit_id, changes) VALUES (?, ?)", (commit_raw, cbor2.dumps(entry)))
+        """Write a commit's change rows (vs its first parent), replacing any it had."""
+        key = self.objects.key(commit_raw)
+        if key is None:
+            raise NotFoundError(hex_id(commit_raw))
+        self.states.write_changes(conn, key, self._change_rows(changes))
+
+    def _change_rows(self, changes: Iterable[Change]) -> list[tuple[str, str, int | None]]:
+        rows = []
+        for change in changes:
+            obj = self.objects.key(change.new) if change.new is not None else None
+            if change.new is not None and obj is None:
+                raise NotFoundError(hex_id(change.new))
+            rows.append((change.id, change.kind, obj))
+        return rows
 
     def write_commit(
         self,
@@ -332,13 +392,59 @@ class Repo:
         expected_tip: bytes | None,
     ) -> bytes:
         """Write state, commit, index entry and ref move inside ``conn``'s transaction."""
-        state_raw = self.put(conn, State(nodes))
-        commit = Commit(parents, state_raw, message, author, time_ms)
-        commit_raw = self.put(conn, commit)
-        first_parent_nodes = self.commit_nodes(parents[0]) if parents else {}
-        self.record_changes(conn, commit_raw, diff_nodes(first_parent_nodes, nodes))
+        base = self._image(parents[0] if parents else None)
+        changes = {c.id: c.new for c in diff_nodes(base.nodes, nodes)}
+        return self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, expected_tip)[0]
+
+    def _commit_changes(
+        self,
+        conn: sqlite3.Connection,
+        branch: str,
+        parents: tuple[bytes, ...],
+        base: StateImage,
+        changes: dict[str, bytes | None],
+        message: str,
+        author: str,
+        time_ms: int,
+        expected_tip: bytes | None,
+    ) -> tuple[bytes, list[Change]]:
+        """Commit ``changes`` (node id -> object id or None) on top of the first parent's state ``base``.
+
+        The cost is O(changes) plus one join and hash of the new state's
+        bytes, however large the memory: the state is never re-encoded whole.
+        """
+        image = base.apply(changes)
+        commit = Commit(parents, image.state_id(), message, author, time_ms)
+        commit_raw, effective = self._index(conn, commit, base, image, changes)
         self.move_branch(conn, branch, expected_tip, commit_raw)
-        return commit_raw
+        return commit_raw, effective
+
+    def index_commit(self, conn: sqlite3.Connection, commit: Commit, nodes: Nodes) -> bytes:
+        """Store a commit whose state is known in full (an import) and index it against its first parent.
+
+        The first parent must be indexed already, and every node object of
+        the state stored.  The state is stored virtual unless it is due as a
+        snapshot; its bytes must hash to the commit's state id.
+        """
+        base = self._image(commit.parents[0] if commit.parents else None)
+        image = base.apply({c.id: c.new for c in diff_nodes(base.nodes, nodes)})
+        if image.state_id() != commit.state:
+            raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its node map")
+        return self._index(conn, commit, base, image, image.nodes.keys() | base.nodes.keys())[0]
+
+    def _index(
+        self, conn: sqlite3.Connection, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]
+    ) -> tuple[bytes, list[Change]]:
+        """Store ``commit`` and its graph and change rows; ``touched`` covers every node id that may differ."""
+        effective = diff_nodes({k: base.nodes[k] for k in touched if k in base.nodes},
+                               {k: image.nodes[k] for k in touched if k in image.nodes})
+        commit_raw, data = encode_object(commit)
+        state_key = self.objects.insert(conn, commit.state, "state", None)
+        commit_key = self.objects.insert(conn, commit_raw, "commit", data)
+        parent_key = self._graph(commit.parents[0]).key if commit.parents else None
+        row = GraphRow(commit_key, parent_key, state_key, commit.state)
+        self.states.record(conn, row, image, self._change_rows(effective))
+        return commit_raw, effective
 
     def attached_branch(self, action: str) -> str:
         """The branch HEAD is attached to; call inside the write transaction."""
@@ -352,11 +458,11 @@ class Repo:
         with self.db.write() as conn:
             branch = self.attached_branch("commit")
             tip = self.branch_tip(branch)
-            nodes = dict(self.commit_nodes(tip))
-            for node_id in self.staged_deletions():
-                nodes.pop(node_id, None)
-            nodes.update(self.staged())
-            raw = self.write_commit(conn, branch, (tip,) if tip else (), nodes, message, author, time_ms, tip)
+            changes: dict[str, bytes | None] = {node_id: None for node_id in self.staged_deletions()}
+            changes.update(self.staged())
+            parents = (tip,) if tip else ()
+            base = self._image(tip)
+            raw, _ = self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, tip)
             conn.execute("DELETE FROM staging")
             conn.execute("DELETE FROM tombstones")
         return raw
@@ -382,46 +488,48 @@ class Repo:
         with self.db.write() as conn:
             branch = self.attached_branch("commit")
             tip = self.branch_tip(branch)
-            before = self.commit_nodes(tip)
-            nodes = dict(before)
+            base = self._image(tip)
+            changes: dict[str, bytes | None] = {}
             for node in puts:
-                nodes[node.id] = self.put(conn, node)
+                changes[node.id] = self.put(conn, node)
             effective_deletes = 0
             for node_id in deletes:
-                if node_id in nodes:
-                    del nodes[node_id]
+                if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
+                    changes[node_id] = None
                     effective_deletes += 1
                 elif not skip_missing:
                     raise InvalidRefError(f'no node "{node_id}" in memory')
             if skip_missing and not puts and not effective_deletes:
                 return None, []
-            raw = self.write_commit(conn, branch, (tip,) if tip else (), nodes, message, author, time_ms, tip)
-        return raw, diff_nodes(before, nodes)
+            parents = (tip,) if tip else ()
+            return self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, tip)
 
     def changes_of(self, commit_raw: bytes) -> dict[str, str]:
-        """A commit's change set vs its first parent, from the index or recomputed on a miss."""
-        row = self.db.conn.execute("SELECT changes FROM commit_nodes WHERE commit_id = ?", (commit_raw,)).fetchone()
-        if row is not None:
-            try:
-                entry = cbor2.loads(row[0])
-            except Exception as exc:
-                raise CorruptStoreError(f"bad commit_nodes entry: {exc}") from None
-            if isinstance(entry, dict):
-                return entry
-            raise CorruptStoreError("bad commit_nodes entry: not a map")
-        commit = self.commit_obj(commit_raw)
-        parent = self.commit_nodes(commit.parents[0]) if commit.parents else {}
-        return {c.id: c.kind for c in diff_nodes(parent, self.state_nodes(commit.state))}
+        """A commit's change set vs its first parent: node id -> added | modified | removed."""
+        return self.states.changes_of(self._graph(commit_raw).key)
 
     def rebuild_index(self) -> int:
-        """Recompute the change index for every stored commit; returns the count."""
+        """Check every commit's state against its id and re-derive what is derived; returns the count.
+
+        Change rows are where states live, so this cannot recover lost rows.
+        Parents first, it re-links each commit to its first parent and lane
+        from the commit object, rebuilds its state (which must hash to the
+        state id), rewrites its change kinds from the verified states and
+        replaces a damaged snapshot: a fsck that repairs what it can.
+        """
         with self.db.write() as conn:
-            conn.execute("DELETE FROM commit_nodes")
-            rows = conn.execute("SELECT id FROM objects WHERE kind = ?", (KIND_CODES["commit"],)).fetchall()
-            for (raw,) in rows:
-                commit = self.commit_obj(raw)
-                parent = self.commit_nodes(commit.parents[0]) if commit.parents else {}
-                self.record_changes(conn, raw, diff_nodes(parent, self.state_nodes(commit.state)))
+            conn.execute("DELETE FROM lanes")
+            rows = []
+            for stale in self.states.all_commits():
+                parents = self.commit_obj(self.objects.id_of(stale.key)).parents
+                self.states.relink(conn, stale.key, self._graph(parents[0]).key if parents else None)
+                rows.append(self.states.graph_row(stale.key))
+            for row in rows:
+                image = self.states.image(row)
+                parent = self.states.graph_row(row.parent) if row.parent is not None else None
+                base = self.states.image(parent) if parent is not None else StateImage.empty()
+                self.states.write_changes(conn, row.key, self._change_rows(diff_nodes(base.nodes, image.nodes)))
+                self.states.repair_snapshot(conn, row, image)
         return len(rows)
 
     # ------------------------------------------------------------------ checkout
@@ -484,7 +592,23 @@ class Repo:
 
     # ------------------------------------------------------------------ export
     def all_objects(self) -> Iterable[tuple[bytes, bytes]]:
-        return self.db.conn.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
+        """Every object's ``(id, canonical bytes)`` in id order, virtual states rebuilt and verified.
+
+        Virtual states are rebuilt parents first, so each is its first
+        parent's (still cached) image plus one commit's change rows: the
+        export costs about what it writes, not a rebuild from a snapshot per
+        state.
+        """
+        rows = list(self.objects.all_rows())
+        virtual = {key for key, _, data in rows if data is None}
+        rebuilt: dict[int, bytes] = {}
+        for commit in self.states.all_commits():
+            if commit.state_key in virtual and commit.state_key not in rebuilt:
+                rebuilt[commit.state_key] = self.states.image(commit).encoding()
+        return [
+            (raw, data if data is not None else rebuilt.get(key) or self.states.state_image(key, raw).encoding())
+            for key, raw, data in rows
+        ]
 
     def describe(self) -> dict[str, Any]:
         return {"root": str(self.root), "store": str(self.dir)}

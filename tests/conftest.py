@@ -16,6 +16,12 @@ import pytest
 MNEM = str(Path(sys.executable).with_name("mnem"))
 
 
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (``@pytest.mark.anyio``) run on asyncio, the backend the MCP SDK's stdio client is tested on."""
+    return "asyncio"
+
+
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """No test sees the developer's author, store, colour or echo settings."""

@@ -48,7 +48,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
-    "reindex": ("reindex", "Rebuild the change index that `show --stat` and blame read (extension)."),
+    "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
 }
 

@@ -1,8 +1,10 @@
-"""``mnem reindex`` (extension): rebuild the derived change index from every stored commit.
+"""``mnem reindex`` (extension): check every commit's state against its id and repair what is derived.
 
-The index is never authoritative (each entry can be recomputed from two
-states), so rebuilding it is always safe; it repairs a store whose index was
-lost or written by a tool that does not maintain it.
+States are stored as per-commit change rows (``mnem_store.states``).  Reindex
+rebuilds each commit's state, requires it to hash to the commit's state id,
+rewrites the change kinds from the verified states and replaces any snapshot
+whose bytes no longer hash to their id.  Damaged change rows cannot be
+rebuilt from anything else, so they are reported as a corrupt store.
 """
 
 from __future__ import annotations

@@ -34,13 +34,13 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
             signs = {"added": "+", "modified": "~", "removed": "-"}
             text = "".join(f"{paint.change(f'{signs[kind]} {node_id}', kind)}\n" for node_id, kind in ordered.items())
             return Outcome(ordered, text)
-        nodes = repo.working_nodes() if args.rev is None else repo.commit_nodes(repo.resolve(args.rev))
-        if args.node is not None:
-            raw = nodes.get(args.node)
+        if args.node is not None:  # one node: looked up alone, never loading the whole state
+            raw = repo.working_node(args.node) if args.rev is None else repo.node_at(repo.resolve(args.rev), args.node)
             node = repo.node(raw) if raw is not None else None
             data = node.to_dict() if node else None
             text = f"{paint('75', args.node)}\n  {compact(node.content)}\n" if node else f"{paint('245', '(absent)')}\n"
             return Outcome(data, text)
+        nodes = repo.working_nodes() if args.rev is None else repo.commit_nodes(repo.resolve(args.rev))
         memory = memory_dict(repo, nodes)
     if not memory:
         return Outcome(memory, f"{paint('245', '(empty)')}\n")

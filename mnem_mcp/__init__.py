@@ -1,0 +1,20 @@
+"""``mnem_mcp``: an agent's version-controlled memory as MCP tools and resources.
+
+``mnem-mcp`` (``cli``) serves one store over stdio; ``build_server``
+(``server``) gives the same server for an in-process client.  The tools and
+resources are plain functions over a ``mnem_bridge.Store`` (``tools``,
+``resources``); this package never touches the store engine itself, only the
+bridge.  Module map: ``binding`` (which store, opened per call), ``models``
+(argument and result shapes), ``errors`` (coded error texts).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from .binding import StoreBinding, default_store_path, locate_store
+from .server import TOOLS, build_server
+
+__all__ = ["build_server", "TOOLS", "StoreBinding", "default_store_path", "locate_store"]
+
+logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,142 @@
+"""Which store a server serves, and a fresh bridge ``Store`` for every call.
+
+ADR-0016 binds one store per server process.  Its location comes from
+``--store``, else ``$MNEM_STORE``, else a per-user default store (created on
+first use) so that ``mnem-mcp`` with no arguments just works.  An explicit
+location is never created: a typo there should fail loudly (``no_store``),
+not start an empty memory somewhere unexpected.
+
+The server keeps no store state between calls: each call opens the store
+through the bridge (a path walk, no process) and runs its ``mnem``
+invocations; only the bridge client that runs them is shared.  Branch state
+lives in the store's HEAD, so a ``switch`` is seen by the next call, and a
+store that was broken at start-up and is later repaired simply starts
+working.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import mnem_bridge
+import platformdirs
+
+__all__ = ["APP_NAME", "StoreLocation", "StoreBinding", "default_store_path", "locate_store"]
+
+logger = logging.getLogger(__name__)
+
+#: The platformdirs application name of the per-user data directory.
+APP_NAME = "mnemosyne"
+
+
+def default_store_path() -> Path:
+    """The per-user default store: ``<user data dir>/mnemosyne/default``.
+
+    Returns:
+        e.g. ``~/.local/share/mnemosyne/default`` on Linux (``$XDG_DATA_HOME``
+        wins), ``~/Library/Application Support/mnemosyne/default`` on macOS,
+        ``%LOCALAPPDATA%\\mnemosyne\\default`` on Windows.
+    """
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "default"
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """Where the store is and which rule chose it.
+
+    Attributes:
+        path: An absolute path at or below the store's root.
+        origin: ``"--store"``, ``"MNEM_STORE"`` or ``"default"``.
+    """
+
+    path: Path
+    origin: Literal["--store", "MNEM_STORE", "default"]
+
+
+def locate_store(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str] = os.environ) -> StoreLocation:
+    """Apply the resolution order: ``--store``, then ``$MNEM_STORE``, then the default store.
+
+    Args:
+        explicit: The ``--store`` argument, if any.
+        environ: The environment to read ``MNEM_STORE`` from.
+
+    Returns:
+        The location and its origin.
+    """
+    if explicit is not None:
+        return StoreLocation(Path(explicit).absolute(), "--store")
+    if environ.get("MNEM_STORE"):
+        return StoreLocation(Path(environ["MNEM_STORE"]).absolute(), "MNEM_STORE")
+    return StoreLocation(default_store_path(), "default")
+
+
+class StoreBinding:
+    """How every call reaches the store: its path, and one bridge client shared by all calls.
+
+    The client (``mnem_bridge.Mnem``) keeps one ``mnem serve`` worker alive
+    across calls, so a call costs a request, not a Python start-up; the
+    worker serialises requests, so calls on worker threads may share it.  It
+    is created on first use, and again after a failure to create it, so a
+    ``mnem`` that is missing at start-up is picked up once it appears.
+
+    Args:
+        path: Where the store is (``open`` walks up from here to the nearest ``.mnem``).
+        binary: The ``mnem`` to run (``None``: the bridge's lookup, ``$MNEM_BIN`` then PATH).
+        timeout: Seconds one ``mnem`` invocation may take before it is killed.
+    """
+
+    def __init__(self, path: Path, binary: str | None = None, timeout: float = mnem_bridge.DEFAULT_TIMEOUT) -> None:
+        self.path = path
+        self.binary = binary
+        self.timeout = timeout
+        self._client: mnem_bridge.Mnem | None = None
+        self._lock = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"StoreBinding(path={str(self.path)!r}, binary={self.binary!r}, timeout={self.timeout!r})"
+
+    @contextmanager
+    def open(self) -> Iterator[mnem_bridge.Store]:
+        """A store for one call (it does not close the shared client).
+
+        Yields:
+            The open store.
+
+        Raises:
+            mnem_bridge.MnemError: No binary, no store, or the binary's own error.
+        """
+        with mnem_bridge.open(self.path, client=self._mnem()) as store:
+            yield store
+
+    def create(self) -> Path:
+        """Create the store at ``path`` (the default store's first use).
+
+        Returns:
+            The new store's root.
+
+        Raises:
+            mnem_bridge.MnemError: It could not be created.
+        """
+        return mnem_bridge.init(self.path, client=self._mnem()).root
+
+    def close(self) -> None:
+        """End the shared client's worker; a later call starts a new one."""
+        with self._lock:
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    def _mnem(self) -> mnem_bridge.Mnem:
+        with self._lock:
+            if self._client is None:
+                client = mnem_bridge.Mnem(self.binary, timeout=self.timeout)
+                client.runner  # noqa: B018 - pick worker or one-shot now, so first calls in parallel share one
+                self._client = client
+            return self._client

@@ -1,0 +1,118 @@
+"""``mnem-mcp``: serve one store's memory as MCP tools and resources over stdio.
+
+Standard output is the protocol, so everything this process says goes to
+standard error through ``logging``: which store is served (and that the
+default store was just created), a store that cannot be used, and with
+``--echo`` every ``mnem`` command line.  Start-up never fails on the store:
+an unusable one is reported once here, and every tool call then answers
+with the typed error until it is fixed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from collections.abc import Sequence
+
+import mnem_bridge
+
+from .binding import StoreBinding, StoreLocation, locate_store
+from .errors import error_text
+from .server import build_server
+
+__all__ = ["main", "parser"]
+
+logger = logging.getLogger(__name__)
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command-line parser (also what ``--help`` prints)."""
+    p = argparse.ArgumentParser(
+        prog="mnem-mcp",
+        description="Serve a Mnemosyne store (an agent's version-controlled memory) as MCP tools and resources "
+        "over stdio.",
+        epilog="Store resolution: --store, else $MNEM_STORE, else a per-user default store created on first use. "
+        "Logs go to standard error; standard output is the MCP protocol.",
+    )
+    p.add_argument("--store", metavar="PATH", help="the store to serve (a path at or below its root)")
+    p.add_argument(
+        "--tools", choices=("core", "all"), default="core",
+        help="core: the agent tools (default); all: also the harness tools branch, switch and merge",
+    )
+    p.add_argument("--mnem", metavar="PATH", help="the mnem binary to run (default: $MNEM_BIN, then PATH)")
+    p.add_argument(
+        "--timeout", metavar="SECONDS", type=_seconds, default=mnem_bridge.DEFAULT_TIMEOUT,
+        help=f"kill a mnem invocation that runs longer than this (default {mnem_bridge.DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument("--echo", action="store_true", help="log every mnem command line to standard error")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to standard error")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the server until the client closes standard input.
+
+    Args:
+        argv: Arguments without the program name (default: ``sys.argv[1:]``).
+
+    Returns:
+        The exit status: 0 when the client disconnects, 130 on Ctrl-C.
+    """
+    args = parser().parse_args(argv)
+    _configure_logging(verbose=args.verbose, echo=args.echo)
+    location = locate_store(args.store)
+    probe = StoreBinding(location.path, args.mnem, args.timeout)
+    try:
+        _announce(location, probe)
+    finally:
+        probe.close()
+    server = build_server(location.path, tools=args.tools, mnem=args.mnem, timeout=args.timeout)
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _announce(location: StoreLocation, binding: StoreBinding) -> None:
+    """Create the default store on its first use, then log which store is served, or why it cannot be."""
+    try:
+        try:
+            head = _head(binding)
+        except mnem_bridge.NoStoreError:
+            if location.origin != "default":
+                raise
+            logger.info("created the default store at %s (use --store or MNEM_STORE for another)", binding.create())
+            head = _head(binding)
+    except mnem_bridge.MnemError as exc:
+        logger.error(
+            "the store at %s (from %s) cannot be used; every tool call will answer with this error until it is "
+            "fixed:\n%s", location.path, location.origin, error_text(exc),
+        )
+        return
+    logger.info("serving the store at %s (from %s), HEAD %s", location.path, location.origin, head)
+
+
+def _head(binding: StoreBinding) -> str:
+    """HEAD of the bound store: one ``mnem`` call that also proves the binary and the store work."""
+    with binding.open() as store:
+        return store.head()
+
+
+def _configure_logging(*, verbose: bool, echo: bool) -> None:
+    """Log to standard error: this package at INFO (everything at DEBUG with ``-v``), ``mnem`` lines with ``--echo``."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("mnem-mcp: %(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, handlers=[handler])
+    logging.getLogger("mnem_mcp").setLevel(logging.DEBUG if verbose else logging.INFO)
+    if echo:
+        logging.getLogger("mnem_bridge.echo").setLevel(logging.DEBUG)  # the bridge logs each command line there
+
+
+def _seconds(text: str) -> float:
+    """A positive number of seconds, for ``--timeout``."""
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value

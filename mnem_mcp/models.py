@@ -1,0 +1,231 @@
+"""The JSON shapes the tools take and return, as types the MCP SDK can publish.
+
+Results are ``TypedDict``s that mirror the bridge's ``to_dict()`` shapes key
+for key (docs/cli-json.md), so a tool hands the bridge's dicts through
+unchanged while the SDK derives each tool's ``outputSchema`` from the return
+annotation and sends the same dict as ``structuredContent``.  Every tool
+result is a JSON object (never a bare list or ``null``), so clients always
+get structured content rather than the SDK's ``{"result": ...}`` wrapping.
+
+Argument types carry their descriptions here, once, because several tools
+share them (``remember``, ``revise`` and each ``remember_many`` item take the
+same provenance fields).  The descriptions are written for the model reading
+the tool list.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+import mnem_bridge
+from pydantic import BaseModel, ConfigDict, Field
+from typing_extensions import TypedDict
+
+__all__ = [
+    "Provenance",
+    "MemoryNode",
+    "Commit",
+    "Blame",
+    "Conflict",
+    "Written",
+    "Recalled",
+    "History",
+    "Found",
+    "Changes",
+    "MergeOutcome",
+    "BranchCreated",
+    "Head",
+    "memory_json",
+    "RememberItem",
+    "ContentResolution",
+    "NodeId",
+    "OptionalNodeId",
+    "Content",
+    "Source",
+    "Step",
+    "Observation",
+    "ToolCall",
+    "Note",
+    "Summary",
+    "CommitRef",
+]
+
+logger = logging.getLogger(__name__)
+
+ChangeKind = Literal["added", "modified", "removed"]
+
+
+# --- result shapes (mirrors of the bridge's to_dict()) -----------------------------------------
+
+
+class Provenance(TypedDict):
+    """Where a belief came from; any field may be null."""
+
+    agent_step: str | None
+    observation: str | None
+    tool_call: str | None
+    source: str | None
+    note: str | None
+
+
+class MemoryNode(TypedDict):
+    """One remembered fact: its id, JSON content, kind, provenance and event time (ms)."""
+
+    id: str
+    content: Any
+    content_kind: Literal["note", "claim"]
+    provenance: Provenance
+    event_time: int | None
+
+
+class Commit(TypedDict):
+    """One commit: every write to memory is one of these."""
+
+    id: str
+    parents: list[str]
+    state: str
+    message: str
+    author: str
+    time: int
+
+
+class Blame(TypedDict):
+    """The commit that set a node's current value, the node as set, and when (ms)."""
+
+    commit: str
+    node: MemoryNode
+    time: int
+
+
+class Conflict(TypedDict):
+    """A node both sides of a merge changed differently; a missing side is null."""
+
+    id: str
+    kind: Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
+    base: MemoryNode | None
+    ours: MemoryNode | None
+    theirs: MemoryNode | None
+
+
+class Written(TypedDict):
+    """A write tool's result: the one commit it recorded."""
+
+    commit: str
+
+
+class Recalled(TypedDict):
+    """Memory as a map from node id to node (one entry or none when an id was asked for)."""
+
+    memory: dict[str, MemoryNode]
+
+
+class History(TypedDict):
+    """Commits, newest first."""
+
+    commits: list[Commit]
+
+
+class Found(TypedDict):
+    """The first commit where the condition holds, and the blame of the fact there (null when it is absent)."""
+
+    commit: str
+    blame: Blame | None
+
+
+class Changes(TypedDict):
+    """What one commit did to each node it touched."""
+
+    changed: dict[str, ChangeKind]
+
+
+class MergeOutcome(TypedDict):
+    """A merge's outcome; with status 'conflicts' nothing was written and commit is null."""
+
+    status: Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
+    commit: str | None
+    conflicts: list[Conflict]
+
+
+class BranchCreated(TypedDict):
+    """The branch that was created."""
+
+    branch: str
+
+
+class Head(TypedDict):
+    """Where HEAD points now: 'ref: <branch>', or a bare commit id when detached."""
+
+    head: str
+
+
+def memory_json(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, MemoryNode]:
+    """A bridge memory map (``working_memory``, ``state_at``) in its JSON shape, ``{id: node}``."""
+    return {node_id: node.to_dict() for node_id, node in memory.items()}
+
+
+# --- argument types ------------------------------------------------------------------------------
+
+NodeId = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="The fact's stable id, e.g. 'customer-4821' or 'user:prefs:language'. "
+        "The same id always names the same fact; writing it again revises it.",
+    ),
+]
+Content = Annotated[
+    Any,
+    Field(description="The fact itself: any JSON value (a sentence, a number, an object...)."),
+]
+Source = Annotated[
+    str | None,
+    Field(description="Where the fact came from: a document, ticket, URL or message id, e.g. 'ticket-4821'."),
+]
+Step = Annotated[str | None, Field(description="The agent step or turn that produced it, e.g. 'step-31'.")]
+Observation = Annotated[
+    str | None,
+    Field(description="The observation it was read from, e.g. 'billing-note-8842'."),
+]
+ToolCall = Annotated[str | None, Field(description="The tool call that produced it, if any.")]
+Note = Annotated[str | None, Field(description="Free-form remark about the fact or how sure you are.")]
+Summary = Annotated[
+    str | None,
+    Field(description="The commit message for this change; a default one is written when omitted."),
+]
+CommitRef = Annotated[
+    str,
+    Field(
+        min_length=1,
+        description="A commit id (or a unique prefix of at least 4 hex characters) or a branch name.",
+    ),
+]
+
+
+OptionalNodeId = Annotated[
+    str | None,
+    Field(min_length=1, description="The fact to read; omit it to read the whole memory."),
+]
+
+
+class RememberItem(BaseModel):
+    """One fact: id and content plus optional provenance. Unknown keys are refused, so a typo is not silently lost."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: NodeId
+    content: Content
+    source: Source = None
+    step: Step = None
+    observation: Observation = None
+    tool_call: ToolCall = None
+    note: Note = None
+
+
+class ContentResolution(BaseModel):
+    """A merge resolution that settles a conflict with new content (recorded without provenance)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    content: Content

@@ -1,0 +1,125 @@
+"""The ``objects`` table: content-addressed objects behind small integer keys.
+
+Every object keeps its 32-byte id, but the other tables refer to it by the
+row's integer key: a change row or a graph row then costs a few bytes per
+reference instead of 32, which is most of what makes a commit's storage
+proportional to its change.  A state's ``data`` may be NULL: that state is
+*virtual*, its bytes rebuilt from the commit graph on demand (``states``).
+
+Nodes and commits are stored deflated against a preset dictionary of their
+CBOR field names: at ~100 bytes, a node's field names ("memory_node",
+"content_kind", "provenance", ...) are over half its size, and deflate with
+that dictionary stores a typical node in about a third.  Stored states are
+kept as they are (their bulk is random ids, and a snapshot is read by
+slicing it).  Canonical CBOR of an object starts with a map header, so the
+tag byte of a packed object can never be mistaken for one.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import zlib
+from collections.abc import Iterable
+
+from .canonical import encode
+from .db import KIND_CODES, Database
+from .errors import CorruptStoreError
+
+__all__ = ["ObjectStore", "ObjectRow", "pack", "unpack"]
+
+#: ``(key, kind code, data or None)`` of one stored object.
+ObjectRow = tuple[int, int, bytes | None]
+
+_STATE = KIND_CODES["state"]
+
+#: Tag of a deflated object (raw deflate, ``_DICTIONARY`` version 1).  Never
+#: change the dictionary in place: stored bytes depend on it; add a new tag.
+_DEFLATED_V1 = b"\x01"
+_DICTIONARY = encode(
+    {"kind": "commit", "time": 0, "state": b"", "author": "", "message": "", "parents": []}
+) + encode(
+    {
+        "id": "",
+        "kind": "memory_node",
+        "content": "",
+        "event_time": 0,
+        "provenance": {"note": "", "source": "", "tool_call": "", "agent_step": "", "observation": ""},
+        "content_kind": "note",
+    }
+)
+
+
+def pack(kind: str, data: bytes) -> bytes:
+    """The stored form of an object's canonical bytes (deflated when that is smaller)."""
+    if kind == "state":
+        return data
+    squeezer = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY)
+    packed = _DEFLATED_V1 + squeezer.compress(data) + squeezer.flush()
+    return packed if len(packed) < len(data) else data
+
+
+def unpack(stored: bytes) -> bytes:
+    """An object's canonical bytes from its stored form."""
+    if stored[:1] != _DEFLATED_V1:
+        return stored
+    try:
+        return zlib.decompressobj(-15, _DICTIONARY).decompress(stored[1:])
+    except zlib.error as exc:
+        raise CorruptStoreError(f"bad object: {exc}") from None
+
+
+class ObjectStore:
+    """Key and id lookups plus idempotent inserts over the ``objects`` table."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    def row(self, raw: bytes) -> ObjectRow | None:
+        """``(key, kind, canonical bytes or None for a virtual state)``."""
+        row = self.db.conn.execute("SELECT key, kind, data FROM objects WHERE id = ?", (raw,)).fetchone()
+        if row is None:
+            return None
+        key, kind, data = row
+        return key, kind, None if data is None else unpack(data)
+
+    def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
+        """Every object's ``(key, id, canonical bytes or None)``, in id order."""
+        for key, raw, data in self.db.conn.execute("SELECT key, id, data FROM objects ORDER BY id").fetchall():
+            yield key, raw, None if data is None else unpack(data)
+
+    def key(self, raw: bytes) -> int | None:
+        row = self.db.conn.execute("SELECT key FROM objects WHERE id = ?", (raw,)).fetchone()
+        return row[0] if row else None
+
+    def id_of(self, key: int) -> bytes:
+        row = self.db.conn.execute("SELECT id FROM objects WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            raise CorruptStoreError(f"object key {key} is referenced but not stored")
+        raw: bytes = row[0]
+        return raw
+
+    def insert(self, conn: sqlite3.Connection, raw: bytes, kind: str, data: bytes | None) -> int:
+        """Store an object unless its id is already there; returns its key.
+
+        Writing an existing id is a no-op, except that storing the bytes of
+        a virtual state materialises it (the bytes are the ones its id names,
+        so nothing a reader sees changes).
+        """
+        row = conn.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
+        if row is None:
+            cursor = conn.execute(
+                "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
+                (raw, KIND_CODES[kind], None if data is None else pack(kind, data)),
+            )
+            return cursor.lastrowid  # type: ignore[return-value]
+        key: int = row[0]
+        if row[1] is None and data is not None:
+            conn.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
+        return key
+
+    def insert_many(self, conn: sqlite3.Connection, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
+        """Store many new objects ``(id, kind, canonical bytes or None)`` at once (a fresh store's import)."""
+        conn.executemany(
+            "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
+            [(raw, KIND_CODES[kind], None if data is None else pack(kind, data)) for raw, kind, data in rows],
+        )

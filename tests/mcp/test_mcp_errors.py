@@ -1,0 +1,108 @@
+"""What a client sees when a call fails, and that the server keeps serving afterwards.
+
+Every error text starts with its code, then the message, then (when a
+``mnem`` ran) the command that reproduces it.  The failing ``mnem`` binaries
+are fakes that behave like the real one except for one subcommand, so the
+call after a failure shows the server is still answering.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bridge.support import fake_mnem
+from mcp_support import MODES, Mode, call, connect, fail
+
+from conftest import MNEM
+
+pytestmark = pytest.mark.anyio
+
+
+def misbehaving_mnem(directory: Path, misbehave: str, *, on: str = "blame") -> Path:
+    """A fake ``mnem`` that runs ``misbehave`` for subcommand ``on`` (``blame``: the ``why`` tool), else the real one."""
+    return fake_mnem(directory, f"""\
+        if {on!r} in sys.argv:
+            {misbehave}
+        os.execv({MNEM!r}, [{MNEM!r}, *sys.argv[1:]])
+        """)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_error_texts_start_with_the_code(mode: Mode, store: Path, tmp_path: Path) -> None:
+    async with connect(mode, store) as client:
+        await call(client, "remember", id="plan", content="pro")
+
+        why = await fail(client, "why", id="ghost")
+        assert re.fullmatch(r'invalid_ref: invalid ref: blame: "ghost" is not in memory at [0-9a-f]{64}\n'
+                            r"rerun: \S*mnem -C \S+ --json blame -- ghost", why), why
+        assert (await fail(client, "recall_at", commit="nowhere")).startswith("invalid_ref: ")
+        assert (await fail(client, "whats_new", commit="0000")).startswith("invalid_ref: ")
+        forget = await fail(client, "forget", id="ghost")
+        assert forget.startswith('invalid_ref: invalid ref: no node "ghost" in memory\nrerun: ')
+        assert "write" in forget  # the rerun line is the write that failed
+
+        missing = await fail(client, "remember", id="plan")
+        assert missing.startswith("usage: 1 validation error for rememberArguments\ncontent\n  Field required")
+        assert (await fail(client, "history", limit=0)).startswith("usage: ")
+        typo = await fail(client, "remember_many", items=[{"id": "a", "content": 1, "sorce": "x"}])
+        assert typo.startswith("usage: ") and "sorce" in typo
+        assert (await fail(client, "nope")) == "usage: Unknown tool: nope"
+
+        await call(client, "recall")  # still serving
+    async with connect(mode, tmp_path / "not-a-store") as client:
+        no_store = await fail(client, "recall")
+        assert no_store.startswith("no_store: no mnemosyne store at or above ") and "\nrerun: " in no_store
+
+
+@pytest.mark.parametrize(
+    ("misbehave", "expected"),
+    [
+        pytest.param('sys.stderr.write("Traceback: boom\\n"); sys.exit(1)',
+                     "store_io: mnem exited with status 1 and no output", id="crash"),
+        pytest.param("os.kill(os.getpid(), 9)", "store_io: mnem was killed by SIGKILL", id="killed"),
+        pytest.param('print("<html>garbage</html>"); sys.exit(0)',
+                     "store_io: mnem exited with status 0 and output that is not JSON: '<html>garbage</html>\\n'", id="garbage"),
+        pytest.param('print(\'{"error": {"code": "busy", "message": "the store is locked"}}\'); sys.exit(1)',
+                     "busy: the store is locked", id="busy"),
+        pytest.param("time.sleep(60)", "store_io: mnem did not finish within 1s", id="hang"),
+    ],
+)
+async def test_a_failing_mnem_gives_a_typed_error_and_the_server_keeps_serving(
+    misbehave: str, expected: str, store: Path, tmp_path: Path
+) -> None:
+    binary = misbehaving_mnem(tmp_path, misbehave)
+    async with connect("in-process", store, mnem=binary, timeout=1) as client:
+        await call(client, "remember", id="plan", content="pro")
+        error = await fail(client, "why", id="plan")
+        assert error.startswith(expected) and f"\nrerun: {binary} -C {store} --json blame" in error, error
+        assert (await call(client, "recall"))["memory"]["plan"]["content"] == "pro"
+
+
+async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_path: Path) -> None:
+    attempts = tmp_path / "attempts"
+    busy = f'open({str(attempts)!r}, "a").write("x"); print(\'{{"error": {{"code": "busy", "message": "locked"}}}}\'); sys.exit(1)'
+    binary = misbehaving_mnem(tmp_path, busy, on="write")
+    async with connect("in-process", store, mnem=binary) as client:
+        assert (await fail(client, "remember", id="plan", content="pro")).startswith("busy: locked\nrerun: ")
+        assert attempts.read_text() == "xxxx"  # the bridge's bounded retry, then the code
+        assert (await call(client, "history"))["commits"] == []
+
+
+async def test_a_missing_mnem_is_an_error_until_it_appears(store: Path, tmp_path: Path) -> None:
+    binary = tmp_path / "bin" / "mnem"
+    async with connect("in-process", store, mnem=binary) as client:
+        error = await fail(client, "recall")
+        assert error.startswith(f"store_io: `mnem` binary {str(binary)!r} (from the binary argument) is missing")
+        binary.parent.mkdir()
+        binary.symlink_to(MNEM)
+        assert (await call(client, "recall"))["memory"] == {}
+
+
+async def test_a_subprocess_server_survives_a_crashing_mnem(store: Path, tmp_path: Path) -> None:
+    binary = misbehaving_mnem(tmp_path, "os.kill(os.getpid(), 9)")
+    async with connect("stdio", store, mnem=binary) as client:
+        await call(client, "remember", id="plan", content="pro")
+        assert (await fail(client, "why", id="plan")).startswith("store_io: mnem was killed by SIGKILL\n")
+        assert (await call(client, "recall", id="plan"))["memory"]["plan"]["content"] == "pro"

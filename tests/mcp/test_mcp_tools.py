@@ -1,0 +1,54 @@
+"""The tool functions as plain Python over a bridge ``Store``: no MCP session involved."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mnem_bridge
+import pytest
+
+from mnem_mcp import tools
+from mnem_mcp.models import ContentResolution, RememberItem
+
+
+@pytest.fixture
+def bridge_store(store: Path):
+    with mnem_bridge.open(store) as opened:
+        yield opened
+
+
+def test_writes_are_one_commit_each_and_reads_return_json_shapes(bridge_store) -> None:
+    first = tools.remember(bridge_store, "plan", "enterprise", source="ticket-1", step="s1")["commit"]
+    batch = tools.remember_many(bridge_store, [RememberItem(id="plan", content="pro", observation="obs-7"),
+                                               RememberItem(id="seats", content=[240])])["commit"]
+    assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
+    assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
+    plan = tools.recall(bridge_store, "plan")["memory"]["plan"]
+    assert plan["provenance"] == {"agent_step": None, "observation": "obs-7", "tool_call": None, "source": None,
+                                  "note": None}
+    assert tools.recall_at(bridge_store, first)["memory"]["plan"]["provenance"]["agent_step"] == "s1"
+    assert tools.recall_at(bridge_store, first, "seats") == {"memory": {}}
+    assert tools.whats_new(bridge_store, batch) == {"changed": {"plan": "modified", "seats": "added"}}
+    assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
+
+
+def test_when_did_needs_exactly_one_condition(bridge_store) -> None:
+    tools.remember(bridge_store, "plan", "enterprise")
+    with pytest.raises(mnem_bridge.UsageError, match=r"exactly one of equals, absent or present \(got none\)"):
+        tools.when_did(bridge_store, "plan")
+    with pytest.raises(mnem_bridge.UsageError, match=r"\(got absent and present\)"):
+        tools.when_did(bridge_store, "plan", absent=True, present=True)
+    with pytest.raises(mnem_bridge.InvalidRefError):  # null is a value: never true here, so the bisect refuses
+        tools.when_did(bridge_store, "plan", equals=None)
+
+
+def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> None:
+    tools.remember(bridge_store, "plan", "enterprise")
+    tools.branch(bridge_store, "other")
+    tools.remember(bridge_store, "plan", "pro")
+    tools.switch(bridge_store, "other")
+    tools.remember(bridge_store, "plan", "team")
+    tools.switch(bridge_store, "main")
+    result = tools.merge(bridge_store, "other", resolutions={"plan": ContentResolution(content={"tier": "mixed"})})
+    assert result["status"] == "merged"
+    assert bridge_store.working_node("plan").content == {"tier": "mixed"}

@@ -1,10 +1,8 @@
 """Node time stamps: when each node's value was written and when the node came to be.
 
 A key-value view of memory (the LangGraph store) needs ``created_at`` and
-``updated_at`` for every item it returns.  Blaming each node separately
-walks the history once per node; this module answers for many nodes in one
-walk, visiting each commit once, and reads only the per-commit change index
-(``Repo.changes_of``) except at merge commits.
+``updated_at`` for every item it returns, and ``mnem stamps`` answers for
+many nodes in one process instead of one ``blame`` each.
 
 Both stamps follow blame's rule through merges: from a commit, step to the
 first parent (in parent order) that satisfies the walk's test, and stop
@@ -21,6 +19,17 @@ where no parent does.
 A value written on a side branch and merged later is stamped with the side
 branch's commit, not the merge: the merge only carried it over.
 
+Two ways to get there, chosen by how many nodes are asked for:
+
+* a few (``ids``, e.g. a batch of gets): per node, blame's own lookup plus
+  the same for presence; each step is an indexed ``last_change`` probe that
+  jumps over every commit that did not touch the node, so the cost follows
+  the node's changes, not the history's length;
+* every node (a search or a listing): one walk over the history that moves
+  all nodes together, commit by commit, reading each commit's change set
+  once; nodes a commit did not touch move on as one set, so the cost
+  follows the commits and their changes, not nodes times commits.
+
 What the walk reads about a commit (its parents, time and change set), and
 the time of the value a node was born with there, are fixed by the commit's
 id, which hashes its content, so they are kept in a bounded process-wide
@@ -36,6 +45,8 @@ from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
+from .blame import find_blame
+from .errors import CorruptStoreError, rust_debug
 from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
@@ -156,7 +167,8 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     Args:
         repo: The open store; call inside ``repo.db.read()`` for one snapshot.
         start: The commit whose memory to stamp; ``None`` (an unborn branch) stamps nothing.
-        ids: Only these node ids (absent ones are left out); ``None`` for every node.
+        ids: Only these node ids (absent ones are left out), looked up one by
+            one; ``None`` for every node, in one walk over the history.
 
     Returns:
         ``{node_id: Stamped}`` for each requested node present at ``start``.
@@ -164,21 +176,58 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     if start is None:
         return {}
     graph = Graph(repo)
-    state = repo.commit_nodes(start)
-    wanted = sorted(state if ids is None else set(ids) & state.keys())
-    targets = {node_id: state[node_id] for node_id in wanted}
+    return _all(repo, graph, start) if ids is None else _some(repo, graph, start, sorted(set(ids)))
+
+
+def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
+    out = {}
+    for node_id in ids:
+        blame = find_blame(repo, node_id, start, graph)
+        if blame is not None:
+            birth = _birth(repo, graph, start, node_id)
+            created = blame.time if birth == blame.commit else _birth_time(repo, graph, birth, node_id)
+            out[node_id] = Stamped(blame.node, created, blame.time)
+    return out
+
+
+def _birth(repo: Repo, graph: Graph, start: bytes, node_id: str) -> bytes:
+    """Where ``node_id`` (present at ``start``) came to be: the presence walk, by probes."""
+    current = start
+    while True:
+        changed = repo.last_change(current, node_id)
+        if changed is None:
+            raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
+        parents = graph.parents(changed)
+        if parents and repo.node_at(parents[0], node_id) is not None:  # modified there: alive before
+            current = parents[0]
+            continue
+        holder = next((p for p in parents[1:] if repo.node_at(p, node_id) is not None), None)
+        if holder is None:
+            return changed
+        current = holder
+
+
+def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
+    """The blame time of the value ``node_id`` was born with at ``birth``."""
+
+    def read() -> int:
+        first = repo.node_at(birth, node_id)
+        if first is None:
+            raise CorruptStoreError(f"{rust_debug(node_id)} is not in memory at {birth.hex()}, where it was born")
+        return _blame_time(repo.node(first), _facts(graph, birth).time)
+
+    return _cached(("born", birth, node_id), read)
+
+
+def _all(repo: Repo, graph: Graph, start: bytes) -> dict[str, Stamped]:
+    targets = repo.commit_nodes(start)
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
-    nodes = {node_id: repo.node(targets[node_id]) for node_id in wanted}
-    updated = {n: _blame_time(nodes[n], _facts(graph, written[n]).time) for n in wanted}
-    created = {}
-    for node_id in sorted(wanted, key=born.__getitem__):  # a birth commit's state is decoded once
+    out = {}
+    for node_id in sorted(targets):
+        node = repo.node(targets[node_id])
+        updated = _blame_time(node, _facts(graph, written[node_id]).time)
         birth = born[node_id]
-        if birth == written[node_id]:
-            created[node_id] = updated[node_id]
-            continue
-        created[node_id] = _cached(
-            ("born", birth, node_id),
-            lambda: _blame_time(repo.node(graph.nodes(birth)[node_id]), _facts(graph, birth).time),  # noqa: B023
-        )
-    return {n: Stamped(nodes[n], created[n], updated[n]) for n in wanted}
+        created = updated if birth == written[node_id] else _birth_time(repo, graph, birth, node_id)
+        out[node_id] = Stamped(node, created, updated)
+    return out

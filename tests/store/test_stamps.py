@@ -2,9 +2,10 @@
 
 The CLI tests pin the JSON shape and the linear-history semantics; the
 property test builds random histories with merges (and clocks that run
-backwards) in process and checks the one-pass walk against a naive per-node
-walk that loads every parent's state, so the change-index shortcut is
-proved equivalent to blame's rule.
+backwards) in process and checks both ways of answering (the one-pass walk
+for every node, the per-node probes for given ids) against a naive per-node
+walk that loads every parent's state, so both shortcuts are proved
+equivalent to blame's rule.
 """
 
 from __future__ import annotations
@@ -195,7 +196,10 @@ def test_one_pass_matches_the_naive_per_node_walk(steps):
             build(repo, steps)
             for branch in ("main", "x", "y"):
                 tip = repo.branch_tip(branch)
-                got = node_stamps(repo, tip)
+                walked = node_stamps(repo, tip)
+                probed = node_stamps(repo, tip, [*repo.commit_nodes(tip), "absent"])
+                assert walked == probed
+                got = walked
                 expected = {}
                 for node_id in sorted(repo.commit_nodes(tip)):
                     born = naive_stop(repo, tip, node_id, True)

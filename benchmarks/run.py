@@ -24,6 +24,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "ops": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "langgraph_stores": ([], ["--quick"]),
+    "langgraph_history": ([], ["--quick"]),
     "overhead": ([], ["--runs", "1"]),
     "scale": ([], []),
     "spawn_cost": ([], ["--calls", "20"]),

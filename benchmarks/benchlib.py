@@ -70,8 +70,17 @@ def machine() -> list[str]:
     return [
         f"- machine: `nproc` = {nproc}, CPU {cpu}",
         f"- Python {platform.python_version()} ({sys.implementation.name}), SQLite {sqlite3.sqlite_version}",
-        f"- command: `{' '.join([Path(sys.executable).name, *sys.argv])}`",
+        f"- command: `{' '.join([Path(sys.executable).name, _shown(sys.argv[0]), *sys.argv[1:]])}`",
     ]
+
+
+def _shown(script: str) -> str:
+    """The script as run from the repository root, so reports carry no machine paths."""
+    path = Path(script).resolve()
+    try:
+        return str(path.relative_to(Path(__file__).resolve().parent.parent))
+    except ValueError:
+        return path.name
 
 
 def table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> list[str]:

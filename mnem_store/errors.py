@@ -8,6 +8,8 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
+from typing import Any
+
 import unicodedata
 
 __all__ = [
@@ -42,6 +44,10 @@ class MnemError(Exception):
 
     def __str__(self) -> str:
         return f"{self.prefix}{self.detail}"
+
+    def details(self) -> dict[str, Any]:
+        """Extra fields for the JSON error document (empty for most errors)."""
+        return {}
 
 
 class NotFoundError(MnemError):

@@ -49,10 +49,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
     "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
+    "verify": ("verify", "Re-hash and cross-check every object, ref and index entry (extension)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
 }
 
-FEATURES = ["serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
+FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps"]
 
 
@@ -246,9 +247,11 @@ def invoke(
 def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
     if want_json:
         message = f"{exc}: {exc.cause}" if exc.cause else str(exc)
-        _emit(streams.stdout, _json_doc({"error": {"code": exc.code, "message": message}}))
+        _emit(streams.stdout, _json_doc({"error": {"code": exc.code, "message": message, **exc.details()}}))
     elif isinstance(exc, UsageError):
         _emit(streams.stderr, f"error: {exc}\n")
     else:
+        problems = exc.details().get("problems", [])  # verify: every problem, one per line
+        _emit(streams.stdout, "".join(f"{p['what']} {p['id']}: {p['message']}\n" for p in problems))
         _emit(streams.stderr, _error_text(exc))
     return exc.exit_code

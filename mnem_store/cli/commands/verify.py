@@ -1,0 +1,22 @@
+"""``mnem verify`` (extension): re-hash and cross-check the whole store; exit 0 only when whole."""
+
+from __future__ import annotations
+
+import argparse
+
+from ...verify import VerifyError, verify
+from ..context import Context, Outcome
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    report = verify(ctx.repo())
+    if report.problems:
+        raise VerifyError(report)
+    counts = report.counts()
+    text = (f"verified {report.objects} object(s): {report.commits} commit(s), {report.states} state(s), "
+            f"{report.nodes} node reference(s), {report.refs} ref(s); the store is whole\n")
+    return Outcome({"ok": True, **counts, "problems": []}, text)

@@ -1,0 +1,80 @@
+"""``mnem verify`` passes a whole store and names every problem in a damaged one, changing nothing."""
+
+import sqlite3
+
+import pytest
+from conftest import run_mnem
+
+
+def sql(store, statement, *args):
+    with sqlite3.connect(store / ".mnem" / "store.sqlite3") as conn:
+        conn.execute(statement, args)
+
+
+@pytest.fixture
+def history(store):
+    """A branching history with a merge, a deletion and a snapshot-free tip."""
+    for node, value in (("plan", "enterprise"), ("seats", "40")):
+        run_mnem("add", node, value, cwd=store)
+    run_mnem("commit", "-m", "one", "--time", "1", cwd=store)
+    run_mnem("checkout", "-b", "side", cwd=store)
+    run_mnem("write", "-m", "side", "--time", "2", cwd=store, input='{"put": [{"id": "owner", "content": "ann"}]}')
+    run_mnem("checkout", "main", cwd=store)
+    run_mnem("write", "-m", "drop seats", "--time", "3", cwd=store, input='{"delete": ["seats"]}')
+    assert run_mnem("merge", "side", "--time", "4", cwd=store).code == 0
+    return store
+
+
+def contents(store):
+    """Every row of the database plus HEAD and config (a checkpoint may rewrite file bytes, not contents)."""
+    with sqlite3.connect(store / ".mnem" / "store.sqlite3") as conn:
+        rows = list(conn.iterdump())
+    return rows, (store / ".mnem" / "HEAD").read_text(), (store / ".mnem" / "config").read_text()
+
+
+def test_a_whole_store_verifies(history):
+    result = run_mnem("verify", cwd=history)
+    assert result.code == 0 and result.out.endswith("the store is whole\n")
+    doc = run_mnem("--json", "verify", cwd=history).json
+    assert doc["ok"] is True and doc["problems"] == [] and doc["commits"] == 4 and doc["refs"] == 2
+
+
+def test_an_empty_store_verifies(store):
+    assert run_mnem("--json", "verify", cwd=store).json["objects"] == 0
+
+
+def damaged(store, *statements):
+    for statement, *args in statements:
+        sql(store, statement, *args)
+    before = contents(store)
+    as_json = run_mnem("--json", "verify", cwd=store)
+    as_text = run_mnem("verify", cwd=store)
+    assert as_json.code == 1 and as_text.code == 1
+    error = as_json.json["error"]
+    assert error["code"] == "corrupt_store" and error["problems"]
+    assert as_text.err.startswith("Error: corrupt store: ") and "Traceback" not in as_text.err
+    assert len(as_text.out.splitlines()) == len(error["problems"])
+    assert contents(store) == before  # verify only reads
+    return error["problems"]
+
+
+def test_a_tampered_node_is_named(history):
+    problems = damaged(history, ("UPDATE objects SET data = X'a0' WHERE key = (SELECT min(key) FROM objects WHERE kind = 0)",))
+    assert any(p["what"] == "object" and "does not hash to its id" in p["message"] for p in problems)
+
+
+def test_a_ref_to_nothing_and_a_detached_head_at_a_node_are_named(history):
+    node = sqlite3.connect(history / ".mnem" / "store.sqlite3").execute(
+        "SELECT id FROM objects WHERE kind = 0 LIMIT 1").fetchone()[0]
+    (history / ".mnem" / "HEAD").write_text(node.hex() + "\n")
+    problems = damaged(history, ("UPDATE refs SET target = ? WHERE name = 'side'", b"\x01" * 32))
+    assert {"what": "ref", "id": "side", "message": f"points at {'01' * 32}, missing"} in problems
+    assert any(p["what"] == "head" and "a memory_node" in p["message"] for p in problems)
+
+
+def test_a_damaged_change_row_is_named(history):
+    problems = damaged(history, (
+        "UPDATE changes SET object = (SELECT key FROM objects WHERE kind = 0 ORDER BY key LIMIT 1) "
+        "WHERE commit_key = (SELECT max(commit_key) FROM changes)",),
+        ("UPDATE commits SET since = 1 WHERE since = 0",))
+    assert any(p["what"] in ("state", "index") for p in problems)

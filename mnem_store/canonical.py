@@ -75,13 +75,17 @@ def parse_hex_id(text: str) -> bytes:
         raise CorruptStoreError(f'"{text}" is not a valid object id: expected only hex characters') from None
 
 
-def check_content(value: Any, where: str = "content") -> Any:
+#: serde_json's default nesting limit: upstream cannot parse JSON nested deeper, so neither do we.
+MAX_DEPTH = 128
+
+
+def check_content(value: Any, where: str = "content", depth: int = 0) -> Any:
     """Validate and normalise a JSON value for storage.
 
     Returns the value with integers outside CBOR's 64-bit range turned into
     floats (as serde_json parses them upstream).  Rejects non-finite floats,
-    non-string keys and non-JSON types, because upstream content is the
-    JSON data model only.
+    non-string keys, non-JSON types and nesting deeper than upstream's
+    parser accepts, because upstream content is the JSON data model only.
     """
     if value is None or isinstance(value, (bool, str)):
         return value
@@ -93,14 +97,16 @@ def check_content(value: Any, where: str = "content") -> Any:
         if not math.isfinite(value):
             raise UsageError(f"{where} is not valid JSON: non-finite number {value!r}")
         return value
+    if depth >= MAX_DEPTH and isinstance(value, (list, tuple, dict)):
+        raise UsageError(f"{where} is not valid JSON: nested deeper than {MAX_DEPTH} levels")
     if isinstance(value, (list, tuple)):
-        return [check_content(item, where) for item in value]
+        return [check_content(item, where, depth + 1) for item in value]
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
             if not isinstance(key, str):
                 raise UsageError(f"{where} is not valid JSON: object key {key!r} is not a string")
-            out[key] = check_content(item, where)
+            out[key] = check_content(item, where, depth + 1)
         return out
     raise UsageError(f"{where} is not valid JSON: {type(value).__name__} is not a JSON type")
 

@@ -183,7 +183,36 @@ def _error_text(exc: MnemError) -> str:
 
 
 def _json_doc(value: Any) -> str:
-    return orjson.dumps(value).decode() + "\n"
+    try:
+        return orjson.dumps(value).decode() + "\n"
+    except TypeError:  # undecodable argv bytes (surrogates) quoted in a message: show them as U+FFFD
+        return orjson.dumps(_printable(value)).decode() + "\n"
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
+#: Arguments that name files: any bytes the OS allows.  Every other argument
+#: becomes stored or printed text and must be valid UTF-8.
+PATH_ARGUMENTS = frozenset({"store", "path", "file", "output", "content_file"})
+
+
+def _check_text_arguments(args: argparse.Namespace) -> None:
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, str) and name not in PATH_ARGUMENTS:
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise UsageError(f"the {name.rstrip('_').replace('_', '-')} argument is not valid UTF-8") from None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -209,6 +238,7 @@ def invoke(
     try:
         args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
         want_json = bool(args.json)
+        _check_text_arguments(args)
         if args.version:
             _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")
             return 0

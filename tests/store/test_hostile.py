@@ -1,0 +1,99 @@
+"""Hostile input against the CLI's JSON contract: a typed error or a result, never a crash, and errors change nothing.
+
+Runs through ``invoke``, the one code path of both a one-shot ``mnem`` and
+each ``mnem serve`` request, so hypothesis can try thousands of inputs.
+"""
+
+import io
+import json
+
+import orjson
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from mnem_store.cli import Streams, invoke
+
+CODES = {"not_found", "invalid_ref", "conflict", "corrupt_store", "format_version", "store_exists", "no_store",
+         "store_io", "busy", "usage"}
+
+nasty_text = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["", "-", "--", "-x", "--json", "..", "a..b", "HEAD", "main", "../../etc/passwd", "a:b",
+                     "$(touch pwned)", "`id`", "'\"", "\x00", "\x1b[31m", "é\u0301", "\ud800", "0000", "abcd",
+                     "NaN", "Infinity", "1e999", "{", "[" * 200, "a" * 5000]),
+)
+nasty_json = st.one_of(
+    st.sampled_from(["NaN", "-Infinity", "[1e400]", '{"a":', "\"\\ud800\"", "9" * 400, "[" * 1000 + "]" * 1000,
+                     '{"put": [{"id": "x", "content": NaN}]}', '{"put": "x"}', '{"delete": [null]}', "\xff\xfe"]),
+    st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=10),
+                 lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+                 max_leaves=10).map(json.dumps),
+)
+
+
+def run(store, argv, stdin=b""):
+    out, err = io.BytesIO(), io.BytesIO()
+    code = invoke(["-C", str(store), "--json", *argv], Streams(io.BytesIO(stdin), out, err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def snapshot(store):
+    return run(store, ["export"])[1], run(store, ["status"])[1]
+
+
+def commands(text, other, doc):
+    return st.sampled_from([
+        ["add", "--", text, other], ["add", "--content-json", doc, "--", text], ["rm", "--", text],
+        ["show", "--node", text], ["show", text], ["branch", "--", text], ["branch", "-d", text],
+        ["checkout", "--", text], ["blame", "--", text], ["bisect", "--node", text, "--equals", doc],
+        ["diff", text, other], ["merge", "--", text], ["merge", "main", "--resolve", f"{text}={other}"],
+        ["merge", "main", "--resolve-json", f"{text}={doc}"], ["log", "-n", text], ["resolve", "--", text],
+        ["stamps", "--node", text], ["commit", "--message", text, "--time", other],
+    ])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_hostile_arguments(seeded_store, data):
+    text, other, doc = data.draw(nasty_text), data.draw(nasty_text), data.draw(nasty_json)
+    argv = data.draw(commands(text, other, doc))
+    before = snapshot(seeded_store)
+    code, out, err = run(seeded_store, argv)
+    check(code, out, err)
+    if code != 0:
+        assert snapshot(seeded_store) == before, argv
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(payload=st.one_of(nasty_json, st.binary(max_size=64).map(lambda b: b.decode("latin-1"))),
+       skip=st.booleans())
+def test_hostile_write_payloads(seeded_store, payload, skip):
+    before = snapshot(seeded_store)
+    code, out, err = run(seeded_store, ["write", "-m", "x", *(["--skip-missing"] if skip else [])],
+                         payload.encode("utf-8", "surrogatepass"))
+    check(code, out, err)
+    if code != 0:
+        assert snapshot(seeded_store) == before
+
+
+def check(code, out, err):
+    assert code in (0, 1, 2)
+    assert err == b""
+    doc = orjson.loads(out)  # exactly one JSON document
+    if code != 0:
+        assert doc["error"]["code"] in CODES
+        assert "internal error" not in doc["error"]["message"], doc
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture
+def seeded_store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile") / "store"
+    assert invoke([ "init", str(root)], Streams(io.BytesIO(), io.BytesIO(), io.BytesIO())) == 0
+    for argv, stdin in ((["write", "-m", "seed", "--time", "1"], b'{"put": [{"id": "plan", "content": "pro"}]}'),
+                        (["branch", "side"], b"")):
+        code, _, _ = run(root, argv, stdin)
+        assert code == 0
+    return root

@@ -242,12 +242,18 @@ class StateStore:
 
     def changes_of(self, commit_key: int) -> dict[str, str]:
         """Node id -> "added" | "modified" | "removed" against the first parent, in bytewise id order."""
+        changes = self.change_set(commit_key)
+        return {name: changes[name][0] for name in sorted(changes, key=str.encode)}
+
+    def change_set(self, commit_key: int) -> dict[str, tuple[str, bytes | None]]:
+        """A commit's change rows: node id -> (kind, id of the object it set, None when removed)."""
         rows = self.db.conn.execute(
-            "SELECT n.name, ch.kind FROM changes ch JOIN names n ON n.key = ch.name WHERE ch.commit_key = ?",
+            """SELECT n.name, ch.kind, o.id FROM changes ch JOIN names n ON n.key = ch.name
+               LEFT JOIN objects o ON o.key = ch.object WHERE ch.commit_key = ?""",
             (commit_key,),
         ).fetchall()
         try:
-            return {name: CHANGE_KINDS[kind] for name, kind in sorted(rows, key=lambda r: r[0].encode())}
+            return {name: (CHANGE_KINDS[kind], raw) for name, kind, raw in rows}
         except (IndexError, TypeError):
             raise CorruptStoreError("bad change row: unknown kind") from None
 

@@ -78,3 +78,23 @@ def test_a_damaged_change_row_is_named(history):
         "WHERE commit_key = (SELECT max(commit_key) FROM changes)",),
         ("UPDATE commits SET since = 1 WHERE since = 0",))
     assert any(p["what"] in ("state", "index") for p in problems)
+
+
+def test_a_commit_missing_from_the_graph_is_named(history):
+    problems = damaged(history, ("DELETE FROM commits WHERE key = (SELECT max(key) FROM commits)",))
+    assert any(p["what"] == "commit" and p["message"] == "is not in the commit graph" for p in problems)
+
+
+def test_a_graph_link_that_disagrees_with_the_commit_is_named(history):
+    problems = damaged(history, ("UPDATE commits SET parent = NULL WHERE key = (SELECT max(key) FROM commits)",))
+    assert any(p["what"] == "index" and "disagrees with the commit's parents" in p["message"] for p in problems)
+
+
+def test_a_change_row_that_changes_nothing_is_named(history):
+    """A row claiming a node changed when the state says it did not is a wrong index entry, even if it rebuilds."""
+    problems = damaged(history, (
+        "INSERT INTO changes (commit_key, name, kind, object) SELECT c.key, ch.name, 1, ch.object "
+        "FROM commits c, changes ch WHERE c.key = (SELECT max(key) FROM commits) "
+        "AND ch.commit_key = (SELECT min(key) FROM commits) AND ch.name NOT IN "
+        "(SELECT name FROM changes WHERE commit_key = c.key) LIMIT 1",))
+    assert any(p["what"] == "index" and "change index says" in p["message"] for p in problems)

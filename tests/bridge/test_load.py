@@ -1,0 +1,51 @@
+"""Eight agent processes remember 2,000 facts through the bridge while three readers watch.
+
+Issue 8's load: 8 writer processes × 250 ``remember`` calls on one store, with
+readers throughout (two through the bridge, one through one-shot ``mnem`` as
+a user at a terminal).  The processes are real and share nothing but the
+store on disk; ``load_agents`` holds what each of them runs and the checks.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+import load_agents
+from conftest import MNEM
+from load_agents import PER_WRITER, WRITERS, assert_every_write_landed_once, assert_readers_saw_only_whole_states
+
+SCRIPT = str(Path(load_agents.__file__))
+
+
+def spawn(*args: str) -> subprocess.Popen[bytes]:
+    """One load process (see ``load_agents``)."""
+    return subprocess.Popen([sys.executable, SCRIPT, *args], stdout=subprocess.PIPE)
+
+
+def report_of(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
+    """The JSON report a finished load process printed."""
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, out
+    return orjson.loads(out)
+
+
+def test_eight_writer_processes_and_three_readers(store: Path, tmp_path: Path) -> None:
+    stop = tmp_path / "stop"
+    readers = [spawn("reader", MNEM, str(store), str(stop)) for _ in range(2)]
+    readers.append(spawn("cli-reader", MNEM, str(store), str(stop)))
+    writers = [spawn("writer", MNEM, str(store), str(n), str(PER_WRITER)) for n in range(WRITERS)]
+    written = [report_of(proc) for proc in writers]
+    stop.touch()
+    watched = [report_of(proc) for proc in readers]
+    print(f"load: {WRITERS}x{PER_WRITER} remembers in {max(r['seconds'] for r in written)} s, "
+          f"{sum(r['busy_retries'] for r in written)} busy retries, reads {[r['reads'] for r in watched]}")
+    assert_readers_saw_only_whole_states(watched)
+    assert [report["failures"] for report in written] == [[]] * WRITERS
+    assert_every_write_landed_once(store)
+
+

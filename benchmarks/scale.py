@@ -18,6 +18,9 @@ Measured on the built store (medians and p99, nearest rank):
   behind the whole history;
 * bisect: node-equals form (``content_equals(fault, "WRONG")``) over the
   whole first-parent chain;
+* verify: ``mnem verify``'s whole check (every object re-hashed, every
+  state rebuilt and hashed, every index entry checked) on a freshly opened
+  store; it grows with commits plus total bytes of the states it hashes;
 * state_at: the full node map of a random past commit (a fresh one per
   sample, so the distance to the nearest snapshot varies as it does in
   use), on a freshly opened store (nothing cached); working memory likewise.
@@ -45,6 +48,7 @@ from mnem_store.bisect import bisect, content_equals  # noqa: E402
 from mnem_store.blame import blame  # noqa: E402
 from mnem_store.objects import MemoryNode, Provenance  # noqa: E402
 from mnem_store.repo import Repo  # noqa: E402
+from mnem_store.verify import verify  # noqa: E402
 
 FAULT = "node-0000001"
 OLDEST = "node-0000002"  # written by the bulk commit only
@@ -110,6 +114,7 @@ def measure(store: Store) -> dict[str, Samples]:
         fresh(lambda repo: repo.commit_nodes(rng.choice(store.history))), heavy
     )
     results["working memory (fresh store)"] = timed(fresh(lambda repo: repo.working_nodes()), heavy)
+    results["verify (whole store, fresh)"] = timed(fresh(verify), 3)
     return results
 
 

@@ -143,7 +143,7 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
     Raises:
         CommandTimeoutError: The runner killed the process for time.
         SignalError: The process died from a signal.
-        ProtocolError: The output is not a contract document.
+        ProtocolError: The output is not a contract document, or the runner could not read one.
         MnemError: The binary's error document, as the class for its code.
     """
     facts: dict[str, Any] = {"command": command, "stderr": result.stderr, "exit_status": result.exit_status}
@@ -152,6 +152,8 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
             f"mnem did not finish within {timeout:g}s; its process group was killed",
             timeout=timeout, command=command, stderr=result.stderr,
         )
+    if result.broken is not None:
+        raise ProtocolError(result.broken, **facts)
     if result.exit_status < 0:
         raise SignalError(f"mnem was killed by {_signal_name(-result.exit_status)}", **facts)
     try:

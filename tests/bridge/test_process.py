@@ -19,6 +19,7 @@ from mnem_bridge import (
     MnemError,
     ProtocolError,
     SignalError,
+    Store,
     StoreIoError,
     SubprocessRunner,
 )
@@ -111,6 +112,38 @@ def test_output_that_breaks_the_contract(tmp_path: Path, body: str, expected: st
     with pytest.raises(ProtocolError, match=expected) as caught:
         _status(fake_mnem(tmp_path, body), tmp_path)
     assert caught.value.code == "store_io"
+
+
+@pytest.mark.parametrize(
+    ("subcommand", "call"),
+    [
+        ("status", lambda store: store.head()),
+        ("status", lambda store: store.staged()),
+        ("add", lambda store: store.add("n", 1)),
+        ("commit", lambda store: store.commit("m")),
+        ("log", lambda store: store.log()),
+        ("resolve", lambda store: store.resolve("main")),
+        ("branch", lambda store: store.branches()),
+        ("show", lambda store: store.working_memory()),
+        ("show", lambda store: store.working_node("n")),
+        ("show", lambda store: store.changed_by("main")),
+        ("stamps", lambda store: store.node_times()),
+        ("diff", lambda store: store.diff()),
+        ("merge", lambda store: store.merge("other")),
+        ("blame", lambda store: store.blame("n")),
+        ("bisect", lambda store: store.bisect(node="n", present=True)),
+        ("write", lambda store: store.write([{"id": "n", "content": 1}], message="m")),
+        ("export", lambda store: store.export()),
+    ],
+)
+def test_a_result_of_the_wrong_shape_is_a_protocol_error(tmp_path: Path, subcommand: str, call: Any) -> None:
+    """The facade reads documents by key; a binary that answers ``[1, 2]`` must not surface as a KeyError."""
+    store = Store(tmp_path, client=Mnem(fake_mnem(tmp_path, "print('[1, 2]')")))
+    with pytest.raises(ProtocolError) as caught:
+        call(store)
+    assert caught.value.code == "store_io"
+    assert str(caught.value).startswith(f"mnem {subcommand} answered with JSON of the wrong shape: [1, 2] (")
+    assert caught.value.command == store.last_command and f" --json {subcommand}" in caught.value.command
 
 
 def test_an_unknown_error_code_keeps_its_code(tmp_path: Path) -> None:

@@ -214,8 +214,10 @@ def test_a_newer_contract_is_refused(tmp_path: Path) -> None:
     description = {"name": "mnem", "version": "2", "format_version": 1, "contract": 2,
                    "implementation": "x", "features": []}
     binary = fake_mnem(tmp_path, f"print({orjson.dumps(description).decode()!r})", describe=False)
-    with pytest.raises(ContractError):
+    with pytest.raises(ContractError) as caught:
         _status(binary, tmp_path)
+    assert str(caught.value).startswith(f"the `mnem` at {binary} speaks JSON contract 2, and this bridge speaks "
+                                        "contract 1 (`mnem --version --json` answered '{")
 
 
 def test_the_runner_reports_exit_status_and_output(tmp_path: Path) -> None:

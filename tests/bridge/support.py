@@ -1,10 +1,12 @@
-"""Helpers shared by the bridge tests: fake ``mnem`` binaries."""
+"""Helpers shared by the bridge tests (and the MCP and fault-matrix tests): fake ``mnem`` binaries, process checks."""
 
 from __future__ import annotations
 
 import json
 import sys
 import textwrap
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 #: A valid self-description, so a fake passes the contract check and misbehaves afterwards.
@@ -14,18 +16,57 @@ DESCRIPTION = {
 }
 
 
-def fake_mnem(directory: Path, body: str, *, describe: bool = True, name: str = "mnem") -> Path:
+def fake_mnem(directory: Path, body: str, *, describe: bool = True, name: str = "mnem",
+              features: Sequence[str] = ()) -> Path:
     """Write an executable Python script that stands in for ``mnem``.
 
-    With ``describe``, ``--version --json`` answers with ``DESCRIPTION`` and
+    With ``describe``, ``--version --json`` answers with ``DESCRIPTION`` (listing
+    ``features``: ``("serve",)`` makes the bridge run it as a worker) and
     every other invocation runs ``body`` (dedented; ``sys``, ``os``, ``json``,
     ``signal``, ``subprocess`` and ``time`` are imported).
     """
     prelude = "import json, os, signal, subprocess, sys, time\n"
     if describe:
+        description = {**DESCRIPTION, "features": list(features)}
         prelude += (f"if sys.argv[1:] == ['--version', '--json']:\n"
-                    f"    print({json.dumps(json.dumps(DESCRIPTION))})\n    sys.exit(0)\n")
+                    f"    print({json.dumps(json.dumps(description))})\n    sys.exit(0)\n")
     path = directory / name
     path.write_text(f"#!{sys.executable}\n{prelude}{textwrap.dedent(body)}\n", encoding="utf-8")
     path.chmod(0o755)
     return path
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` has exited: no such process, or a zombie (exited, awaiting its parent's ``wait``).
+
+    A killed grandchild is reparented and reaped by init in its own time, so
+    a zombie counts as gone: it runs nothing and holds no pipe.
+    """
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return True
+    state = next(line.split()[1] for line in status.splitlines() if line.startswith("State:"))
+    return state in ("Z", "X")
+
+
+def still_running(pids: Iterable[int], *, within: float = 10.0) -> list[int]:
+    """The ``pids`` that have not exited after waiting up to ``within`` seconds.
+
+    SIGKILL is delivered asynchronously, so a process killed a moment ago
+    may still show as running; this waits for that, it does not time anything.
+    """
+    pending = list(pids)
+    deadline = time.monotonic() + within
+    while pending and time.monotonic() < deadline:
+        pending = [pid for pid in pending if not gone(pid)]
+        if pending:
+            time.sleep(0.02)
+    return [pid for pid in pending if not gone(pid)]
+
+
+def mnem_workers() -> set[int]:
+    """Our child processes that are ``mnem serve`` workers (Linux: read from /proc)."""
+    children = {int(pid) for task in Path("/proc/self/task").iterdir()
+                for pid in (task / "children").read_text().split()}
+    return {pid for pid in children if b"serve\0--stdio" in Path(f"/proc/{pid}/cmdline").read_bytes()}

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 import textwrap
 import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 #: A valid self-description, so a fake passes the contract check and misbehaves afterwards.
 DESCRIPTION = {
@@ -70,3 +74,16 @@ def mnem_workers() -> set[int]:
     children = {int(pid) for task in Path("/proc/self/task").iterdir()
                 for pid in (task / "children").read_text().split()}
     return {pid for pid in children if b"serve\0--stdio" in Path(f"/proc/{pid}/cmdline").read_bytes()}
+
+
+def paste(line: str, cwd: Path, *, status: int = 0) -> Any:
+    """Feed an echoed command ``line`` to bash as if pasted at its prompt; the JSON it printed.
+
+    Args:
+        line: A shell line from the bridge (``last_command``, ``MnemError.command``, ``MNEM_ECHO``).
+        cwd: Where bash runs (a directory the test lists afterwards for stray files).
+        status: The exit status the command must end with.
+    """
+    done = subprocess.run(["bash"], input=line.encode(), cwd=cwd, capture_output=True, timeout=60)
+    assert done.returncode == status, done.stderr
+    return orjson.loads(done.stdout)

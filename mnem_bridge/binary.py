@@ -116,10 +116,12 @@ def describe(path: str, runner: Runner) -> Binary:
         raise BinaryNotFoundError(f"cannot run `mnem` binary {path!r}: {exc.strerror or exc}; {FIX}",
                                   command=shell_line(argv)) from exc
     doc = _parse(result.stdout) if result.exit_status == 0 else None
-    if doc is None:
+    if not isinstance(doc, dict):
         answer = (result.stdout or result.stderr).decode("utf-8", "replace").strip()[:200] or "(nothing)"
+        what = (f"speaks JSON contract {doc}, and this bridge speaks {_listing(SUPPORTED_CONTRACTS)}"
+                if isinstance(doc, int) else "has no JSON contract")
         raise ContractError(
-            f"the `mnem` at {path} has no JSON contract (`mnem --version --json` answered {answer!r}, "
+            f"the `mnem` at {path} {what} (`mnem --version --json` answered {answer!r}, "
             f"exit status {result.exit_status}); {FIX}",
             command=shell_line(argv), stderr=result.stderr, exit_status=result.exit_status,
         )
@@ -131,13 +133,27 @@ def describe(path: str, runner: Runner) -> Binary:
     return binary
 
 
-def _parse(stdout: bytes) -> dict[str, Any] | None:
-    """The self-description if it is one with a supported contract, else ``None``."""
+def _parse(stdout: bytes) -> dict[str, Any] | int | None:
+    """The self-description if it is one with a supported contract; else the contract it names, or ``None``.
+
+    A binary from a newer (or older) release describes itself with another
+    ``contract``; saying which one tells the user to match the two releases,
+    where "no JSON contract" would send them looking for the wrong binary.
+    """
     try:
         doc = orjson.loads(stdout)
     except orjson.JSONDecodeError:
         return None
     keys = ("name", "version", "format_version", "contract", "implementation", "features")
-    if not isinstance(doc, dict) or any(k not in doc for k in keys) or doc["contract"] not in SUPPORTED_CONTRACTS:
+    if not isinstance(doc, dict) or any(k not in doc for k in keys):
         return None
+    contract = doc["contract"]
+    if contract not in SUPPORTED_CONTRACTS:
+        return contract if isinstance(contract, int) and not isinstance(contract, bool) else None
     return doc
+
+
+def _listing(contracts: frozenset[int]) -> str:
+    """``contract 1`` or ``contracts 1, 2``."""
+    numbers = ", ".join(map(str, sorted(contracts)))
+    return f"contract {numbers}" if len(contracts) == 1 else f"contracts {numbers}"

@@ -10,9 +10,11 @@ the result; any other status means stdout is ``{"error": {"code",
 
 from __future__ import annotations
 
+import json
 import logging
 import os
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -85,16 +87,27 @@ class Mnem:
             self._runner = WorkerRunner(self.path) if self.mode == "worker" and serves else self._oneshot
         return self._runner
 
-    def call(self, root: str | os.PathLike[str], *args: str, payload: str | None = None) -> Any:
+    def call(
+        self,
+        root: str | os.PathLike[str],
+        *args: str,
+        payload: str | None = None,
+        parse: Callable[[Any], Any] | None = None,
+    ) -> Any:
         """Run one subcommand against the store at ``root``.
 
         Args:
             root: The directory passed as ``-C``.
             *args: The subcommand and its arguments.
             payload: Text for standard input (sent as UTF-8, ending in a newline).
+            parse: Reads the result document (e.g. ``Commit.from_dict``).  A document
+                it cannot read (a missing key, a list for an object, ...) is the
+                binary breaking the contract, so it raises ``ProtocolError`` with
+                this call's command, not a ``KeyError`` or ``TypeError`` from
+                deep inside the caller.
 
         Returns:
-            The decoded JSON result document.
+            The decoded JSON result document, or what ``parse`` made of it.
 
         Raises:
             MnemError: The binary reported an error (the subclass for its code),
@@ -115,7 +128,18 @@ class Mnem:
             raise BinaryNotFoundError(
                 f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
             ) from exc
-        return interpret(result, command, self.timeout)
+        doc = interpret(result, command, self.timeout)
+        if parse is None:
+            return doc
+        try:
+            return parse(doc)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            shown = json.dumps(doc, ensure_ascii=False)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            raise ProtocolError(
+                f"mnem {args[0]} answered with JSON of the wrong shape: {shown} ({type(exc).__name__}: {exc})",
+                command=command, stderr=result.stderr, exit_status=result.exit_status,
+            ) from None
 
     def close(self) -> None:
         """Close the runner if this client created it (a caller's runner is the caller's)."""
@@ -143,7 +167,7 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
     Raises:
         CommandTimeoutError: The runner killed the process for time.
         SignalError: The process died from a signal.
-        ProtocolError: The output is not a contract document.
+        ProtocolError: The output is not a contract document, or the runner could not read one.
         MnemError: The binary's error document, as the class for its code.
     """
     facts: dict[str, Any] = {"command": command, "stderr": result.stderr, "exit_status": result.exit_status}
@@ -152,6 +176,8 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
             f"mnem did not finish within {timeout:g}s; its process group was killed",
             timeout=timeout, command=command, stderr=result.stderr,
         )
+    if result.broken is not None:
+        raise ProtocolError(result.broken, **facts)
     if result.exit_status < 0:
         raise SignalError(f"mnem was killed by {_signal_name(-result.exit_status)}", **facts)
     try:

@@ -52,12 +52,16 @@ class RunResult:
         stdout: Everything the child wrote to standard output.
         stderr: Everything the child wrote to standard error.
         timed_out: Whether the runner killed it for exceeding the timeout.
+        broken: Why there is no answer to interpret although the process did not time out
+            or die by a signal: it broke the runner's protocol (a worker's answer line that
+            is not one, or a worker that exited without answering).  ``None`` normally.
     """
 
     exit_status: int
     stdout: bytes
     stderr: bytes
     timed_out: bool = False
+    broken: str | None = None
 
 
 class Runner(Protocol):
@@ -72,7 +76,8 @@ class Runner(Protocol):
             timeout: Seconds before the process is killed, or ``None`` to wait forever.
 
         Returns:
-            The exit status and captured output.
+            The exit status and captured output; ``timed_out`` or ``broken`` when
+            there is no output to interpret.
 
         Raises:
             OSError: The program could not be started.

@@ -9,7 +9,11 @@ the binary.  The argv each method sends is fixed by docs/cli-json.md:
 * content is sent as compact JSON (``--content-json``), never re-typed;
 * author and time are always explicit, resolved here as upstream's SDK does
   (an empty ``MNEM_AUTHOR`` counts as unset, which the CLI would use
-  verbatim), so every echoed line replays to the same commit id.
+  verbatim), so every echoed line replays to the same commit id;
+* every result document is read by a ``parse`` function handed to the
+  client, so one of the wrong shape (a binary breaking the contract) is a
+  ``ProtocolError`` carrying the command, never a ``KeyError`` or
+  ``TypeError`` from inside a method.
 
 Differences from upstream, all forced by the CLI: a store opened here holds
 no database handle (each call opens and closes one in its own process), so
@@ -26,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, TypeVar
 
 from .bisect import first_commit_where
 from .client import Mnem
@@ -41,6 +45,7 @@ logger = logging.getLogger(__name__)
 MNEM_DIR: Final = ".mnem"
 
 Memory = dict[str, MemoryNode]
+T = TypeVar("T")
 Predicate = Callable[[Memory], bool]
 Resolution = Literal["ours", "theirs", "base", "delete"] | MemoryNode
 
@@ -193,6 +198,10 @@ class Store:
     def _call(self, *args: str, payload: str | None = None) -> Any:
         return self._client.call(self.root, *args, payload=payload)
 
+    def _read(self, parse: Callable[[Any], T], *args: str, payload: str | None = None) -> T:
+        """One invocation whose result ``parse`` reads; a misshapen result is a ``ProtocolError``."""
+        return self._client.call(self.root, *args, payload=payload, parse=parse)  # type: ignore[no-any-return]
+
     def close(self) -> None:
         """Release the client if this store created it; no process is left running either way."""
         if self._owns_client:
@@ -208,16 +217,17 @@ class Store:
         return f"<mnem_bridge.Store root={str(self.root)!r}>"
 
     # ------------------------------------------------------------ HEAD and staging
-    def _status(self) -> dict[str, Any]:
-        return self._call("status")  # type: ignore[no-any-return]
+    def _status(self, pick: Callable[[Mapping[str, Any]], T]) -> T:
+        """``pick`` applied to ``mnem status``'s document."""
+        return self._read(pick, "status")
 
     def head(self) -> str:
         """HEAD as stored: ``"ref: <branch>"``, or a commit hex when detached."""
-        return str(self._status()["head"])
+        return str(self._status(lambda status: status["head"]))
 
     def head_commit(self) -> str | None:
         """The commit HEAD points at, or ``None`` on an unborn branch."""
-        return self._status()["commit"]  # type: ignore[no-any-return]
+        return self._status(lambda status: status["commit"])
 
     def add(
         self,
@@ -253,7 +263,7 @@ class Store:
                 args.append(f"{_PROVENANCE_FLAGS[name]}={value}")
         if event_time is not None:
             args.append(f"--event-time={event_time}")
-        return str(self._call(*args, "--", id)["object"])
+        return str(self._read(lambda doc: doc["object"], *args, "--", id))
 
     def add_node(self, node: MemoryNode) -> str:
         """Stage ``node`` (``add`` with its fields).
@@ -285,11 +295,11 @@ class Store:
 
     def staged(self) -> list[tuple[str, str]]:
         """Staged nodes as ``(node id, object id)``, sorted by node id."""
-        return [(entry["id"], entry["object"]) for entry in self._status()["staged"]]
+        return self._status(lambda status: [(entry["id"], entry["object"]) for entry in status["staged"]])
 
     def staged_deletions(self) -> list[str]:
         """Node ids staged for deletion, sorted."""
-        return list(self._status()["staged_deletions"])
+        return self._status(lambda status: list(status["staged_deletions"]))
 
     def unstage(self, id: str) -> bool:  # noqa: A002 - upstream's name
         """Drop a staged add or deletion.
@@ -300,7 +310,7 @@ class Store:
         Returns:
             Whether anything was staged for it.
         """
-        return bool(self._call("unstage", "--", id)["unstaged"])
+        return bool(self._read(lambda doc: doc["unstaged"], "unstage", "--", id))
 
     def commit(self, message: str, *, author: str | None = None, time_ms: int | None = None) -> str:
         """Record what is staged as a commit on the current branch.
@@ -317,7 +327,7 @@ class Store:
             InvalidRefError: Nothing staged, or HEAD is detached.
             ConflictError: The branch moved during the commit.
         """
-        return str(self._call("commit", *self._record_flags(message, author, time_ms))["id"])
+        return str(self._read(lambda doc: doc["id"], "commit", *self._record_flags(message, author, time_ms)))
 
     def _record_flags(self, message: str | None, author: str | None, time_ms: int | None) -> list[str]:
         """``--message``/``--author``/``--time`` as commit, merge and write take them."""
@@ -340,7 +350,7 @@ class Store:
             args.append("--first-parent")
         if limit is not None:
             args.append(f"--max-count={limit}")
-        return [Commit.from_dict(c) for c in self._call(*args)]
+        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args)
 
     def resolve(self, spec: str) -> str:
         """The commit a branch name or a 4-64 hex prefix names.
@@ -354,7 +364,7 @@ class Store:
         Raises:
             InvalidRefError: No such branch or commit, or an ambiguous prefix.
         """
-        return str(self._call("resolve", "--", spec)["commit"])
+        return str(self._read(lambda doc: doc["commit"], "resolve", "--", spec))
 
     def new_branch(self, name: str, *, start: str | None = None) -> None:
         """Create a branch at ``start`` (a commit-ish) or at HEAD, without switching to it.
@@ -370,7 +380,7 @@ class Store:
 
     def branches(self) -> list[tuple[str, str]]:
         """Every branch as ``(name, tip commit id)``, sorted by name."""
-        return [(entry["name"], entry["commit"]) for entry in self._call("branch")]
+        return self._read(lambda doc: [(entry["name"], entry["commit"]) for entry in doc], "branch")
 
     def delete_branch(self, name: str) -> bool:
         """Delete a branch (its commits stay reachable by id).
@@ -433,8 +443,7 @@ class Store:
 
     @contextlib.contextmanager
     def _on(self, target: str) -> Iterator[Store]:
-        status = self._status()
-        previous = status["branch"] if status["branch"] is not None else status["commit"]
+        previous = self._status(lambda status: status["commit"] if status["branch"] is None else status["branch"])
         self.checkout(target)
         try:
             yield self
@@ -444,7 +453,7 @@ class Store:
     # ------------------------------------------------------------ reading memory
     def working_memory(self) -> Memory:
         """The HEAD state with staging applied, in node-id order."""
-        return _memory(self._call("show"))
+        return self._read(_memory, "show")
 
     def working_node(self, id: str) -> MemoryNode | None:  # noqa: A002 - upstream's name
         """One node of working memory (a staged version wins over HEAD).
@@ -455,8 +464,7 @@ class Store:
         Returns:
             The node, or ``None`` if absent or staged for deletion.
         """
-        data = self._call("show", f"--node={id}")
-        return None if data is None else MemoryNode.from_dict(data)
+        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}")
 
     def state_at(self, commit: str) -> Memory:
         """The memory recorded by a commit (HEAD does not move).
@@ -467,7 +475,7 @@ class Store:
         Returns:
             ``{node id: MemoryNode}`` in node-id order.
         """
-        return _memory(self._call("show", "--", commit))
+        return self._read(_memory, "show", "--", commit)
 
     def node_times(self, ids: Iterable[str] | None = None, *, at: str | None = None) -> dict[str, TimedNode]:
         """Committed nodes with when each was created and last updated, in one invocation.
@@ -486,7 +494,7 @@ class Store:
         if wanted == []:
             return {}
         args = ["stamps", *(f"--node={node_id}" for node_id in wanted or ()), "--", *([] if at is None else [at])]
-        return {node_id: TimedNode.from_dict(entry) for node_id, entry in self._call(*args).items()}
+        return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
 
     def diff(self, frm: str | None = None, to: str | None = None) -> list[NodeChange]:
         """What changed between two memories, in node-id order.
@@ -503,7 +511,7 @@ class Store:
             if frm is None:
                 return [NodeChange(node_id, "added", None, node) for node_id, node in self.state_at(to).items()]
         revs = [rev for rev in (frm, to) if rev is not None]
-        return [NodeChange.from_dict(c) for c in self._call("diff", "--", *revs)]
+        return self._read(lambda doc: [NodeChange.from_dict(c) for c in doc], "diff", "--", *revs)
 
     def changed_by(self, commit: str) -> dict[str, str]:
         """What a commit changed against its first parent.
@@ -514,7 +522,7 @@ class Store:
         Returns:
             ``{node id: "added" | "modified" | "removed"}``.
         """
-        return dict(self._call("show", "--stat", "--", commit))
+        return self._read(dict, "show", "--stat", "--", commit)
 
     # ------------------------------------------------------------ merge, blame, bisect
     def merge(
@@ -563,7 +571,7 @@ class Store:
         if strategy is not None:
             args.append(f"--strategy={strategy}")
         args += self._record_flags(message, author, time_ms)
-        return MergeResult.from_dict(self._call(*args, "--", theirs))
+        return self._read(MergeResult.from_dict, *args, "--", theirs)
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:
         """The commit that introduced the node's value at ``at`` (default HEAD).
@@ -578,7 +586,7 @@ class Store:
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
         """
-        return Blame.from_dict(self._call("blame", "--", node_id, *([] if at is None else [at])))
+        return self._read(Blame.from_dict, "blame", "--", node_id, *([] if at is None else [at]))
 
     def bisect(
         self,
@@ -658,8 +666,7 @@ class Store:
             args.append("--absent" if absent else "--present")
         if good is not None:
             args.append(f"--good={good}")
-        doc = self._call(*args, "--", *([] if bad is None else [bad]))
-        return doc["commit"], None if doc["blame"] is None else Blame.from_dict(doc["blame"])
+        return self._read(_found, *args, "--", *([] if bad is None else [bad]))
 
     def _bisect_locally(self, predicate: Predicate, good: str | None, bad: str | None) -> str:
         chain = self._first_parent_chain(bad)
@@ -725,14 +732,12 @@ class Store:
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")
-        doc = self._call(*args, payload=encode_json(payload))
-        commit = None if doc["commit"] is None else Commit.from_dict(doc["commit"])
-        return commit, dict(doc["changes"])
+        return self._read(_written, *args, payload=encode_json(payload))
 
     # ------------------------------------------------------------ export / import
     def export(self) -> dict[str, Any]:
         """The whole store (every object, ref and HEAD) in upstream's export format."""
-        return dict(self._call("export"))
+        return self._read(dict, "export")
 
     @classmethod
     def import_(
@@ -759,6 +764,16 @@ class Store:
 
 def _memory(doc: Mapping[str, Any]) -> Memory:
     return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
+
+
+def _found(doc: Mapping[str, Any]) -> tuple[str, Blame | None]:
+    """``mnem bisect``'s document: the commit found and the blame there (``None`` when absent)."""
+    return doc["commit"], None if doc["blame"] is None else Blame.from_dict(doc["blame"])
+
+
+def _written(doc: Mapping[str, Any]) -> tuple[Commit | None, dict[str, str]]:
+    """``mnem write``'s document: the commit (``None`` when nothing changed) and the changes."""
+    return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), dict(doc["changes"])
 
 
 def _put(item: Mapping[str, Any]) -> dict[str, Any]:

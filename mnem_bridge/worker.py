@@ -13,8 +13,12 @@ request that outlives its timeout kills the worker's whole process group
 and reports a timeout, as a one-shot call would; a worker found dead before
 a request is sent is restarted transparently, while one that dies *during*
 a request is reported as that request's failure (it may already have
-written, so it is never silently retried).  ``close()`` ends it, and an
-``atexit`` hook ends any still open; nothing relies on ``__del__``.
+written, so it is never silently retried).  An answer line that is not one
+(garbage, or JSON of another shape) means the stream is out of step with
+the requests, so the worker is ended and that request fails; so does a
+worker that exits without answering, with its real exit status (only a
+signal is reported as a signal).  ``close()`` ends it, and an ``atexit``
+hook ends any still open; nothing relies on ``__del__``.
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from .process import RunResult, child_env
+from .process import REAP_GRACE_SECONDS, RunResult, child_env
 
 __all__ = ["WorkerRunner"]
 
@@ -73,12 +77,27 @@ class WorkerRunner:
             if line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
                 self._stop(kill=True)
                 return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
-            if not line:  # died while answering
-                status = proc.wait()
-                self._proc = None
-                return RunResult(status if status < 0 else -signal.SIGKILL, b"", b"")
-        answer = orjson.loads(line)
-        return RunResult(answer["exit"], answer["stdout"].encode("utf-8"), answer["stderr"].encode("utf-8"))
+            if not line:  # its output ended: it died, or exited, while answering
+                partial, self._buffer = self._buffer, b""
+                status = self._ended(proc)
+                if status < 0:
+                    return RunResult(status, b"", b"")
+                how = f"partway through an answer: {_shown(partial)!r}" if partial.strip() else "without answering"
+                return RunResult(status, b"", b"", broken=f"mnem serve exited with status {status} {how}")
+            answer = _answer(line)
+            if isinstance(answer, str):  # the stream is out of step with our requests: never reuse it
+                self._stop(kill=True)
+                return RunResult(proc.returncode, b"", b"", broken=f"{answer}; the worker was ended")
+            return answer
+
+    def _ended(self, proc: subprocess.Popen[bytes]) -> int:
+        """The exit status of a worker whose output ended (killed if it lingers without output)."""
+        try:
+            proc.wait(timeout=REAP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            pass
+        self._stop(kill=True)
+        return proc.returncode
 
     def _send(self, data: bytes) -> subprocess.Popen[bytes]:
         """Write a request, starting (or restarting) the worker if it is not running."""
@@ -158,6 +177,28 @@ class WorkerRunner:
         """End the worker (politely, then by force); the runner can start a new one later."""
         with self._lock:
             self._stop(kill=False)
+
+
+def _answer(line: bytes) -> RunResult | str:
+    """One answer line as a ``RunResult``, or what is wrong with it.
+
+    A worker that prints anything else (a stray debug line, a different
+    protocol) answers ``{"exit": int, "stdout": str, "stderr": str}`` no more.
+    """
+    try:
+        answer = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return f"mnem serve answered with output that is not JSON: {_shown(line)!r}"
+    fields = (answer.get("exit"), answer.get("stdout"), answer.get("stderr")) if isinstance(answer, dict) else ()
+    match fields:
+        case (int() as status, str() as out, str() as err) if not isinstance(status, bool):
+            return RunResult(status, out.encode("utf-8"), err.encode("utf-8"))
+    return f"mnem serve answered with JSON of the wrong shape for a worker answer: {_shown(line)!r}"
+
+
+def _shown(data: bytes) -> str:
+    """The start of some output, for a message."""
+    return data[:200].decode("utf-8", "replace")
 
 
 @atexit.register

@@ -52,6 +52,10 @@ class MnemosyneStore(BaseStore):
         author: The author of every commit this store makes.
         mnem: The ``mnem`` binary to run (default: ``$MNEM_BIN``, then
             ``mnem`` on PATH, then the one beside this Python).
+        timeout: Seconds one ``mnem`` invocation may take before its process
+            group is killed (``CommandTimeoutError``).  A graph node blocks on
+            the store, so a wedged ``mnem`` must not stall it for the bridge's
+            default minute when the caller can afford less.
 
     Raises:
         NoStoreError: No store at or above ``path``.
@@ -66,9 +70,11 @@ class MnemosyneStore(BaseStore):
         *,
         author: str = "agent",
         mnem: str | os.PathLike[str] | None = None,
+        timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
     ) -> None:
         start = path if path is not None else os.environ.get("MNEM_STORE") or "."
-        self._store = mnem_bridge.open(start, client=mnem_bridge.Mnem(mnem))
+        self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
+        self._store = mnem_bridge.open(start, client=self._client)
         self.author = author
 
     @property
@@ -80,8 +86,13 @@ class MnemosyneStore(BaseStore):
         return f"<MnemosyneStore {str(self.root)!r} author={self.author!r}>"
 
     def close(self) -> None:
-        """Release the bridge's runner; no process outlives a call either way."""
-        self._store.close()
+        """End this store's ``mnem`` worker (a later call starts a new one).
+
+        The client is closed here, not through the bridge ``Store``: a
+        ``Store`` handed a client leaves it to whoever made it, so closing only
+        the ``Store`` left the worker running until interpreter exit.
+        """
+        self._client.close()
 
     def __enter__(self) -> MnemosyneStore:
         return self

@@ -208,7 +208,11 @@ def build_server(
     share ends when the session does.
 
     Args:
-        store: A path at or below the store's root.
+        store: A path at or below the store's root.  It is the only path the
+            server ever uses, and it is the operator's choice (this argument,
+            ``mnem-mcp --store`` or ``$MNEM_STORE``), never the model's: no
+            tool argument or resource URI names a file; ids, commits and
+            branch names are data inside the store (tests/test_security.py).
         tools: ``"core"`` for the agent tools, ``"all"`` to add ``branch``, ``switch`` and ``merge``.
         mnem: The ``mnem`` binary (default: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before its process group is killed.

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import logging
 import shutil
-import subprocess
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
-from mnem_bridge import Provenance, Store, agents
+from mnem_bridge import InvalidRefError, Provenance, Store, agents
 from mnem_bridge.echo import echo, heredoc_delimiter, shell_line
+
+from .support import paste
 
 NASTY_ID = "it's \"quoted\" $(touch PWNED) `touch PWNED` \\ \n second line ü 日本 -x"
 NASTY_CONTENT = {
@@ -21,13 +20,6 @@ NASTY_CONTENT = {
     "unicode": "ünïcödé 🦀 日本語",
     "values": [1, None, True, -2.5],
 }
-
-
-def _paste(line: str, cwd: Path) -> Any:
-    """Feed ``line`` to bash as if pasted at its prompt; return the JSON it printed."""
-    done = subprocess.run(["bash"], input=line.encode(), cwd=cwd, capture_output=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return orjson.loads(done.stdout)
 
 
 def test_delimiter_never_occurs_in_the_payload() -> None:
@@ -66,15 +58,42 @@ def test_pasted_lines_give_the_same_json(bstore: Store, tmp_path: Path, capsys: 
     assert commit is not None
     shutil.rmtree(bstore.root / ".mnem")  # replay the write from the same starting state
     shutil.copytree(tmp_path / "before", bstore.root / ".mnem")
-    assert _paste(printed, tmp_path) == {"commit": commit.to_dict(), "changes": changes}
+    assert paste(printed, tmp_path) == {"commit": commit.to_dict(), "changes": changes}
 
     node = bstore.working_node(NASTY_ID)
     assert node is not None and node.content == NASTY_CONTENT
-    assert _paste(capsys.readouterr().err, tmp_path) == node.to_dict()
+    assert paste(capsys.readouterr().err, tmp_path) == node.to_dict()
 
     staged = bstore.add(NASTY_ID, NASTY_CONTENT, provenance=Provenance(note="$(touch PWNED)"))
-    assert _paste(capsys.readouterr().err, tmp_path)["object"] == staged
+    assert paste(capsys.readouterr().err, tmp_path)["object"] == staged
     assert not list(tmp_path.glob("**/PWNED")), "the shell expanded something"
+
+
+@pytest.mark.parametrize("hostile", ["$(touch pwned)", "`touch pwned2`", "'; touch pwned3 #", "a\nb"])
+def test_every_printed_line_with_a_hostile_id_replays_exactly_and_runs_nothing_else(
+    hostile: str, bstore: Store, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The echoed write, the echoed read-back and an error's ``command``: each is the same call, pasted."""
+    monkeypatch.setenv("MNEM_ECHO", "1")
+    shutil.copytree(bstore.root / ".mnem", tmp_path / "before")
+    commit, changes = bstore.write([{"id": hostile, "content": {"said": hostile}, "note": hostile}], [],
+                                   message=hostile, author=hostile, time_ms=1_757_000_000_000)
+    written = capsys.readouterr().err
+    assert written == bstore.last_command + "\n" and commit is not None
+    shutil.rmtree(bstore.root / ".mnem")  # replay the write from the same starting state: the same commit id
+    shutil.copytree(tmp_path / "before", bstore.root / ".mnem")
+    assert paste(written, tmp_path) == {"commit": commit.to_dict(), "changes": changes}
+
+    node = bstore.working_node(hostile)
+    assert node is not None and node.content == {"said": hostile} and node.provenance.note == hostile
+    assert paste(capsys.readouterr().err, tmp_path) == node.to_dict()  # reads back the same node
+
+    with pytest.raises(InvalidRefError) as caught:
+        bstore.blame(f"{hostile} (absent)")
+    assert caught.value.command == bstore.last_command
+    assert paste(caught.value.command, tmp_path, status=1) == {
+        "error": {"code": "invalid_ref", "message": caught.value.message}}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["before", "store"], "the shell ran something"
 
 
 def test_echo_is_quiet_by_default(bstore: Store, capsys: pytest.CaptureFixture[str],

@@ -9,6 +9,7 @@ import pytest
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
 
 import mnem_bridge
+from bridge.support import mnem_workers
 from conftest import MNEM
 from langgraph_fixtures import mstore, store_root  # noqa: F401 - fixtures
 from mnem_langgraph import MnemosyneStore, ReadOnlyError
@@ -289,3 +290,13 @@ def test_values_must_be_json(mstore):
     with pytest.raises(ValueError, match="JSON"):
         mstore.put(U1, "k", {"when": object()})
     assert commits(mstore) == 0
+
+
+def test_close_ends_the_stores_mnem_worker(store_root):
+    before = mnem_workers()
+    with MnemosyneStore(store_root, mnem=MNEM) as store:
+        store.put(U1, "plan", {"tier": "pro"})
+        assert store.get(U1, "plan").value == {"tier": "pro"}
+        started = mnem_workers() - before
+        assert len(started) == 1  # every call went through one worker
+    assert not mnem_workers() & started

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from bridge.support import mnem_workers
 from mcp_support import MODES, Mode, call, connect, fail
 
 pytestmark = pytest.mark.anyio
@@ -84,13 +85,6 @@ async def test_when_did_tells_an_omitted_equals_from_null(mode: Mode, store: Pat
             "usage: when_did needs exactly one of equals, absent or present (got none)")
         assert (await fail(client, "when_did", id="flag", equals=None, present=True)) == (
             "usage: when_did needs exactly one of equals, absent or present (got equals and present)")
-
-
-def mnem_workers() -> set[int]:
-    """Our child processes that are ``mnem serve`` workers (Linux: read from /proc)."""
-    children = {int(pid) for task in Path("/proc/self/task").iterdir()
-                for pid in (task / "children").read_text().split()}
-    return {pid for pid in children if b"serve\0--stdio" in Path(f"/proc/{pid}/cmdline").read_bytes()}
 
 
 async def test_the_sessions_mnem_worker_ends_with_the_session(store: Path) -> None:

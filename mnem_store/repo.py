@@ -75,6 +75,21 @@ def diff_nodes(old: Nodes, new: Nodes) -> list[Change]:
     return changes
 
 
+def make_private_dirs(path: Path) -> None:
+    """Create ``path`` and its missing ancestors owner-only (0700); folders that exist keep their mode.
+
+    ``mkdir(parents=True)`` gives ancestors the umask's mode, so under a
+    permissive umask a store's new folders (the MCP server's default store
+    among them) would let another local user replace its ``.mnem``.
+    """
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+
+
 def find_store(start: Path) -> Path:
     """Walk up from ``start`` to the nearest directory holding a ``.mnem`` directory."""
     here = start.absolute()
@@ -109,7 +124,7 @@ class Repo:
             if (ancestor / MNEM_DIR).is_dir():
                 raise StoreExistsError(str(ancestor / MNEM_DIR))
         try:
-            path.mkdir(parents=True, exist_ok=True)
+            make_private_dirs(path)
             target.mkdir(mode=0o700)
         except FileExistsError:
             raise StoreExistsError(str(target)) from None

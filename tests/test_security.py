@@ -6,8 +6,8 @@
 2. A printed command (the MCP server's ``rerun:`` line) stays inert when a
    hostile id is pasted back into a shell; the bridge's own lines are in
    tests/bridge/test_echo.py.
-3. Everything created under ``.mnem/`` is owner-only even under ``umask 000``:
-   by ``init``, by writes (SQLite's WAL and shared-memory files included), by a
+3. Everything created under ``.mnem/``, and every folder ``init`` makes on the
+   way to a store, is owner-only even under ``umask 000``: by ``init``, by writes (SQLite's WAL and shared-memory files included), by a
    branch switch (HEAD is rewritten through a temporary file), by the MCP
    server's default store and by ``MnemosyneStore``; ``mnem export -o`` too.
 4. No tool argument and no LangGraph key or namespace reaches a path on disk.
@@ -245,7 +245,10 @@ asyncio.run(default_store())
 subprocess.run([mnem, "-C", str(here / "langgraph"), "export", "-o", str(here / "export.json")], check=True,
                capture_output=True)
 umask = os.umask(0)
-print(json.dumps({"seen": seen, "export": stat.S_IMODE((here / "export.json").stat().st_mode), "umask": umask}))
+folders = {str(d.relative_to(top)): stat.S_IMODE(d.stat().st_mode)
+           for d in top.rglob("*") if d.is_dir() and ".mnem" not in d.parts}
+print(json.dumps({"seen": seen, "folders": folders, "export": stat.S_IMODE((here / "export.json").stat().st_mode),
+                  "umask": umask}))
 """
 
 
@@ -265,6 +268,10 @@ def test_everything_under_mnem_is_owner_only_even_with_umask_000(tmp_path: Path)
     assert by_store == {"stores/bridge-worker": held_open, "stores/bridge-oneshot": at_rest,
                         "stores/langgraph": held_open, "data/mnemosyne/default": held_open}
     assert oct(result["export"]) == oct(0o600)  # the whole memory, as a file
+    # the folders init made on the way to a store (the MCP default store's under XDG_DATA_HOME among them)
+    assert {path: oct(mode) for path, mode in result["folders"].items()} == {
+        path: oct(0o700) for path in ("stores", "stores/bridge-worker", "stores/bridge-oneshot", "stores/langgraph",
+                                      "data", "data/mnemosyne", "data/mnemosyne/default")}
     assert result["umask"] == 0  # so every mode above is the code's choice, not the umask's
 
 

@@ -21,6 +21,7 @@ And never a file named by the input: no shell runs anywhere, so
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -32,7 +33,8 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mnem_bridge
-from conftest import MNEM, store_fingerprint
+from conftest import MNEM, run_mnem, store_fingerprint
+from damaged_exports import damaged_export
 from mnem_bridge import InvalidRefError, MnemError, Mnem, Provenance, Store, UsageError, agents
 
 #: The contract's error codes (docs/cli-json.md); every error the bridge raises carries one.
@@ -470,3 +472,52 @@ def test_worker_and_oneshot_agree(both_runners: tuple[Store, Store], text: str, 
             check_error(exc)
             outcomes.append((exc.code, str(exc)))
     assert outcomes[0] == outcomes[1], (read, text, other)
+
+
+# ----------------------------------------------------------------- Store.import_ of a damaged export
+
+
+@pytest.fixture(scope="module")
+def good_export(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Mnem, dict[str, Any]]]:
+    """A shared worker client, and the export of a store with branches, a merge and a deletion."""
+    client = Mnem(MNEM)
+    with seeded(tmp_path_factory.mktemp("export") / "store", "worker") as first:
+        store = Store(first.root, client=client)
+    agents.remember_many(store, [{"id": "seats", "content": [40, {"tier": "pro"}]}, {"id": "gone", "content": 1}],
+                         time_ms=2)
+    with store.branch("hypothesis"):
+        agents.remember(store, "branch-only", {"x": None}, time_ms=3)
+    agents.forget(store, "gone", time_ms=4)
+    store.merge("hypothesis", time_ms=5)
+    yield client, store.export()
+    client.close()
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_import_of_a_damaged_export_is_whole_or_a_typed_refusal(good_export: tuple[Mnem, dict[str, Any]],
+                                                                 tmp_path_factory: pytest.TempPathFactory,
+                                                                 data: st.DataObject) -> None:
+    """As text or as a mapping: a store that verifies and holds exactly the export, or a MnemError leaving nothing."""
+    client, good = good_export
+    raw = data.draw(damaged_export(good))
+    try:
+        given_data: Any = json.loads(raw) if data.draw(st.booleans(), label="as a mapping") else None
+    except ValueError:
+        given_data = None
+    if given_data is None:
+        given_data = raw.decode("utf-8", "surrogateescape")  # invalid UTF-8 becomes lone surrogates
+    target = tmp_path_factory.mktemp("imported") / "copy"
+    try:
+        imported = Store.import_(target, given_data, client=client)
+    except MnemError as exc:
+        event(f"import_: {exc.code}")
+        check_error(exc)
+        assert not (target / ".mnem").exists() and not target.exists(), repr(exc)
+        return
+    event("import_: ok")
+    assert run_mnem("verify", cwd=target).code == 0
+    source = json.loads(raw)
+    copy = imported.export()
+    assert copy["objects"] == {key.lower(): body for key, body in source["objects"].items()}
+    assert copy["refs"] == {name: tip.lower() for name, tip in source["refs"].items()}

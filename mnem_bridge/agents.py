@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, TypeVar
 
-from .errors import BusyError, ProtocolError
+from .errors import BusyError, ProtocolError, UsageError
 from .store import Store
 
 __all__ = ["remember", "remember_many", "forget", "with_retry", "ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS"]
@@ -99,11 +99,21 @@ def remember_many(
         The commit id (no items still make one commit, as upstream).
 
     Raises:
+        UsageError: An item is not a mapping with ``id`` and ``content``.
         BusyError: The store stayed busy through every attempt.
     """
-    puts = [{"id": item["id"], "content": item["content"], **{k: item.get(k) for k in ITEM_KEYS}} for item in items]
+    puts = [_item(index, item) for index, item in enumerate(items)]
     count = len(puts)
     return _one_commit(store, puts, [], summary or f"remember {count} node{'' if count == 1 else 's'}", author, time_ms)
+
+
+def _item(index: int, item: Any) -> dict[str, Any]:
+    """One ``remember_many`` item as a put: a typed error, naming the item, when it is not one."""
+    if not isinstance(item, Mapping) or "id" not in item or "content" not in item:
+        shown = repr(item)
+        raise UsageError(f"remember_many item {index} must be a mapping with at least id and content, "
+                         f"got {shown if len(shown) <= 80 else shown[:77] + '...'}")
+    return {"id": item["id"], "content": item["content"], **{key: item.get(key) for key in ITEM_KEYS}}
 
 
 def forget(

@@ -10,6 +10,7 @@ the result; any other status means stdout is ``{"error": {"code",
 
 from __future__ import annotations
 
+import errno
 import json
 import logging
 import os
@@ -23,11 +24,11 @@ import orjson
 
 from .binary import FIX, Binary, describe, find_binary
 from .echo import echo, shell_line
-from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, error_class
+from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, UsageError, error_class
 from .process import Runner, RunResult, SubprocessRunner
 from .worker import WorkerRunner
 
-__all__ = ["Mnem", "DEFAULT_TIMEOUT", "MODES", "interpret"]
+__all__ = ["Mnem", "DEFAULT_TIMEOUT", "MODES", "interpret", "check_arguments"]
 
 #: How the client runs the binary: a persistent worker, or one process per call.
 MODES = ("worker", "oneshot")
@@ -110,11 +111,17 @@ class Mnem:
             The decoded JSON result document, or what ``parse`` made of it.
 
         Raises:
+            UsageError: Text no invocation can carry (``check_arguments``), or a
+                command line longer than the OS takes (one-shot only).
             MnemError: The binary reported an error (the subclass for its code),
                 or the process failed (a ``StoreIoError`` subclass).
         """
         runner = self.runner  # the contract check (cached) happens here, before the first real call
-        argv = [self.path, "-C", os.fspath(Path(root)), "--json", *args]
+        path = os.fspath(Path(root))
+        check_arguments(path, args, payload)
+        if not _is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
+            runner = self._oneshot
+        argv = [self.path, "-C", path, "--json", *args]
         stdin = None
         if payload is not None:
             payload = payload if payload.endswith("\n") else payload + "\n"
@@ -125,6 +132,13 @@ class Mnem:
         try:
             result = runner.run(argv, stdin=stdin, timeout=self.timeout)
         except OSError as exc:
+            if exc.errno == errno.E2BIG:
+                size = sum(len(os.fsencode(arg)) + 1 for arg in argv)
+                raise UsageError(
+                    f"the command line is too long for the operating system ({size} bytes; one argument may "
+                    f"hold at most {ARG_MAX_ONE // 1024} KiB): write large content with write() or "
+                    "agents.remember, which send it on stdin, or use the worker runner"
+                ) from None
             raise BinaryNotFoundError(
                 f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
             ) from exc
@@ -151,6 +165,69 @@ class Mnem:
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
+
+
+#: Linux's limit on one command-line argument (MAX_ARG_STRLEN), for the error that names it.
+ARG_MAX_ONE = 128 * 1024
+
+
+def check_arguments(path: str, args: tuple[str, ...], payload: str | None) -> None:
+    """Refuse, before running anything, text no ``mnem`` invocation can carry.
+
+    An argv cannot hold NUL, and a lone surrogate (``"\\ud800"``) is not
+    text: it has no UTF-8 encoding, so neither the worker's JSON request nor
+    stdin can hold it, and a one-shot ``Popen`` fails on it with a bare
+    ``ValueError`` or ``UnicodeEncodeError``.  Checking here makes every such
+    input the same typed ``UsageError`` in both runners.  The store path is
+    the exception: it names a file, so undecodable file-name bytes
+    (``os.fsdecode``'s surrogate escapes) are allowed there.
+
+    Args:
+        path: The store path passed as ``-C``.
+        args: The subcommand and its arguments.
+        payload: Text for standard input, or ``None``.
+
+    Raises:
+        UsageError: A NUL anywhere, or text that is not valid Unicode.
+    """
+    if "\0" in path:
+        raise UsageError(f"the store path {_shown(path)} contains NUL, which no file name can")
+    try:
+        os.fsencode(path)
+    except UnicodeEncodeError:
+        raise UsageError(f"the store path {_shown(path)} cannot be encoded as a file name") from None
+    for arg in args:
+        problem = _text_problem(arg, nul=True)
+        if problem:
+            raise UsageError(f"the mnem argument {_shown(arg)} {problem}")
+    if payload is not None:
+        problem = _text_problem(payload, nul=False)
+        if problem:
+            raise UsageError(f"the payload for mnem's standard input {problem}")
+
+
+def _text_problem(text: str, *, nul: bool) -> str | None:
+    if nul and "\0" in text:
+        return "contains NUL, which no command line can carry"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return f"holds the lone surrogate U+{ord(text[exc.start]):04X} at position {exc.start}, which is not text"
+    return None
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    """A bounded ``repr`` for messages: a 4 MB argument must not become a 4 MB error."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def interpret(result: RunResult, command: str, timeout: float) -> Any:

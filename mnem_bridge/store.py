@@ -34,7 +34,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from .bisect import first_commit_where
 from .client import Mnem
-from .errors import InvalidRefError, ProtocolError
+from .errors import InvalidRefError, ProtocolError, UsageError
 from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 
 __all__ = ["Store", "init", "open", "find_root", "MNEM_DIR", "Resolution", "Memory", "Predicate"]
@@ -76,7 +76,11 @@ def encode_json(value: Any) -> str:
     """Compact JSON for the binary: UTF-8 kept, NaN and infinities refused.
 
     ``orjson`` would silently turn NaN into ``null``; stdlib ``json`` with
-    ``allow_nan=False`` refuses it, as upstream does.
+    ``allow_nan=False`` refuses it, as upstream does.  ``json`` also turns a
+    non-string key (``{1: "x"}``) into a string one, which would store a
+    different value than the caller gave, so keys are checked first.  A value
+    too deep for ``json``'s recursion is refused here too (the binary refuses
+    anything past upstream's 127 levels anyway).
 
     Args:
         value: Any JSON-serialisable value.
@@ -85,12 +89,33 @@ def encode_json(value: Any) -> str:
         The JSON text.
 
     Raises:
-        ValueError: ``value`` is not JSON (upstream's SDK raises ValueError too).
+        UsageError: ``value`` is not JSON (also a ``ValueError``, which upstream's SDK raises).
     """
     try:
+        _check_keys(value)
         return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    except RecursionError:
+        raise UsageError("content must be JSON-serialisable: it is nested too deeply to encode") from None
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"content must be JSON-serialisable: {exc}") from exc
+        raise UsageError(f"content must be JSON-serialisable: {exc}") from None
+
+
+def _check_keys(value: Any) -> None:
+    """Refuse a dict key that is not a string, anywhere in ``value`` (iteratively: depth is not limited here)."""
+    stack, seen = [value], set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (dict, list, tuple)):
+            if id(item) in seen:  # shared or circular: checked already (json.dumps reports a cycle)
+                continue
+            seen.add(id(item))
+        if isinstance(item, dict):
+            for key in item:
+                if not isinstance(key, str):
+                    raise TypeError(f"object keys must be strings, got {type(key).__name__} {key!r}")
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
 
 
 def now_ms() -> int:
@@ -251,10 +276,10 @@ class Store:
             The staged node's object id (64 hex).
 
         Raises:
-            ValueError: Bad ``content_kind`` or content that is not JSON.
+            UsageError (a ValueError): Bad ``content_kind`` or content that is not JSON.
         """
         if content_kind not in _CONTENT_KINDS:
-            raise ValueError(f'content_kind must be "note" or "claim", got {content_kind!r}')
+            raise UsageError(f'content_kind must be "note" or "claim", got {content_kind!r}')
         args = ["add", f"--content-json={encode_json(content)}"]
         if content_kind != "note":
             args.append(f"--content-kind={content_kind}")
@@ -411,11 +436,11 @@ class Store:
             discard: Drop staged changes instead of refusing to switch.
 
         Raises:
-            ValueError: Neither ``target`` nor ``create`` given.
+            UsageError (a ValueError): Neither ``target`` nor ``create`` given.
             InvalidRefError: Unknown target, or staged changes without ``discard``.
         """
         if target is None and create is None:
-            raise ValueError("checkout needs a target, or create= to make a new branch")
+            raise UsageError("checkout needs a target, or create= to make a new branch")
         args = ["checkout"]
         if create is not None:
             args.append(f"--create={create}")
@@ -553,21 +578,21 @@ class Store:
             The outcome.
 
         Raises:
-            ValueError: A bad strategy or resolution value, or a resolved id containing ``=``.
+            UsageError (a ValueError): A bad strategy or resolution value, or a resolved id containing ``=``.
             InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
         """
         if strategy is not None and strategy not in _STRATEGIES:
-            raise ValueError(f'strategy must be "ours" or "theirs", got {strategy!r}')
+            raise UsageError(f'strategy must be "ours" or "theirs", got {strategy!r}')
         args = ["merge"]
         for node_id, choice in (resolutions or {}).items():
             if "=" in node_id:
-                raise ValueError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
+                raise UsageError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
             if isinstance(choice, MemoryNode):
                 args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
             elif choice in _SIDES:
                 args.append(f"--resolve={node_id}={choice}")
             else:
-                raise ValueError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
+                raise UsageError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
         if strategy is not None:
             args.append(f"--strategy={strategy}")
         args += self._record_flags(message, author, time_ms)
@@ -619,14 +644,14 @@ class Store:
             The first commit where the condition holds.
 
         Raises:
-            ValueError: Not exactly one form, or not exactly one helper condition.
+            UsageError (a ValueError): Not exactly one form, or not exactly one helper condition.
             InvalidRefError: Upstream's preconditions (see ``mnem bisect``).
         """
         if (predicate is None) == (node is None):
-            raise ValueError("bisect needs exactly one of a predicate or node=")
+            raise UsageError("bisect needs exactly one of a predicate or node=")
         if predicate is not None:
             if equals is not UNSET or absent or present:
-                raise ValueError("equals=, absent= and present= go with node=, not with a predicate")
+                raise UsageError("equals=, absent= and present= go with node=, not with a predicate")
             return self._bisect_locally(predicate, good, bad)
         return self.bisect_explain(str(node), equals=equals, absent=absent, present=present, good=good, bad=bad)[0]
 
@@ -654,11 +679,11 @@ class Store:
             ``(commit, blame of node there)``; the blame is ``None`` when the node is absent.
 
         Raises:
-            ValueError: Not exactly one of ``equals``/``absent``/``present``.
+            UsageError (a ValueError): Not exactly one of ``equals``/``absent``/``present``.
             InvalidRefError: Upstream's preconditions.
         """
         if (equals is not UNSET) + absent + present != 1:
-            raise ValueError("bisect by node needs exactly one of equals=, absent=True or present=True")
+            raise UsageError("bisect by node needs exactly one of equals=, absent=True or present=True")
         args = ["bisect", f"--node={node}"]
         if equals is not UNSET:
             args.append(f"--equals={encode_json(equals)}")
@@ -728,7 +753,7 @@ class Store:
             InvalidRefError: A delete of an absent id (without ``skip_missing``).
             BusyError: Another writer held the store too long.
         """
-        payload = {"put": [_put(item) for item in puts], "delete": list(deletes)}
+        payload = {"put": [_put(index, item) for index, item in enumerate(puts)], "delete": list(deletes)}
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")
@@ -776,10 +801,21 @@ def _written(doc: Mapping[str, Any]) -> tuple[Commit | None, dict[str, str]]:
     return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), dict(doc["changes"])
 
 
-def _put(item: Mapping[str, Any]) -> dict[str, Any]:
+def _put(index: int, item: Any) -> dict[str, Any]:
     """One ``write`` put: ``id``, ``content`` (which may be null) and every other key that is set.
 
     Unknown keys are passed on for the binary to refuse, rather than dropped here.
+
+    Raises:
+        UsageError: ``item`` is not a mapping with ``id`` and ``content`` (a bare
+            ``KeyError`` or ``TypeError`` would not say which item, nor be a typed error).
     """
+    if not isinstance(item, Mapping) or "id" not in item or "content" not in item:
+        raise UsageError(f"put {index} must be a mapping with at least id and content, got {_short_repr(item)}")
     return {"id": item["id"], "content": item["content"],
             **{key: value for key, value in item.items() if key not in ("id", "content") and value is not None}}
+
+
+def _short_repr(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

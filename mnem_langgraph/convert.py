@@ -24,6 +24,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from langgraph.store.base import Item, MatchCondition, SearchItem
+from mnem_bridge import UsageError
 from mnem_bridge.agents import ITEM_KEYS
 
 __all__ = [
@@ -63,26 +64,29 @@ def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]
         empty when there is no ``_meta``.
 
     Raises:
-        ValueError: ``_meta`` is not a dict, names another key, or holds
+        UsageError: ``value`` is not a dict, ``_meta`` is not a dict, names another key, or holds
             something other than text, an integer (a step number) or
             ``None``.  Refusing is better than dropping provenance the caller
-            believed was recorded.
+            believed was recorded.  (A ``ValueError``, as every refused value
+            is, and the same class the bridge raises for a value that is not JSON.)
     """
+    if not isinstance(value, Mapping):  # BaseStore's values are dicts; dict() of anything else fails obscurely
+        raise UsageError(f"a value must be a dict, got {type(value).__name__}")
     content = dict(value)
     meta = content.pop(META_KEY, None)
     if meta is None:
         return content, {}
     if not isinstance(meta, Mapping):
-        raise ValueError(f"{META_KEY} must be a dict of provenance fields, got {type(meta).__name__}")
+        raise UsageError(f"{META_KEY} must be a dict of provenance fields, got {type(meta).__name__}")
     unknown = set(meta) - set(ITEM_KEYS)
     if unknown:
-        raise ValueError(f"{META_KEY} has unknown keys {sorted(map(str, unknown))}; allowed: {', '.join(ITEM_KEYS)}")
+        raise UsageError(f"{META_KEY} has unknown keys {sorted(map(str, unknown))}; allowed: {', '.join(ITEM_KEYS)}")
     provenance = {}
     for key, text in meta.items():
         if text is None:
             continue
         if isinstance(text, bool) or not isinstance(text, (str, int)):
-            raise ValueError(f"{META_KEY}[{key!r}] must be text (or an integer step), got {type(text).__name__}")
+            raise UsageError(f"{META_KEY}[{key!r}] must be text (or an integer step), got {type(text).__name__}")
         provenance[key] = str(text)
     return content, provenance
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 import re
 
+import mnem_bridge
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
@@ -103,6 +104,32 @@ def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
     return tuple(labels), key
 
 
+def _check_nameable(namespace: tuple[str, ...], key: object) -> None:
+    for label in namespace:
+        if not _is_text(label):
+            raise InvalidNamespaceError(f"Invalid namespace label {label!r} found in {namespace!r}. Namespace labels "
+                                        "must be text: this one holds a lone surrogate, which has no UTF-8 encoding.")
+    if not isinstance(key, str):
+        raise mnem_bridge.UsageError(f"the key must be a string, got {type(key).__name__} {key!r}")
+    if "\0" in key:
+        raise mnem_bridge.UsageError(f"the key {_shown(key)} holds NUL, which no mnem command line can carry")
+    if not _is_text(key):
+        raise mnem_bridge.UsageError(f"the key {_shown(key)} holds a lone surrogate, which has no UTF-8 encoding")
+
+
+def _is_text(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _shown(text: str, limit: int = 60) -> str:
+    shown = repr(text)
+    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+
+
 def check_op(op: Op) -> None:
     """BaseStore's namespace rules, applied to an op that reached ``batch`` directly.
 
@@ -116,13 +143,23 @@ def check_op(op: Op) -> None:
     Args:
         op: One op of a batch.
 
+    A get, put or delete must also name a node ``mnem`` can address: its
+    labels and key must be text (no lone surrogates) and the key may not
+    hold NUL (no command line can carry it; labels with NUL are refused
+    above).  Without this the op failed deep in the bridge, with a message
+    about an argument or a payload rather than about the key.
+
     Raises:
         InvalidNamespaceError: The namespace breaks a rule above.
+        mnem_bridge.UsageError: The key is not a string, holds NUL, or is not text
+            (a ``ValueError``, like every refusal of ``batch``).
         ValueError: Not one of BaseStore's four op types.
     """
     if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
         raise ValueError(f"Unknown operation type: {type(op)}")
     validate_op_namespace(op)
+    if isinstance(op, (GetOp, PutOp)):
+        _check_nameable(op.namespace, op.key)
     if isinstance(op, PutOp) and op.value is not None:
         if not op.namespace:
             raise InvalidNamespaceError("Namespace cannot be empty.")

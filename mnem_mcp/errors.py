@@ -56,18 +56,36 @@ def error_code(exc: Exception) -> str:
     return UNEXPECTED
 
 
-def error_text(exc: Exception) -> str:
+#: The longest message, and the longest rerun line, a client is sent.  An error is read by a model, and
+#: an argument of a few MB echoed back (in the message, or in the rerun line's heredoc) would flood its
+#: context without explaining anything; the server log keeps the full text.
+MAX_PART = 2000
+
+
+def error_text(exc: Exception, *, bounded: bool = False) -> str:
     """``<code>: <message>``, then the command that reproduces it when one ran.
 
     Args:
         exc: What a tool or resource raised.
+        bounded: Cut the message and the rerun line to ``MAX_PART`` characters each
+            (what a client is sent; the log gets the full text).
 
     Returns:
-        The text a client sees.
+        The text.
     """
-    text = f"{error_code(exc)}: {exc}"
+    message = str(exc)
     command = exc.command if isinstance(exc, mnem_bridge.MnemError) else None
+    if bounded:
+        message = _cut(message, "message")
+        command = None if command is None else _cut(command, "command line")
+    text = f"{error_code(exc)}: {message}"
     return text if command is None else f"{text}\nrerun: {command}"
+
+
+def _cut(text: str, what: str) -> str:
+    if len(text) <= MAX_PART:
+        return text
+    return f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the whole {what})"
 
 
 def tool_error(exc: Exception, tool: str) -> CallToolResult:
@@ -85,7 +103,7 @@ def tool_error(exc: Exception, tool: str) -> CallToolResult:
         text = f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); the server log has the details"
     else:
         logger.info("tool %s: %s", tool, error_text(exc))
-        text = error_text(exc)
+        text = error_text(exc, bounded=True)
     return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
 
 
@@ -106,7 +124,7 @@ def resource_error(exc: Exception, uri: str) -> ResourceError:
     else:
         logger.info("resource %s: %s", uri, error_text(exc))
     missing = isinstance(exc, mnem_bridge.NotFoundError | mnem_bridge.InvalidRefError)
-    return (ResourceNotFoundError if missing else ResourceError)(error_text(exc))
+    return (ResourceNotFoundError if missing else ResourceError)(error_text(exc, bounded=True))
 
 
 class CodedToolErrors:
@@ -132,6 +150,7 @@ class CodedToolErrors:
         name = (ctx.params or {}).get("name", "")
         if text == f"Error executing tool {name}":  # the SDK's text for a crash it caught (output conversion)
             text = f"{UNEXPECTED}: {name} failed unexpectedly; the server log has the details"
-        else:
-            text = f"{USAGE}: {text.removeprefix(f'Error executing tool {name}: ')}"
+        else:  # pydantic quotes each bad input in full: bound it as our own errors are
+            logger.info("tool %s refused: %s", name, text)
+            text = f"{USAGE}: {_cut(text.removeprefix(f'Error executing tool {name}: '), 'message')}"
         return {**result, "content": [{**first, "type": "text", "text": text}, *content[1:]]}

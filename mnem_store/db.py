@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .errors import BusyError, CorruptStoreError, StoreIoError
 
-__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION"]
+__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION", "translate"]
 
 DB_FILE = "store.sqlite3"
 #: 2: states are stored as per-commit change rows with occasional snapshots.
@@ -58,13 +58,49 @@ def busy_timeout_ms() -> int:
     return int(raw) if raw.isdigit() else DEFAULT_BUSY_TIMEOUT_MS
 
 
-def _translate(exc: sqlite3.Error) -> Exception:
+#: SQLite's words for a file that is damaged, or is not (all of) a store's database.
+_DAMAGED = ("malformed", "not a database", "could not decode", "no such table", "no such column")
+
+#: What every SQLite database file starts with.
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
+    """The taxonomy's error for a failure SQLite reported.
+
+    Damage is ``corrupt_store``: a malformed file, text that is not UTF-8
+    ("Could not decode"), a schema missing the store's tables.  A
+    ``UnicodeDecodeError`` is damage too: SQLite's own message quoted bytes
+    of a damaged schema, and Python's sqlite3 then failed to decode the
+    message instead of raising it.
+    """
+    if isinstance(exc, UnicodeDecodeError):
+        return CorruptStoreError(f"the database file is damaged: {exc.object[:200].decode('utf-8', 'replace')}")
     text = str(exc)
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return BusyError("another writer holds the store; try again")
-    if isinstance(exc, sqlite3.DatabaseError) and ("malformed" in text or "not a database" in text):
+    if isinstance(exc, sqlite3.DatabaseError) and any(sign in text.lower() for sign in _DAMAGED):
         return CorruptStoreError(f"the database file is damaged: {text}")
     return StoreIoError(text)
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that cannot be a store's database before SQLite opens it.
+
+    SQLite treats an empty file as a new database and writes a header into
+    it on the first statement, so a store whose file was truncated to
+    nothing would be "repaired" into an empty one by a mere ``status``.
+    Reading the 16-byte magic first keeps a damaged file exactly as it is.
+    """
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(len(SQLITE_MAGIC))
+    except OSError as exc:
+        raise StoreIoError(f"reading {path.name}: {exc.strerror or exc}") from None
+    if not magic:
+        raise CorruptStoreError(f"{path.name} is empty")
+    if magic != SQLITE_MAGIC:
+        raise CorruptStoreError(f"{path.name} is not a SQLite database: the file is damaged or was replaced")
 
 
 class Database:
@@ -72,15 +108,20 @@ class Database:
 
     def __init__(self, path: Path, *, create: bool = False) -> None:
         self.path = path
-        if not create and not path.exists():
-            raise CorruptStoreError(f"{path.name} is missing from the store")
+        if not create:
+            if not path.exists():
+                raise CorruptStoreError(f"{path.name} is missing from the store")
+            _check_header(path)
         try:
             self.conn = sqlite3.connect(
                 str(path), isolation_level=None, timeout=busy_timeout_ms() / 1000, check_same_thread=False
             )
+        except sqlite3.Error as exc:
+            raise _translate(exc) from None
+        try:
             if create:
                 self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
-            self.conn.execute("PRAGMA journal_mode=WAL")
+                self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA synchronous=FULL")
             if create:
                 with self.write():
@@ -90,16 +131,24 @@ class Database:
                         "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
                     )
             else:
+                # Read before writing anything: a damaged file must fail here untouched.  Only a
+                # store that checks out is switched (back) to WAL, which rewrites the header.
                 self._check_schema()
-        except sqlite3.Error as exc:
+                if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                    self.conn.execute("PRAGMA journal_mode=WAL")
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            self.conn.close()  # an open connection would keep the -wal file of a store that failed to open
             raise _translate(exc) from None
+        except BaseException:
+            self.conn.close()
+            raise
 
     def _check_schema(self) -> None:
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        except sqlite3.DatabaseError as exc:
+        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
-        if row is None or not row[0].isdigit():
+        if row is None or not isinstance(row[0], str) or not row[0].isdigit():
             raise CorruptStoreError("the database has no schema version")
         if int(row[0]) > SCHEMA_VERSION:
             raise CorruptStoreError(
@@ -119,37 +168,78 @@ class Database:
         """One durable write transaction; everything inside commits or nothing does."""
         try:
             self.conn.execute("BEGIN IMMEDIATE")
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
         try:
             yield self.conn
-        except sqlite3.Error as exc:
-            self.conn.execute("ROLLBACK")
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            self._rollback()
             raise _translate(exc) from None
         except BaseException:
-            self.conn.execute("ROLLBACK")
+            self._rollback()
             raise
         try:
             self.conn.execute("COMMIT")
-        except sqlite3.Error as exc:
-            self.conn.execute("ROLLBACK")
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            self._rollback()
             raise _translate(exc) from None
+
+    def _rollback(self) -> None:
+        """Undo the open transaction; on a damaged file the rollback may fail too, and must not hide why."""
+        if self.conn.in_transaction:
+            try:
+                self.conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
-        """A read snapshot: several queries see one consistent version of the store."""
+        """A read snapshot: several queries see one consistent version of the store.
+
+        Ending the snapshot can fail on a damaged file too; that failure is
+        translated like any other, and never replaces the error that ended
+        the body (it used to escape from ``finally`` as a raw DatabaseError).
+        """
         if self.conn.in_transaction:
             yield self.conn
             return
         try:
             self.conn.execute("BEGIN")
-            yield self.conn
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
-        finally:
-            if self.conn.in_transaction:
-                self.conn.execute("COMMIT")
+        try:
+            yield self.conn
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            self._end_read()
+            raise _translate(exc) from None
+        except BaseException:
+            self._end_read()
+            raise
+        try:
+            self._end_read(quiet=False)
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise _translate(exc) from None
 
-    def translate(self, exc: sqlite3.Error) -> Exception:
+    def _end_read(self, *, quiet: bool = True) -> None:
+        """End a read snapshot (a read has nothing to commit: a rollback would do as well)."""
+        if not self.conn.in_transaction:
+            return
+        try:
+            self.conn.execute("COMMIT")
+        except (sqlite3.Error, UnicodeDecodeError):
+            if self.conn.in_transaction:
+                try:
+                    self.conn.execute("ROLLBACK")
+                except sqlite3.Error:
+                    pass
+            if not quiet:
+                raise
+
+    def translate(self, exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
         """Map a raw sqlite3 error to the engine taxonomy."""
         return _translate(exc)
+
+
+def translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
+    """The taxonomy's error for a raw SQLite failure that reached the CLI (see ``_translate``)."""
+    return _translate(exc)

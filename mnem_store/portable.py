@@ -18,9 +18,9 @@ from typing import Any
 import orjson
 
 from .canonical import encode, hex_id, object_id, parse_hex_id
-from .errors import CommandError, CorruptStoreError, FormatVersionError, NotFoundError, UsageError
+from .errors import CommandError, CorruptStoreError, FormatVersionError, InvalidRefError, NotFoundError, UsageError
 from .layout import FORMAT_VERSION, parse_head, validate_branch_name
-from .objects import Commit, State, StoredObject, decode_object, from_portable
+from .objects import Commit, MemoryNode, State, StoredObject, decode_object, from_portable
 from .repo import MNEM_DIR, Repo
 
 __all__ = ["export_document", "dump_export", "import_document", "parse_export"]
@@ -59,8 +59,11 @@ def _require(doc: Any, key: str, kind: type) -> Any:
 def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
     """Create a new store at ``path`` from an export; returns it and the object count.
 
-    Everything is checked before the store directory is created, so a bad
-    export leaves nothing behind.
+    Everything is checked before the store directory is created: every
+    object's hash, and that every ref, a detached HEAD, every commit's
+    parents and state and every state's nodes name an object the export
+    holds, of the right kind.  So a bad export leaves nothing behind, and a
+    store made by import always verifies.
     """
     version = _require(doc, "format_version", int)
     algo = _require(doc, "hash_algo", str)
@@ -72,6 +75,8 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
         raise CorruptStoreError(f'export uses hash_algo "{algo}", this release only reads blake3')
     if version > FORMAT_VERSION:
         raise FormatVersionError(version, FORMAT_VERSION)
+    if version < 1:
+        raise CorruptStoreError(f"the export's format_version {version} is not a version (they start at 1)")
     rows: dict[bytes, tuple[StoredObject, bytes]] = {}
     for key, body in objects.items():
         raw_key = parse_hex_id(key)
@@ -88,11 +93,18 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
         rows[raw_key] = (obj, data)
     ref_rows = []
     for name, target in refs.items():
-        validate_branch_name(name)
+        try:
+            validate_branch_name(name)
+        except InvalidRefError as exc:  # a name no store can hold: the export is damaged, as for a bad HEAD
+            raise CorruptStoreError(f"the export has a ref whose name is refused: {exc.detail}") from None
         if not isinstance(target, str):
             raise CorruptStoreError(f'ref "{name}" is not a hex id')
-        ref_rows.append((name, parse_hex_id(target.lower())))
+        ref_rows.append((name, _commit_in(rows, parse_hex_id(target.lower()), f'ref "{name}"')))
     head = parse_head(head_text)
+    if head.commit is not None:
+        _commit_in(rows, head.commit, "HEAD")
+    _check_complete(rows)
+    created = [p for p in (path, *path.parents) if not p.exists()]
     repo = Repo.init(path)
     try:
         with repo.db.write() as conn:
@@ -102,8 +114,48 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
     except BaseException:
         repo.close()
         shutil.rmtree(path / MNEM_DIR, ignore_errors=True)
+        for directory in created:  # the directories init made for it, innermost first: nothing left behind
+            try:
+                directory.rmdir()
+            except OSError:
+                break
         raise
     return repo, len(rows)
+
+
+def _commit_in(rows: dict[bytes, tuple[StoredObject, bytes]], raw: bytes, what: str) -> bytes:
+    """``raw``, if the export holds it as a commit: a ref or HEAD at anything else makes a broken store."""
+    found = rows.get(raw)
+    if found is None:
+        raise CorruptStoreError(f"{what} points at {hex_id(raw)}, which the export does not hold")
+    if not isinstance(found[0], Commit):
+        raise CorruptStoreError(f"{what} points at {hex_id(raw)}, a {found[0].kind}, not a commit")
+    return raw
+
+
+def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
+    """Every commit's parents and state, and every state's nodes, must be in the export, of the right kind.
+
+    A truncated export used to be refused only halfway through writing (a
+    ``not_found`` from replaying the commits, after the store directory was
+    made), or not at all for a state's missing node; checked here, before
+    anything exists, it is the damage it is.
+    """
+    for raw, (obj, _) in rows.items():
+        if isinstance(obj, Commit):
+            links = [(parent, Commit, "parent") for parent in obj.parents] + [(obj.state, State, "state")]
+            owner = f"commit {hex_id(raw)}"
+        elif isinstance(obj, State):
+            links = [(node, MemoryNode, f"node {node_id!r}") for node_id, node in obj.nodes.items()]
+            owner = f"state {hex_id(raw)}"
+        else:
+            continue
+        for target, kind, role in links:
+            found = rows.get(target)
+            if found is None:
+                raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which the export does not hold")
+            if not isinstance(found[0], kind):
+                raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which is a {found[0].kind}")
 
 
 def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:

@@ -317,11 +317,14 @@ class StateStore:
                 start = parent
         return StateImage.empty(), pending
 
-    def _snapshot(self, state_key: int, state_id: bytes) -> StateImage | None:
+    def _snapshot(self, state_key: int, state_id: bytes | None) -> StateImage | None:
         """A stored state's image, or None (and a warning) when its bytes are missing or damaged."""
         row = self.db.conn.execute("SELECT data FROM objects WHERE key = ?", (state_key,)).fetchone()
-        if row is None or row[0] is None:
-            logger.warning("snapshot of state %s is missing; rebuilding from older changes", state_id.hex())
+        if row is None or row[0] is None or state_id is None:
+            # state_id is None when the state's object row itself is gone (a damaged file): rebuild
+            # from older changes all the same; image() still checks the result against the commit.
+            shown = state_id.hex() if state_id is not None else f"#{state_key}"
+            logger.warning("snapshot of state %s is missing; rebuilding from older changes", shown)
             return None
         try:
             image = StateImage.from_canonical(row[0], state_id)

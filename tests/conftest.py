@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -51,6 +52,25 @@ def run_mnem(*args: str, cwd: Path | str | None = None, input: bytes | str | Non
         env={**os.environ, **(env or {})}, timeout=60,
     )
     return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
+
+
+def store_fingerprint(root: Path) -> tuple[bytes, bytes, list[str]]:
+    """What a store holds, for "an error changed nothing" checks: HEAD's and config's bytes and every database row.
+
+    The database is compared by content (``iterdump``), not by file bytes:
+    SQLite may legitimately rewrite the file on a read (a WAL checkpoint when
+    the last connection closes), which changes bytes but never content.  The
+    dump reads through SQLite itself, so it sees committed WAL frames too.
+    """
+    mnem_dir = Path(root) / ".mnem"
+    # Read-write on purpose: a read-only connection cannot remove the -wal/-shm files it creates.
+    # mode=rw still refuses to create a missing database.
+    conn = sqlite3.connect(f"{(mnem_dir / 'store.sqlite3').as_uri()}?mode=rw", uri=True)
+    try:
+        rows = list(conn.iterdump())
+    finally:
+        conn.close()
+    return (mnem_dir / "HEAD").read_bytes(), (mnem_dir / "config").read_bytes(), rows
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from typing import Any, BinaryIO, NoReturn
 import orjson
 
 from .. import CONTRACT_VERSION, __version__
+from ..db import translate
 from ..errors import MnemError, StoreIoError, UsageError
 from ..repo import Repo
 from .context import Context, Outcome
@@ -261,6 +263,8 @@ def invoke(
         return outcome.exit_code
     except MnemError as exc:
         return _fail(exc, want_json, streams)
+    except sqlite3.Error as exc:  # a damaged database met by a query outside db.read()/write(): still typed
+        return _fail(translate(exc), want_json, streams)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

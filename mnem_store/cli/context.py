@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -9,12 +10,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from ..canonical import parse_json
+from ..canonical import I64_MIN, U64_MAX, parse_json
 from ..errors import CommandError, UsageError
 from ..repo import Repo
 from .render import Painter
 
-__all__ = ["Context", "Outcome", "check_text", "parse_json_arg"]
+__all__ = ["Context", "Outcome", "check_text", "check_node_id", "parse_json_arg", "commit_time", "event_time"]
 
 
 @dataclass
@@ -85,3 +86,42 @@ def parse_json_arg(text: str | bytes, context: str) -> Any:
         return parse_json(text, "content")
     except UsageError as exc:
         raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None
+
+
+def check_node_id(value: str, what: str = "ID") -> str:
+    """A node id must be text a command line can carry: valid UTF-8 and no NUL.
+
+    No argv holds a NUL byte, so a node whose id has one could be written
+    (a ``write`` payload, a worker request) but never named again by
+    ``show --node``, ``rm``, ``blame`` or a one-shot bridge call.  Refusing
+    it at the door keeps every stored node addressable.
+    """
+    check_text(value, what)
+    if "\0" in value:
+        raise UsageError(f"{what} must not contain NUL: no command line could name that node")
+    return value
+
+
+def _int_in(text: str, low: int, high: int, what: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid int value: {text!r}") from None
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"{text} is out of range for {what}")
+    return value
+
+
+def commit_time(text: str) -> int:
+    """``--time MS`` of commit, merge and write: an integer that fits a 64-bit CBOR and JSON integer.
+
+    argparse's ``int`` takes any size, and a time past 64 bits was stored in
+    the commit (as a CBOR bignum, which upstream cannot read) before printing
+    the result failed: an error that had changed the store.
+    """
+    return _int_in(text, I64_MIN, U64_MAX, "a commit time (64-bit Unix ms)")
+
+
+def event_time(text: str) -> int:
+    """``add --event-time MS``: a signed 64-bit integer, the range ``write`` accepts for ``event_time``."""
+    return _int_in(text, I64_MIN, 2**63 - 1, "an event time (signed 64-bit Unix ms)")

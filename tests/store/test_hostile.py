@@ -97,3 +97,43 @@ def seeded_store(tmp_path_factory):
         code, _, _ = run(root, argv, stdin)
         assert code == 0
     return root
+
+
+def nested(depth):
+    value = 0
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@pytest.mark.parametrize(("argv", "stdin"), [
+    (["commit", "-m", "x", "--time", str(2**64)], b""),
+    (["commit", "-m", "x", "--time", str(-(2**63) - 1)], b""),
+    (["write", "-m", "x", "--time", str(2**64)], b'{"put": [{"id": "t", "content": 1}]}'),
+    (["merge", "side", "--time", str(10**30)], b""),
+    (["add", "--event-time", str(2**63), "--", "t", "1"], b""),
+    (["write", "-m", "x"], b'{"put": [{"id": "a\\u0000b", "content": 1}]}'),
+    (["add", "--", "a\x00b", "1"], b""),
+    (["add", "--content-json", "[" * 128 + "]" * 128, "--", "deep"], b""),
+    (["write", "-m", "x"], orjson.dumps({"put": [{"id": "deep", "content": nested(128)}]})),
+], ids=["commit-time-2^64", "commit-time-below-i64", "write-time", "merge-time", "event-time", "write-nul-id",
+        "add-nul-id", "add-128-deep", "write-128-deep"])
+def test_out_of_range_input_is_usage_and_writes_nothing(seeded_store, argv, stdin):
+    """Each of these once wrote first and failed after (a time past 64 bits), or stored what no argv can name (NUL)."""
+    if argv[0] == "commit":
+        assert run(seeded_store, ["add", "--", "staged", "1"])[0] == 0
+    before = snapshot(seeded_store)
+    code, out, err = run(seeded_store, argv, stdin)
+    check(code, out, err)
+    assert code != 0 and orjson.loads(out)["error"]["code"] == "usage", out  # exit 1 where upstream's anyhow says it
+    assert snapshot(seeded_store) == before
+
+
+def test_content_nested_127_deep_is_stored_by_add_and_write_alike(seeded_store):
+    """serde_json's default limit: 127 levels parse, the 128th does not; ``write``'s envelope does not count."""
+    deep = nested(127)
+    assert run(seeded_store, ["add", "--content-json", orjson.dumps(deep).decode(), "--", "deep"])[0] == 0
+    code, out, _ = run(seeded_store, ["write", "-m", "x"], orjson.dumps({"put": [{"id": "deep2", "content": deep}]}))
+    assert code == 0, out
+    memory = orjson.loads(run(seeded_store, ["show"])[1])
+    assert memory["deep"]["content"] == memory["deep2"]["content"] == deep

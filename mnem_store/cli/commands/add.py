@@ -8,7 +8,7 @@ from typing import Any
 from ...canonical import check_content
 from ...errors import CommandError, UsageError
 from ...objects import MemoryNode, Provenance
-from ..context import Context, Outcome, check_text, parse_json_arg
+from ..context import Context, Outcome, check_node_id, check_text, event_time, parse_json_arg
 from ..render import short
 
 
@@ -23,7 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--observation", help="provenance: what was observed (extension)")
     parser.add_argument("--tool-call", help="provenance: the tool call that produced it (extension)")
     parser.add_argument("--note", help="provenance: a free-form note (extension)")
-    parser.add_argument("--event-time", metavar="MS", type=int, help="when the agent formed this, Unix ms")
+    parser.add_argument("--event-time", metavar="MS", type=event_time, help="when the agent formed this, Unix ms")
 
 
 def read_content(args: argparse.Namespace, ctx: Context) -> Any:
@@ -57,7 +57,7 @@ def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
         if value is not None:
             check_text(value, f"--{name}")
     return MemoryNode(
-        check_text(args.id, "ID"), check_content(content), args.content_kind, Provenance(**fields), args.event_time
+        check_node_id(args.id), check_content(content), args.content_kind, Provenance(**fields), args.event_time
     )
 
 

@@ -6,14 +6,14 @@ import argparse
 
 from ...errors import CommandError
 from ...repo import default_author, now_ms
-from ..context import Context, Outcome, check_text
+from ..context import Context, Outcome, check_text, commit_time
 from ..render import first_line, short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--message", required=True, help="the commit message")
     parser.add_argument("--author", help='who made the commit; falls back to $MNEM_AUTHOR, then "unknown"')
-    parser.add_argument("--time", type=int, metavar="MS", help="commit time in Unix ms (extension; default now)")
+    parser.add_argument("--time", type=commit_time, metavar="MS", help="commit time in Unix ms (extension; default now)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:

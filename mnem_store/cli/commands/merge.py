@@ -16,7 +16,7 @@ from ...errors import CommandError, rust_debug
 from ...merge import SIDES, STRATEGIES, Conflict, MergeResult, Resolution, Side, Strategy, merge, preview
 from ...objects import MemoryNode
 from ...repo import Repo, default_author, now_ms
-from ..context import Context, Outcome, check_text, parse_json_arg
+from ..context import Context, Outcome, check_text, commit_time, parse_json_arg
 from ..render import BRANCH, DIM, GOOD, ID, WARN, Painter, compact, first_line, short
 from ..views import merge_result_dict
 
@@ -46,7 +46,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", metavar="SIDE", help="resolve every other conflict one way: ours or theirs")
     parser.add_argument("-m", "--message", help="override the merge commit message")
     parser.add_argument("--author", help='who made the merge; falls back to $MNEM_AUTHOR, then "unknown"')
-    parser.add_argument("--time", type=int, metavar="MS", help="merge commit time in Unix ms (extension; default now)")
+    parser.add_argument("--time", type=commit_time, metavar="MS", help="merge commit time in Unix ms (extension; default now)")
     parser.add_argument("--dry-run", action="store_true",
                         help="show what merging would do without writing; not combined with --resolve or --strategy")
 

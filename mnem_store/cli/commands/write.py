@@ -14,7 +14,7 @@ from ...canonical import check_content, parse_json
 from ...errors import CommandError, UsageError
 from ...objects import CONTENT_KINDS, MemoryNode, Provenance
 from ...repo import default_author, now_ms
-from ..context import Context, Outcome, check_text
+from ..context import Context, Outcome, check_node_id, check_text, commit_time
 from ..render import first_line, short
 
 _PROVENANCE_KEYS = {"step": "agent_step", "source": "source", "observation": "observation",
@@ -25,7 +25,7 @@ _PUT_KEYS = {"id", "content", "content_kind", "event_time", *_PROVENANCE_KEYS}
 def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-m", "--message", required=True, help="the commit message")
     parser.add_argument("--author", help='who made the commit; falls back to $MNEM_AUTHOR, then "unknown"')
-    parser.add_argument("--time", type=int, metavar="MS", help="commit time in Unix ms (default now)")
+    parser.add_argument("--time", type=commit_time, metavar="MS", help="commit time in Unix ms (default now)")
     parser.add_argument("--skip-missing", action="store_true", help="ignore deletions of ids not in memory")
     parser.add_argument("--file", metavar="FILE", help="read the JSON payload from FILE instead of stdin")
 
@@ -39,6 +39,7 @@ def parse_put(item: Any, index: int) -> MemoryNode:
         raise UsageError(f"{where} has unknown keys: {', '.join(sorted(unknown))}")
     if not isinstance(item["id"], str):
         raise UsageError(f"{where}.id must be a string")
+    check_node_id(item["id"], f"{where}.id")
     kind = item.get("content_kind", "note")
     if kind not in CONTENT_KINDS:
         raise UsageError(f'{where}.content_kind must be "note" or "claim", got {kind!r}')
@@ -56,7 +57,7 @@ def parse_put(item: Any, index: int) -> MemoryNode:
 
 
 def parse_payload(raw: bytes) -> tuple[list[MemoryNode], list[str]]:
-    payload = parse_json(raw, "the write payload")
+    payload = parse_json(raw, "the write payload", check=False)  # each put's content is checked by parse_put
     if not isinstance(payload, dict) or set(payload) - {"put", "delete"}:
         raise UsageError('the write payload must be an object with "put" and/or "delete"')
     puts, deletes = payload.get("put", []), payload.get("delete", [])

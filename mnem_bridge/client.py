@@ -26,6 +26,7 @@ from .binary import FIX, Binary, describe, find_binary
 from .echo import echo, shell_line
 from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, UsageError, error_class
 from .process import Runner, RunResult, SubprocessRunner
+from .text import is_utf8, shown, text_problem
 from .worker import WorkerRunner
 
 __all__ = ["Mnem", "DEFAULT_TIMEOUT", "MODES", "interpret", "check_arguments"]
@@ -119,7 +120,7 @@ class Mnem:
         runner = self.runner  # the contract check (cached) happens here, before the first real call
         path = os.fspath(Path(root))
         check_arguments(path, args, payload)
-        if not _is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
+        if not is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
             runner = self._oneshot
         argv = [self.path, "-C", path, "--json", *args]
         stdin = None
@@ -191,43 +192,19 @@ def check_arguments(path: str, args: tuple[str, ...], payload: str | None) -> No
         UsageError: A NUL anywhere, or text that is not valid Unicode.
     """
     if "\0" in path:
-        raise UsageError(f"the store path {_shown(path)} contains NUL, which no file name can")
+        raise UsageError(f"the store path {shown(path)} contains NUL, which no file name can")
     try:
         os.fsencode(path)
     except UnicodeEncodeError:
-        raise UsageError(f"the store path {_shown(path)} cannot be encoded as a file name") from None
+        raise UsageError(f"the store path {shown(path)} cannot be encoded as a file name") from None
     for arg in args:
-        problem = _text_problem(arg, nul=True)
+        problem = text_problem(arg, nul=True)
         if problem:
-            raise UsageError(f"the mnem argument {_shown(arg)} {problem}")
+            raise UsageError(f"the mnem argument {shown(arg)} {problem}")
     if payload is not None:
-        problem = _text_problem(payload, nul=False)
+        problem = text_problem(payload, nul=False)
         if problem:
             raise UsageError(f"the payload for mnem's standard input {problem}")
-
-
-def _text_problem(text: str, *, nul: bool) -> str | None:
-    if nul and "\0" in text:
-        return "contains NUL, which no command line can carry"
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return f"holds the lone surrogate U+{ord(text[exc.start]):04X} at position {exc.start}, which is not text"
-    return None
-
-
-def _is_utf8(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    """A bounded ``repr`` for messages: a 4 MB argument must not become a 4 MB error."""
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
 
 
 def interpret(result: RunResult, command: str, timeout: float) -> Any:

@@ -21,6 +21,7 @@ import logging
 import re
 
 import mnem_bridge
+from mnem_bridge.text import is_utf8, shown
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
@@ -106,28 +107,15 @@ def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
 
 def _check_nameable(namespace: tuple[str, ...], key: object) -> None:
     for label in namespace:
-        if not _is_text(label):
+        if not is_utf8(label):
             raise InvalidNamespaceError(f"Invalid namespace label {label!r} found in {namespace!r}. Namespace labels "
                                         "must be text: this one holds a lone surrogate, which has no UTF-8 encoding.")
     if not isinstance(key, str):
         raise mnem_bridge.UsageError(f"the key must be a string, got {type(key).__name__} {key!r}")
     if "\0" in key:
-        raise mnem_bridge.UsageError(f"the key {_shown(key)} holds NUL, which no mnem command line can carry")
-    if not _is_text(key):
-        raise mnem_bridge.UsageError(f"the key {_shown(key)} holds a lone surrogate, which has no UTF-8 encoding")
-
-
-def _is_text(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    shown = repr(text)
-    return shown if len(shown) <= limit else shown[: limit - 4] + "...'"
+        raise mnem_bridge.UsageError(f"the key {shown(key)} holds NUL, which no mnem command line can carry")
+    if not is_utf8(key):
+        raise mnem_bridge.UsageError(f"the key {shown(key)} holds a lone surrogate, which has no UTF-8 encoding")
 
 
 def check_op(op: Op) -> None:

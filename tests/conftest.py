@@ -86,3 +86,12 @@ def store(tmp_path: Path) -> Path:
     result = run_mnem("init", str(root))
     assert result.code == 0, result.err
     return root
+
+
+def strict_equal(a: Any, b: Any) -> bool:
+    """JSON equality type for type: Python's ``==`` says ``1 == 1.0 == True``; a round trip must not."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
+    return type(a) is type(b) and a == b

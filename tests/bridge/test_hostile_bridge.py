@@ -33,7 +33,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mnem_bridge
-from conftest import MNEM, run_mnem, store_fingerprint
+from conftest import MNEM, run_mnem, store_fingerprint, strict_equal
 from damaged_exports import damaged_export
 from mnem_bridge import InvalidRefError, MnemError, Mnem, Provenance, Store, UsageError, agents
 
@@ -82,13 +82,6 @@ hostile_content = st.one_of(
 )
 
 
-def strict_equal(a: Any, b: Any) -> bool:
-    """JSON equality type for type: Python's ``==`` says ``1 == 1.0 == True``, a round trip must not."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def check_error(exc: MnemError) -> None:

@@ -37,7 +37,7 @@ from hypothesis import strategies as st
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 
 import mnem_bridge
-from conftest import MNEM, store_fingerprint
+from conftest import MNEM, store_fingerprint, strict_equal
 from langgraph_fixtures import store_root  # noqa: F401 - fixture
 from mnem_langgraph import MnemosyneStore
 
@@ -87,13 +87,6 @@ BAD_VALUES = [{"v": math.nan}, {"v": [math.inf]}, {"v": -math.inf}, {"v": nested
 any_value = st.one_of(legit_value, st.sampled_from(BAD_VALUES))
 
 
-def strict_equal(a: Any, b: Any) -> bool:
-    """JSON equality type for type (``1`` is not ``1.0`` or ``True``)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def files_outside_store(root: Path) -> dict[Path, bytes]:

@@ -45,7 +45,8 @@ from mcp import Client
 from mcp.types import CallToolResult
 from mcp_support import connect
 
-from conftest import store_fingerprint
+from conftest import store_fingerprint, strict_equal
+from mnem_bridge.text import is_utf8
 
 #: The contract's codes (docs/cli-json.md); ``error``, the server's code for the unforeseen, is not among them.
 CODES = frozenset({"not_found", "invalid_ref", "conflict", "corrupt_store", "format_version", "store_exists",
@@ -59,16 +60,8 @@ STRINGS = ["", " ", "-", "--", "-x", "--json", "..", "a..b", "../../x", "/etc/pa
 ANY_CHAR = st.characters(exclude_categories=())
 hostile_text = st.one_of(st.sampled_from(STRINGS), st.text(ANY_CHAR, max_size=10), st.text(max_size=10),
                          st.sampled_from([("x", 2 << 20), ("é", 300_000)]).map(lambda unit: unit[0] * unit[1]))
-def encodable(text: str) -> bool:
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 #: Object keys: the SDK's client cannot serialise a lone surrogate in a key (values it sends as escapes).
-key_text = hostile_text.filter(encodable)
+key_text = hostile_text.filter(is_utf8)
 json_scalar = (st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
                | st.floats(allow_nan=False, allow_infinity=False) | hostile_text)
 json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3)
@@ -77,13 +70,6 @@ json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3)
 wrong_type = st.sampled_from([0, -1, 10**30, 1.5, True, None, [], ["a"], {}, {"id": "plan"}])
 
 
-def strict_equal(a: Any, b: Any) -> bool:
-    """JSON equality type for type (``1`` is not ``1.0`` or ``True``)."""
-    if isinstance(a, dict) and isinstance(b, dict):
-        return a.keys() == b.keys() and all(strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(strict_equal(x, y) for x, y in zip(a, b))
-    return type(a) is type(b) and a == b
 
 
 def as_stored(value: Any) -> Any:

@@ -12,6 +12,7 @@ so one run shows the whole damage.  Reading only: nothing is repaired here
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,7 +24,7 @@ from .objects import Commit, decode_object
 from .objectstore import unpack
 from .repo import Repo, diff_nodes
 from .stateimage import StateImage
-from .states import GraphRow, StateStore
+from .states import IMAGE_CACHE_SIZE, GraphRow, StateStore
 
 __all__ = ["Problem", "Report", "VerifyError", "verify"]
 
@@ -106,14 +107,15 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
     """Check every commit in graph order, parents first, so each state is checked against its parent's.
 
     Walking parents first keeps the parent's image at hand: rebuilding a
-    state costs its change rows plus one hash, and only the nodes a commit
-    changed need their kind checked (the rest were checked in the parent),
-    so the whole walk is O(commits + changes) rebuilds and hashes rather
-    than O(commits x state size) Python work.  A fresh ``StateStore`` keeps
+    state from it costs the commit's change rows plus one hash (``_rebuild``),
+    and only the nodes a commit changed need their kind checked (the rest
+    were checked in the parent), so the walk costs one rebuild and one hash
+    per commit rather than O(state size) Python work per commit.  A fresh ``StateStore`` keeps
     the images of a long-lived ``mnem serve`` worker out of it: they were
     built from the bytes of an earlier moment.
     """
     states = StateStore(repo.db)
+    images: OrderedDict[int, StateImage] = OrderedDict()  # commit key -> its verified state, newest last
     ordered: list[tuple[GraphRow, bytes, Commit]] = []
     for raw, commit in commits.items():
         row = states.graph(raw)
@@ -135,13 +137,16 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             report.problems.append(Problem("index", raw.hex(), "the commit graph disagrees with the commit's parents or state"))
             continue
         try:
-            image = states.image(row)
-            parent = states.image(states.graph_row(row.parent)) if row.parent is not None else StateImage.empty()
-            indexed = states.change_set(row.key)
+            parent = StateImage.empty() if row.parent is None else images.get(row.parent)
+            if parent is None:  # a parent further back than the images kept: rebuilt as any read would
+                parent = states.image(states.graph_row(row.parent))
+            image, changed = _rebuild(report, raw, row, states, parent, states.change_set(row.key))
         except MnemError as exc:
             report.problems.append(Problem("state", commit.state.hex(), str(exc)))
             continue
-        changed = _changed_nodes(report, raw, parent, image, indexed)
+        images[row.key] = image
+        while len(images) > IMAGE_CACHE_SIZE:
+            images.popitem(last=False)
         if commit.state not in checked_states:
             checked_states.add(commit.state)
             report.states += 1
@@ -153,22 +158,26 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
                     "state", commit.state.hex(), f"node {node_id!r} points at {node_raw.hex()}, {_kind(kinds, node_raw)}"))
 
 
-def _changed_nodes(report: Report, raw: bytes, parent: StateImage, image: StateImage,
-                   indexed: dict[str, tuple[str, bytes | None]]) -> Iterable[str]:
-    """The ids a commit changed against its first parent, checking its change-index entry on the way.
+def _rebuild(report: Report, raw: bytes, row: GraphRow, states: StateStore, parent: StateImage,
+             indexed: dict[str, tuple[str, bytes | None]]) -> tuple[StateImage, Iterable[str]]:
+    """A commit's state, rebuilt from its first parent's plus its change rows, and the ids it changed.
 
-    The entry is right when each row's kind matches the parent and applying
-    the rows to the parent gives exactly the commit's state (same hash);
-    that costs the rows, not the state.  Otherwise the entry is reported and
-    the true change set comes from a full diff.
+    This one step checks both the state and the commit's change-index entry:
+    the rows' kinds must match the parent and the rebuilt bytes must hash to
+    the commit's state id, at the cost of the rows plus one hash.  Otherwise
+    the entry is reported, the state is rebuilt as a read would rebuild it
+    (from a snapshot or older changes; ``CorruptStoreError`` if it cannot
+    be) and the true change set comes from a full diff.
     """
     consistent = all(_kind_of_change(parent.nodes.get(node_id), new) == kind for node_id, (kind, new) in indexed.items())
-    if consistent and parent.apply({node_id: new for node_id, (_, new) in indexed.items()}).state_id() == image.state_id():
-        return indexed.keys()
+    image = parent.apply({node_id: new for node_id, (_, new) in indexed.items()})
+    if consistent and image.state_id() == row.state:
+        return image, indexed.keys()
+    image = states.image(row)
     expected = {change.id: change.kind for change in diff_nodes(parent.nodes, image.nodes)}
     says = {node_id: kind for node_id, (kind, _) in sorted(indexed.items())}
     report.problems.append(Problem("index", raw.hex(), f"change index says {says}, the states say {expected}"))
-    return expected.keys()
+    return image, expected.keys()
 
 
 def _kind_of_change(old: bytes | None, new: bytes | None) -> str | None:

@@ -191,9 +191,18 @@ def damage(root: Path, template: Template, kind: str, how: Any) -> None:
 
 
 def on_disk(root: Path) -> dict[str, bytes]:
-    """The damaged files as they are now (what a failed command must not have touched)."""
+    """The damaged files as they are now (what a failed command must not have touched).
+
+    An empty WAL counts as none: it holds no frames, so SQLite reads the
+    database exactly as without it.  Any reader of a WAL-mode database
+    creates one and deletes it only if its closing checkpoint succeeds,
+    which on a damaged file it may not.
+    """
     mnem = root / ".mnem"
-    return {name: (mnem / name).read_bytes() for name in (DB, WAL, "HEAD", "config") if (mnem / name).exists()}
+    files = {name: (mnem / name).read_bytes() for name in (DB, WAL, "HEAD", "config") if (mnem / name).exists()}
+    if files.get(WAL) == b"":
+        del files[WAL]
+    return files
 
 
 def after_checkpoint(files: dict[str, bytes], scratch: Path) -> dict[str, bytes]:

@@ -8,18 +8,27 @@ from __future__ import annotations
 import json
 import os
 import signal
+import textwrap
 import threading
+import time
+from pathlib import Path
 
 import pytest
 
 import mnem_bridge
 from conftest import MNEM
 from mnem_bridge import agents
-from mnem_bridge.errors import InvalidRefError
+from mnem_bridge.errors import CommandTimeoutError, InvalidRefError
 from mnem_bridge.process import SubprocessRunner
 from mnem_bridge.worker import WorkerRunner
 
-from .support import gone, still_running
+from .support import fake_mnem, gone, still_running
+
+#: The limit in the timeout tests: a worker must be ended within a small multiple of it.
+SHORT_TIMEOUT = 1.0
+#: A value of ~64 MB once encoded: every character from U+0001 to U+07FF (controls, quotes,
+#: backslashes, 2-byte UTF-8), repeated.  An expression, so a fake worker can build the same value.
+BIG_VALUE = '"".join(map(chr, range(1, 0x800))) * 16_000'
 
 
 def replay(store: mnem_bridge.Store) -> list:
@@ -107,3 +116,70 @@ def test_threads_share_one_worker_safely(bstore):
     assert errors == []
     assert len(bstore.log()) == 60
     assert len(bstore.working_memory()) == 60
+
+
+def _recording_pid(pids: Path, body: str) -> str:
+    """A fake's ``body`` that first appends its pid to ``pids``, so a test can check it was ended."""
+    record = f"with open({str(pids)!r}, 'a') as record:\n    record.write(f'{{os.getpid()}} ')\n"
+    return record + textwrap.dedent(body)
+
+
+def _timed_out_within(client: mnem_bridge.Mnem, root: Path, payload: str | None = None) -> float:
+    """Seconds one call took to end in ``CommandTimeoutError``."""
+    start = time.monotonic()
+    with pytest.raises(CommandTimeoutError):
+        client.call(root, "status", payload=payload)
+    return time.monotonic() - start
+
+
+def test_a_worker_streaming_an_answer_without_end_is_timed_out(tmp_path: Path) -> None:
+    """Output that never stops arriving must not hold the caller past the timeout.
+
+    ``select`` never times out on such a worker, so only a deadline checked
+    on every read ends the call.
+    """
+    pids = tmp_path / "pids"
+    binary = fake_mnem(tmp_path, _recording_pid(pids, """
+        sys.stdin.readline()
+        while True:  # small writes back to back, never a newline: there is always output waiting
+            os.write(1, b"x" * 64)
+    """), features=("serve",))
+    with mnem_bridge.Mnem(binary, timeout=SHORT_TIMEOUT) as client:
+        assert _timed_out_within(client, tmp_path) < 3 * SHORT_TIMEOUT
+        assert client.runner.pid is None  # the worker was ended, not left streaming
+    assert still_running(int(pid) for pid in pids.read_text().split()) == []
+
+
+def test_a_worker_that_stops_reading_a_large_request_is_timed_out(tmp_path: Path) -> None:
+    """A request larger than the pipe, sent to a wedged worker, must not block the write forever."""
+    pids = tmp_path / "pids"
+    binary = fake_mnem(tmp_path, _recording_pid(pids, "time.sleep(300)"), features=("serve",))
+    with mnem_bridge.Mnem(binary, timeout=SHORT_TIMEOUT) as client:
+        assert _timed_out_within(client, tmp_path, payload="x" * (4 << 20)) < 3 * SHORT_TIMEOUT
+    assert still_running(int(pid) for pid in pids.read_text().split()) == []
+
+
+def test_a_large_answer_is_read_whole_and_byte_exact_and_what_follows_it_is_kept(tmp_path: Path) -> None:
+    """A ~64 MB answer line arrives in thousands of pipe reads; the next answer, sent in the same write, is kept."""
+    binary = fake_mnem(tmp_path, f"""
+        for number, request in enumerate(sys.stdin):
+            if number == 0:
+                stdout = json.dumps({{"blob": {BIG_VALUE}}}, ensure_ascii=False)
+                answers = [{{"exit": 0, "stdout": stdout, "stderr": ""}},
+                           {{"exit": 3, "stdout": "next", "stderr": "e"}}]
+                sys.stdout.buffer.write(b"".join(json.dumps(a, ensure_ascii=False).encode() + b"\\n" for a in answers))
+                sys.stdout.flush()
+    """, features=("serve",))
+    expected = json.dumps({"blob": eval(BIG_VALUE)}, ensure_ascii=False).encode("utf-8")
+    assert len(expected) > 50_000_000
+    runner = WorkerRunner(str(binary))
+    try:
+        big = runner.run([str(binary), "show"], stdin=None, timeout=120)
+        assert (big.exit_status, big.stderr, big.timed_out, big.broken) == (0, b"", False, None)
+        assert big.stdout == expected
+        pid = runner.pid
+        following = runner.run([str(binary), "status"], stdin=None, timeout=120)
+        assert following == mnem_bridge.RunResult(3, b"next", b"e")
+        assert runner.pid == pid  # the same worker: the second answer came from what was read with the first
+    finally:
+        runner.close()

@@ -64,7 +64,7 @@ def remember(
         note: Provenance: a free-form note.
         summary: The commit message (default ``remember <id>``).
         author: The commit author.
-        time_ms: Commit time in Unix ms (default: now).
+        time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
 
     Returns:
         The commit id.
@@ -93,7 +93,7 @@ def remember_many(
             ``step``, ``observation``, ``tool_call``, ``note`` (other keys are ignored).
         summary: The commit message (default ``remember <n> node(s)``, also for none).
         author: The commit author.
-        time_ms: Commit time in Unix ms (default: now).
+        time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
 
     Returns:
         The commit id (no items still make one commit, as upstream).
@@ -131,7 +131,7 @@ def forget(
         id: The node id.
         summary: The commit message (default ``forget <id>``).
         author: The commit author.
-        time_ms: Commit time in Unix ms (default: now).
+        time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
 
     Returns:
         The commit id.

@@ -114,7 +114,7 @@ class StoreExistsError(MnemError):
 
 
 class NoStoreError(MnemError):
-    """No store at or above the path given."""
+    """No store at the path given (or, discovering from the current folder, none at or above it)."""
 
     code = "no_store"
 

@@ -7,9 +7,14 @@ the binary.  The argv each method sends is fixed by docs/cli-json.md:
 * user values that can start with ``-`` go after ``--`` (positionals) or in
   ``--option=value`` form (options), so a node id like ``-x`` is never a flag;
 * content is sent as compact JSON (``--content-json``), never re-typed;
-* author and time are always explicit, resolved here as upstream's SDK does
-  (an empty ``MNEM_AUTHOR`` counts as unset, which the CLI would use
-  verbatim), so every echoed line replays to the same commit id;
+* the author is always explicit, resolved here as upstream's SDK does (an
+  empty ``MNEM_AUTHOR`` counts as unset, which the CLI would use verbatim,
+  and a worker's environment is fixed when it starts);
+* the commit time is passed only when the caller gives one: otherwise the
+  binary takes it inside its write transaction, never before the first
+  parent.  A time taken here, before waiting for the store's lock, would
+  let concurrent writers record commits timed before their parents.  So an
+  echoed line replays to the same commit id when the call gave ``time_ms``;
 * every result document is read by a ``parse`` function handed to the
   client, so one of the wrong shape (a binary breaking the contract) is a
   ``ProtocolError`` carrying the command, never a ``KeyError`` or
@@ -26,7 +31,6 @@ import contextlib
 import json
 import logging
 import os
-import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -34,7 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 
 from .bisect import first_commit_where
 from .client import Mnem
-from .errors import InvalidRefError, ProtocolError, UsageError
+from .errors import InvalidRefError, NoStoreError, ProtocolError, UsageError
 from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 
 __all__ = ["Store", "init", "open", "find_root", "MNEM_DIR", "Resolution", "Memory", "Predicate"]
@@ -118,11 +122,6 @@ def _check_keys(value: Any) -> None:
             stack.extend(item)
 
 
-def now_ms() -> int:
-    """The current time in Unix milliseconds (upstream's default commit time)."""
-    return time.time_ns() // 1_000_000
-
-
 def resolve_author(author: str | None) -> str:
     """Upstream SDK's author fallback: explicit, else a non-empty ``$MNEM_AUTHOR``, else ``unknown``.
 
@@ -140,8 +139,9 @@ def resolve_author(author: str | None) -> str:
 def find_root(start: Path) -> Path | None:
     """The nearest directory at or above ``start`` that holds a ``.mnem`` directory.
 
-    This is the binary's own discovery rule (upstream's ``open`` walks up
-    like git); doing it here keeps ``open`` free of a process spawn.
+    This is the binary's own discovery from the current folder (upstream's
+    ``open`` walks up like git); doing it here keeps ``open()`` free of a
+    process spawn.
 
     Args:
         start: An absolute path.
@@ -149,8 +149,6 @@ def find_root(start: Path) -> Path | None:
     Returns:
         The store's root, or ``None``.
     """
-    if start.name == MNEM_DIR and start.is_dir():
-        return start.parent
     return next((p for p in (start, *start.parents) if (p / MNEM_DIR).is_dir()), None)
 
 
@@ -172,25 +170,41 @@ def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> S
     return store
 
 
-def open(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> Store:  # noqa: A001 - upstream's name
-    """Open the nearest store at or above ``path``.
+def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None) -> Store:  # noqa: A001 - upstream's name
+    """Open the store whose root is exactly ``path``, or with no path the nearest one at or above the current folder.
+
+    An explicit path is never walked up from (unlike upstream's SDK): a typo
+    or a folder without a store fails with ``NoStoreError`` instead of
+    silently serving a store further up, which could be another user's.
+    ``path`` may also be the store's ``.mnem`` folder itself.
 
     Args:
-        path: Where to start looking.
+        path: The store's root (or its ``.mnem`` folder); ``None`` to discover from the current folder.
         client: How to run ``mnem`` (default: a new ``Mnem()``).
 
     Returns:
         The store.
 
     Raises:
-        NoStoreError: No store at or above ``path`` (the binary's own error).
+        NoStoreError: No store there (the binary's own error, with a command to rerun).
     """
-    start = Path(path).absolute()
-    root = find_root(start)
+    if path is None:
+        start = Path.cwd()
+        root = find_root(start)
+        owner = (root / MNEM_DIR).stat().st_uid if root is not None else os.geteuid()
+        if owner != os.geteuid():  # git's safe.directory rule, as the binary applies it to its own discovery
+            raise NoStoreError(
+                f"the store at {root} belongs to another user (uid {owner}) and was only found by walking up "
+                f"from {start}, so it is not used; if you trust it, open it by its path: mnem_bridge.open({str(root)!r})"
+            )
+    else:
+        start = Path(path).absolute()
+        root = start.parent if start.name == MNEM_DIR and start.is_dir() else start
+        root = root if (root / MNEM_DIR).is_dir() else None
     store = Store(root or start, client=client)
     if root is None:
-        store._call("status")  # raises the binary's NoStoreError, with a command to rerun
-        raise ProtocolError(f"mnem found a store at or above {start}, but there is no {MNEM_DIR} directory")
+        store._call("status")  # raises the binary's own NoStoreError, with a command to rerun
+        raise ProtocolError(f"mnem found a store at {start}, but there is no {MNEM_DIR} directory")
     return store
 
 
@@ -343,7 +357,8 @@ class Store:
         Args:
             message: The commit message.
             author: Who; default ``$MNEM_AUTHOR`` if non-empty, else ``"unknown"``.
-            time_ms: Commit time in Unix ms (default: now).
+            time_ms: Commit time in Unix ms (default: the binary's clock when it records the
+                commit, never before its parent's time).
 
         Returns:
             The commit id.
@@ -355,13 +370,24 @@ class Store:
         return str(self._read(lambda doc: doc["id"], "commit", *self._record_flags(message, author, time_ms)))
 
     def _record_flags(self, message: str | None, author: str | None, time_ms: int | None) -> list[str]:
-        """``--message``/``--author``/``--time`` as commit, merge and write take them."""
+        """``--message``/``--author``/``--time`` as commit, merge and write take them.
+
+        ``--time`` only when the caller chose the time: the binary's own
+        default is taken inside its write transaction, after any wait for the
+        lock, so a commit is never timed before its parent.
+        """
         flags = [] if message is None else [f"--message={message}"]
-        return [*flags, f"--author={resolve_author(author)}", f"--time={now_ms() if time_ms is None else time_ms}"]
+        flags.append(f"--author={resolve_author(author)}")
+        return flags if time_ms is None else [*flags, f"--time={time_ms}"]
 
     # ------------------------------------------------------------ history and refs
     def log(self, *, first_parent: bool = False, limit: int | None = None) -> list[Commit]:
-        """History from HEAD, newest first.
+        """History from HEAD, in the binary's order, which is kept as it is (never re-sorted here).
+
+        That order is the graph's: no commit comes before one of its
+        descendants, and otherwise newest first.  Sorting by ``time`` would
+        break it wherever clocks disagree (a commit may carry an explicit,
+        older ``time_ms`` than its parent).
 
         Args:
             first_parent: Follow only each commit's first parent.

@@ -45,10 +45,12 @@ class MnemosyneStore(BaseStore):
     """A BaseStore on a Mnemosyne store: one commit per batch of writes.
 
     Args:
-        path: Where the store is: the nearest ``.mnem`` at or above it.
-            ``None`` uses ``$MNEM_STORE`` if set, else the current directory,
-            the same discovery the ``mnem`` command does.  The store must
-            exist (``mnem init`` or ``mnem_bridge.init``).
+        path: The store's root (the folder holding ``.mnem``), exactly: an
+            explicit path is never walked up from.  ``None`` uses
+            ``$MNEM_STORE`` if set (also exact), else the nearest store at or
+            above the current directory that the current user owns, the
+            discovery the ``mnem`` command does.  The store must exist
+            (``mnem init`` or ``mnem_bridge.init``).
         author: The author of every commit this store makes.
         mnem: The ``mnem`` binary to run (default: ``$MNEM_BIN``, then
             ``mnem`` on PATH, then the one beside this Python).
@@ -58,7 +60,7 @@ class MnemosyneStore(BaseStore):
             default minute when the caller can afford less.
 
     Raises:
-        NoStoreError: No store at or above ``path``.
+        NoStoreError: No store at ``path`` (or, with no path, none found).
         BinaryNotFoundError: No ``mnem`` binary.
     """
 
@@ -72,9 +74,9 @@ class MnemosyneStore(BaseStore):
         mnem: str | os.PathLike[str] | None = None,
         timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
     ) -> None:
-        start = path if path is not None else os.environ.get("MNEM_STORE") or "."
+        where = path if path is not None else os.environ.get("MNEM_STORE") or None
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
-        self._store = mnem_bridge.open(start, client=self._client)
+        self._store = mnem_bridge.open(where, client=self._client)
         self.author = author
 
     @property

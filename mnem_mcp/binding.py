@@ -52,7 +52,7 @@ class StoreLocation:
     """Where the store is and which rule chose it.
 
     Attributes:
-        path: An absolute path at or below the store's root.
+        path: The store's root, absolute (or its ``.mnem`` folder).
         origin: ``"--store"``, ``"MNEM_STORE"`` or ``"default"``.
     """
 
@@ -87,7 +87,7 @@ class StoreBinding:
     ``mnem`` that is missing at start-up is picked up once it appears.
 
     Args:
-        path: Where the store is (``open`` walks up from here to the nearest ``.mnem``).
+        path: The store's root, exactly (nothing walks up from an explicit store).
         binary: The ``mnem`` to run (``None``: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before it is killed.
     """

@@ -34,7 +34,6 @@ REPLIES: dict[str, Any] = {
     "bisect": {"commit": "c" * 64, "blame": None},
     "import": {"root": "/r", "store": "/r/.mnem", "objects": 0},
 }
-NOW_MS = 1_757_000_000_123
 
 
 class Recorder:
@@ -54,8 +53,7 @@ class Recorder:
 
 
 @pytest.fixture
-def recorder(mocker: Any) -> Recorder:
-    mocker.patch("mnem_bridge.store.time").time_ns.return_value = NOW_MS * 1_000_000 + 456_789
+def recorder() -> Recorder:
     return Recorder()
 
 
@@ -86,13 +84,14 @@ def test_add_sends_compact_json_and_guards_the_id(store: Store, recorder: Record
     ]
 
 
-def test_commit_always_passes_author_and_time(store: Store, recorder: Recorder,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_commit_always_passes_the_author_and_the_time_only_when_given(
+        store: Store, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without ``time_ms`` the binary times the commit inside its transaction (never before the parent)."""
     monkeypatch.setenv("MNEM_AUTHOR", "")
     store.commit("-m looks like a flag")
     store.commit("second\nline", author="ann", time_ms=0)
     assert _args(recorder, store) == [
-        ["commit", "--message=-m looks like a flag", "--author=unknown", f"--time={NOW_MS}"],
+        ["commit", "--message=-m looks like a flag", "--author=unknown"],
         ["commit", "--message=second\nline", "--author=ann", "--time=0"],
     ]
 
@@ -103,8 +102,8 @@ def test_agents_write_one_payload_on_stdin(store: Store, recorder: Recorder) -> 
     agents.forget(store, "-a", summary="drop")
     assert _args(recorder, store) == [
         ["write", "--message=remember a", "--author=agent", "--time=9"],
-        ["write", "--message=remember 2 nodes", "--author=x", f"--time={NOW_MS}"],
-        ["write", "--message=drop", "--author=agent", f"--time={NOW_MS}"],
+        ["write", "--message=remember 2 nodes", "--author=x"],
+        ["write", "--message=drop", "--author=agent"],
     ]
     assert [stdin for _, stdin in recorder.sent] == [
         b'{"put":[{"id":"a","content":{"k":1},"source":"s","step":"p"}],"delete":[]}\n',
@@ -122,10 +121,12 @@ def test_merge_resolutions_and_strategy(store: Store, recorder: Recorder) -> Non
     store.merge("-theirs", resolutions={"p": "theirs", "-q": MemoryNode("-q", {"x": "a=b"})}, strategy="ours",
                 author="m", time_ms=3)
     store.merge("feature", message="custom", author="m", time_ms=4)
+    store.merge("plain")
     assert _args(recorder, store) == [
         ["merge", "--resolve=p=theirs", '--resolve-json=-q={"x":"a=b"}', "--strategy=ours", "--author=m", "--time=3",
          "--", "-theirs"],
         ["merge", "--message=custom", "--author=m", "--time=4", "--", "feature"],
+        ["merge", "--author=unknown", "--", "plain"],
     ]
     with pytest.raises(ValueError):
         store.merge("feature", resolutions={"p": "mine"})  # type: ignore[dict-item]
@@ -179,6 +180,14 @@ def test_reads_and_refs(store: Store, recorder: Recorder) -> None:
         ["rm", "--", "-n"],
         ["unstage", "--", "-n"],
     ]
+
+
+def test_log_keeps_the_binarys_order(store: Store, recorder: Recorder, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``mnem log`` lists commits in graph order (never one before a descendant), not by time: nothing re-sorts it."""
+    child = {**COMMIT, "id": "b" * 64, "parents": ["a" * 64], "time": 1}  # a child timed before its parent
+    parent = {**COMMIT, "id": "a" * 64, "time": 9}
+    monkeypatch.setitem(REPLIES, "log", [child, parent])
+    assert [commit.id for commit in store.log()] == [child["id"], parent["id"]]
 
 
 def test_import_feeds_the_export_on_stdin(tmp_path: Path, store: Store, recorder: Recorder) -> None:

@@ -102,3 +102,23 @@ def test_echo_is_quiet_by_default(bstore: Store, capsys: pytest.CaptureFixture[s
     agents.remember(bstore, "a", 1)
     assert capsys.readouterr().err == ""
     assert bstore.last_command is not None and bstore.last_command.startswith(f"{bstore.client.path} -C ")
+
+
+def test_a_write_without_a_time_echoes_a_line_the_binary_times(bstore: Store, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """No ``time_ms``, no ``--time``: pasted, the line makes the same commit but for the binary's own time."""
+    monkeypatch.setenv("MNEM_ECHO", "1")
+    agents.remember(bstore, "seed", 0)
+    shutil.copytree(bstore.root / ".mnem", tmp_path / "before")
+    capsys.readouterr()
+    commit, changes = bstore.write([{"id": "plan", "content": "pro"}], [], message="no time", author="a")
+    written = capsys.readouterr().err
+    assert commit is not None and written == bstore.last_command + "\n"
+    assert "--time" not in written and "--author=a" in written
+    shutil.rmtree(bstore.root / ".mnem")
+    shutil.copytree(tmp_path / "before", bstore.root / ".mnem")
+    replayed = paste(written, tmp_path)
+    assert replayed["changes"] == changes == {"plan": "added"}
+    expected = {key: value for key, value in commit.to_dict().items() if key not in ("id", "time")}
+    assert {key: value for key, value in replayed["commit"].items() if key not in ("id", "time")} == expected

@@ -23,21 +23,24 @@ from mnem_bridge import (
 HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def test_init_open_and_walk_up(tmp_path: Path) -> None:
+def test_init_open_exactly_and_discover_from_the_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     client = Mnem(MNEM)
     store = mnem_bridge.init(tmp_path / "agent", client=client)
     assert store.root == tmp_path / "agent" and (store.root / ".mnem").is_dir()
     assert repr(store) == f"<mnem_bridge.Store root={str(tmp_path / 'agent')!r}>"
     deep = tmp_path / "agent" / "a" / "b"
     deep.mkdir(parents=True)
-    assert mnem_bridge.open(deep, client=client).root == store.root
     assert mnem_bridge.open(store.root / ".mnem", client=client).root == store.root
+    with pytest.raises(NoStoreError) as inside:  # an explicit path is the root: never walked up from
+        mnem_bridge.open(deep, client=client)
+    assert str(inside.value) == f"no mnemosyne store at {deep}; create one with `mnem init {deep}`"
+    monkeypatch.chdir(deep)  # no path: discovery from the current folder walks up
+    assert mnem_bridge.open(client=client).root == store.root
     with pytest.raises(StoreExistsError) as exists:
         mnem_bridge.init(store.root, client=client)
     assert exists.value.code == "store_exists"
     with pytest.raises(NoStoreError) as missing:
         mnem_bridge.open(tmp_path / "elsewhere", client=client)
-    assert str(missing.value) == f"no mnemosyne store at or above {tmp_path / 'elsewhere'}"
     assert missing.value.command is not None and missing.value.command.endswith("--json status")
 
 
@@ -154,7 +157,8 @@ def test_reading_memory_and_diffs(bstore: Store) -> None:
 
 def test_diff_to_a_commit_from_an_unborn_branch(bstore: Store, tmp_path: Path) -> None:
     tip = agents.remember(bstore, "plan", "pro", time_ms=1)
-    unborn = Store.import_(tmp_path / "unborn", {**bstore.export(), "head": "ref: fresh"}, client=bstore.client)
+    # HEAD on a branch with no commits while the export holds commits: allowed only while there are no refs at all
+    unborn = Store.import_(tmp_path / "unborn", {**bstore.export(), "head": "ref: fresh", "refs": {}}, client=bstore.client)
     assert unborn.head() == "ref: fresh" and unborn.head_commit() is None
     [change] = unborn.diff(to=tip)
     assert (change.id, change.kind, change.old, change.new) == ("plan", "added", None, bstore.working_node("plan"))

@@ -48,16 +48,22 @@ MNEM = str(Path(sys.executable).with_name("mnem"))
 NODES, COMMITS = 100, 300
 
 
+def write(repo: Repo, puts: list[MemoryNode], message: str, author: str, time_ms: int) -> object:
+    """One ``Repo.write`` in its own durable transaction, as a ``mnem write`` runs it."""
+    with repo.backend.write():
+        return repo.write(puts, [], message, author, time_ms)
+
+
 def populate(path: Path) -> None:
     """The shared fixture: NODES nodes over COMMITS commits; ``plan`` becomes "pro" half-way."""
     with Repo.init(path) as repo:
-        repo.write([MemoryNode("plan", "enterprise", provenance=Provenance(source="ticket-1"))], [], "open", "bench", 1)
+        write(repo, [MemoryNode("plan", "enterprise", provenance=Provenance(source="ticket-1"))], "open", "bench", 1)
         for i in range(1, COMMITS):
             node = MemoryNode(f"fact-{i % NODES}", {"n": i}, provenance=Provenance(agent_step=f"step-{i}"))
             puts = [node]
             if i == COMMITS // 2:
                 puts.append(MemoryNode("plan", "pro", provenance=Provenance(source="billing-note-8842")))
-            repo.write(puts, [], f"step {i}", "bench", 1 + i)
+            write(repo, puts, f"step {i}", "bench", 1 + i)
 
 
 def bridge_ops(store: mnem_bridge.Store) -> dict[str, Callable[[], object]]:
@@ -76,13 +82,16 @@ def bridge_ops(store: mnem_bridge.Store) -> dict[str, Callable[[], object]]:
 def engine_ops(repo: Repo) -> dict[str, Callable[[], object]]:
     counter = iter(range(10**9))
 
+    def remember() -> object:
+        node = MemoryNode(f"new-{next(counter)}", "x", provenance=Provenance(source="bench"))
+        return write(repo, [node], "remember", "agent", 0)
+
     def when_did() -> object:
         found = bisect(repo, content_equals("plan", "pro"))
         return found, find_blame(repo, "plan", found)
 
     return {
-        "remember": lambda: repo.write([MemoryNode(f"new-{next(counter)}", "x", provenance=Provenance(source="bench"))],
-                                       [], "remember", "agent", 0),
+        "remember": remember,
         "recall (one node)": lambda: repo.node(repo.working_node("plan")),
         "recall (whole memory)": lambda: repo.nodes_of(repo.working_nodes()),
         "why": lambda: blame(repo, "plan"),

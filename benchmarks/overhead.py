@@ -80,9 +80,10 @@ def run(count: int) -> dict[str, object]:
         with Repo.init(root) as repo:
             for step, (puts, deletes) in enumerate(steps(count)):
                 start = time.perf_counter()
-                repo.write(puts, deletes, f"step {step}", "bench", 1_000 + step)
+                with repo.backend.write():
+                    repo.write(puts, deletes, f"step {step}", "bench", 1_000 + step)
                 writes.add(time.perf_counter() - start)
-            repo.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            repo.backend.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             open_size = dir_size(root / MNEM_DIR)
             warm = timed(lambda: repo.nodes_of(repo.working_nodes()), 50)
 

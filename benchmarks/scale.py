@@ -67,17 +67,23 @@ def node(index: int, value: str, step: int) -> MemoryNode:
     return MemoryNode(f"node-{index:07d}", value, provenance=Provenance(agent_step=f"step-{step}", source="bench"))
 
 
+def write(repo: Repo, puts: list[MemoryNode], message: str, author: str, time_ms: int) -> bytes | None:
+    """One ``Repo.write`` in its own durable transaction, as a ``mnem write`` runs it."""
+    with repo.backend.write():
+        return repo.write(puts, [], message, author, time_ms)[0]
+
+
 def build(root: Path, size: int, commits: int) -> Store:
     rng = random.Random(size * 31 + commits)
     history = []
     with Repo.init(root) as repo:
-        repo.write([node(i, f"initial {i}", 0) for i in range(size)], [], "bulk", "bench", 1)
+        write(repo, [node(i, f"initial {i}", 0) for i in range(size)], "bulk", "bench", 1)
         for step in range(1, commits + 1):
             if step == commits // 2:
                 puts = [MemoryNode(FAULT, "WRONG")]
             else:  # never the fault or the oldest node: they change only where planned
                 puts = [node(rng.randrange(3, size), f"v{rng.randrange(20)}", step) for _ in range(rng.randrange(1, 4))]
-            commit, _ = repo.write(puts, [], f"step {step}", "bench", 1 + step)
+            commit = write(repo, puts, f"step {step}", "bench", 1 + step)
             history.append(commit)
     return Store(root, size, history)
 
@@ -98,7 +104,7 @@ def measure(store: Store) -> dict[str, Samples]:
         repo.commit_nodes(repo.head_commit())  # a long-lived process has its tip cached
         clock = iter(range(10**9, 2 * 10**9))
         results["commit (open store)"] = timed(
-            lambda: repo.write([node(rng.randrange(3, store.size), "x", 0)], [], "m", "b", next(clock)), 200
+            lambda: write(repo, [node(rng.randrange(3, store.size), "x", 0)], "m", "b", next(clock)), 200
         )
         results["recall one node at HEAD"] = timed(
             lambda: repo.node(repo.working_node(f"node-{rng.randrange(store.size):07d}")), 200
@@ -108,7 +114,7 @@ def measure(store: Store) -> dict[str, Samples]:
         assert bisect(repo, content_equals(FAULT, "WRONG")) == store.history[len(store.history) // 2 - 1]
 
     results["commit (freshly opened store)"] = timed(
-        fresh(lambda repo: repo.write([node(3, "y", 0)], [], "m", "b", time.time_ns())), heavy
+        fresh(lambda repo: write(repo, [node(3, "y", 0)], "m", "b", time.time_ns())), heavy
     )
     results["state_at (past commit, fresh store)"] = timed(
         fresh(lambda repo: repo.commit_nodes(rng.choice(store.history))), heavy

@@ -60,36 +60,36 @@ def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: st
     search asks O(log n) commits.  A ``NodePredicate`` is asked one node
     per commit, so no state is loaded at all.
     """
-    with repo.db.read():
-        bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
-        if bad_raw is None:
-            raise InvalidRefError("cannot bisect: HEAD has no commit")
-        chain = repo.first_parent_chain(bad_raw)
-        good_raw = repo.resolve(good) if good is not None else chain[-1]
-        if good_raw == bad_raw:
-            raise InvalidRefError("bisect: good and bad are the same commit")
-        try:
-            good_at = chain.index(good_raw)
-        except ValueError:
-            raise InvalidRefError(
-                f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
-            ) from None
+    bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
+    if bad_raw is None:
+        raise InvalidRefError("cannot bisect: HEAD has no commit")
+    chain = repo.first_parent_chain(bad_raw)
+    good_raw = repo.resolve(good) if good is not None else chain[-1]
+    if good_raw == bad_raw:
+        raise InvalidRefError("bisect: good and bad are the same commit")
+    try:
+        good_at = chain.index(good_raw)
+    except ValueError:
+        raise InvalidRefError(
+            f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
+        ) from None
 
-        def holds(commit: bytes) -> bool:
-            if isinstance(predicate, NodePredicate):
-                return predicate.test(repo, repo.node_at(commit, predicate.node_id))
-            return predicate(repo, repo.commit_nodes(commit))
+    def holds(commit: bytes) -> bool:
+        if isinstance(predicate, NodePredicate):
+            return predicate.test(repo, repo.node_at(commit, predicate.node_id))
+        return predicate(repo, repo.commit_nodes(commit))
 
-        if holds(good_raw):
-            raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")
-        if not holds(bad_raw):
-            raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
-        candidates = chain[:good_at][::-1]
-        lo, hi = 0, len(candidates) - 1
-        while lo < hi:
-            mid = lo + (hi - lo) // 2
-            if holds(candidates[mid]):
-                hi = mid
-            else:
-                lo = mid + 1
-        return candidates[lo]
+    if holds(good_raw):
+        raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")
+    if not holds(bad_raw):
+        raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
+    candidates = chain[:good_at][::-1]
+    lo, hi = 0, len(candidates) - 1
+    while lo < hi:
+        mid = lo + (hi - lo) // 2
+        if holds(candidates[mid]):
+            hi = mid
+        else:
+            lo = mid + 1
+    return candidates[lo]
+

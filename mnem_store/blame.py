@@ -67,11 +67,10 @@ def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = Non
 
 def blame(repo: Repo, node_id: str, at: str | None = None) -> Blame:
     """Blame as of ``at`` (a commit-ish) or HEAD's commit, with upstream's errors."""
-    with repo.db.read():
-        start = repo.resolve(at) if at is not None else repo.head_commit()
-        if start is None:
-            raise InvalidRefError("cannot blame: HEAD has no commit")
-        found = find_blame(repo, node_id, start)
+    start = repo.resolve(at) if at is not None else repo.head_commit()
+    if start is None:
+        raise InvalidRefError("cannot blame: HEAD has no commit")
+    found = find_blame(repo, node_id, start)
     if found is None:
         raise InvalidRefError(f"blame: {rust_debug(node_id)} is not in memory at {start.hex()}")
     return found

@@ -8,9 +8,8 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
-from typing import Any
-
 import unicodedata
+from typing import Any
 
 __all__ = [
     "rust_debug",
@@ -21,6 +20,7 @@ __all__ = [
     "CorruptStoreError",
     "FormatVersionError",
     "StoreExistsError",
+    "ForeignStoreError",
     "NoStoreError",
     "StoreIoError",
     "BusyError",
@@ -107,12 +107,38 @@ class StoreExistsError(MnemError):
 
 
 class NoStoreError(MnemError):
-    """No ``.mnem`` directory at or above the starting directory."""
+    """No store where one was looked for: at or above the current folder, or exactly at an explicit path."""
 
     code = "no_store"
 
+    def __init__(self, detail: str, *, exact: bool = False) -> None:
+        super().__init__(detail)
+        self.exact = exact
+
     def __str__(self) -> str:
+        if self.exact:
+            return f"no mnemosyne store at {self.detail}; create one with `mnem init {self.detail}`"
         return f"no mnemosyne store at or above {self.detail}"
+
+
+class ForeignStoreError(NoStoreError):
+    """A store found by walking up from the current folder belongs to another user, so it is not used.
+
+    Like git's ``safe.directory``: another local user could plant a
+    ``.mnem`` in a shared parent folder and receive every memory written
+    below it.  Naming the store explicitly says it is trusted.
+    """
+
+    def __init__(self, root: str, owner: int) -> None:
+        super().__init__(root)
+        self.owner = owner
+
+    def __str__(self) -> str:
+        return (
+            f"the store at {self.detail} belongs to another user (uid {self.owner}), and was only found by "
+            f"walking up from the current folder, so it is not used; if you trust it, name it explicitly: "
+            f"`mnem -C {self.detail} ...` or MNEM_STORE={self.detail}"
+        )
 
 
 class StoreIoError(MnemError):

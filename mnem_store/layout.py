@@ -1,15 +1,15 @@
-"""The plain-text files of a store: ``HEAD``, ``config``, and branch-name rules.
+"""HEAD and config as upstream writes them, and branch-name rules.
 
-Both files are written as upstream writes them (a ``.tmp`` sibling, fsync,
-rename), so a store made here reads the same as one upstream made.
+Upstream keeps HEAD and config as files beside its database; we keep the
+same text as rows inside the store's database (see ``backend``), so they
+change in the same transaction as the refs.  The formats and their errors
+are upstream's: an export's ``head`` and an old store's files parse here.
 """
 
 from __future__ import annotations
 
-import os
 import unicodedata
 from dataclasses import dataclass
-from pathlib import Path
 
 from .errors import CorruptStoreError, FormatVersionError, InvalidRefError
 
@@ -20,8 +20,7 @@ __all__ = [
     "validate_branch_name",
     "parse_head",
     "format_head",
-    "read_config",
-    "write_atomic",
+    "parse_config",
 ]
 
 FORMAT_VERSION = 1
@@ -85,17 +84,12 @@ def parse_head(text: str) -> Head:
 
 
 def format_head(head: Head) -> str:
+    """HEAD's text as upstream writes it, newline included."""
     return f"ref: {head.branch}\n" if head.branch is not None else f"{(head.commit or b'').hex()}\n"
 
 
-def read_config(path: Path) -> dict[str, str]:
-    """Parse and check ``config``: format version and hash algorithm."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise CorruptStoreError("config is missing") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise CorruptStoreError(f"config is unreadable: {exc}") from None
+def parse_config(text: str) -> dict[str, str]:
+    """Parse and check ``config`` text: format version and hash algorithm."""
     values: dict[str, str] = {}
     for raw in text.splitlines():
         line = raw.strip()
@@ -119,15 +113,3 @@ def read_config(path: Path) -> dict[str, str]:
         raise CorruptStoreError(f"unsupported hash_algo: {algo}")
     values.setdefault("default_branch", "main")
     return values
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` via ``<name>.tmp`` + fsync + rename, owner-readable only."""
-    tmp = path.with_suffix(".tmp") if path.suffix else path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.write(fd, text.encode("utf-8"))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)

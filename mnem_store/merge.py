@@ -194,8 +194,7 @@ def preview(repo: Repo, theirs_spec: str) -> MergeResult:
     A dirty index is ignored, as upstream's preview does; ``commit`` is the
     fast-forward target, otherwise ``None``.
     """
-    with repo.db.read():
-        plan = _plan(repo, repo.attached_branch("merge"), theirs_spec)
+    plan = _plan(repo, repo.attached_branch("merge"), theirs_spec)
     if plan.state is None:
         commit = plan.theirs if plan.status == "fast-forwarded" else None
         return MergeResult(plan.status, commit, (), plan.branch, plan.ours)
@@ -211,38 +210,37 @@ def merge(
     strategy: Strategy | None = None,
     message: str | None = None,
     author: str,
-    time_ms: int,
+    time_ms: int | None,
 ) -> MergeResult:
-    """Merge ``theirs_spec`` into the current branch, in one write transaction.
+    """Merge ``theirs_spec`` into the current branch, inside the caller's write transaction.
 
+    ``time_ms`` None dates a merge commit now, never before a parent.
     Preconditions (attached HEAD, clean index) and the decision are taken
     inside the same transaction as the write, so the ref compare-and-swap
     cannot lose to a concurrent writer between the two.
     """
-    with repo.db.write() as conn:
-        branch = repo.attached_branch("merge")
-        if repo.is_dirty():
-            raise InvalidRefError("cannot merge with a dirty index; commit or unstage first")
-        plan = _plan(repo, branch, theirs_spec)
-        if plan.status == "up-to-date":
-            return MergeResult("up-to-date", None, (), branch, plan.ours)
-        if plan.state is None:
-            repo.move_branch(conn, branch, plan.ours, plan.theirs)
-            return MergeResult("fast-forwarded", plan.theirs, (), branch, plan.ours)
-        assert plan.ours is not None  # only a born branch reaches a three-way merge
-        nodes, unresolved, new_nodes = resolve_conflicts(plan.state, resolutions or {}, strategy)
-        if unresolved:
-            return MergeResult("conflicts", None, unresolved, branch, plan.ours)
-        for node in new_nodes:
-            repo.put(conn, node)
-        commit = repo.write_commit(
-            conn,
-            branch,
-            (plan.ours, plan.theirs),
-            nodes,
-            message if message is not None else f"merge {theirs_spec} into {branch}",
-            author,
-            time_ms,
-            plan.ours,
-        )
+    branch = repo.attached_branch("merge")
+    if repo.is_dirty():
+        raise InvalidRefError("cannot merge with a dirty index; commit or unstage first")
+    plan = _plan(repo, branch, theirs_spec)
+    if plan.status == "up-to-date":
+        return MergeResult("up-to-date", None, (), branch, plan.ours)
+    if plan.state is None:
+        repo.move_branch(branch, plan.ours, plan.theirs)
+        return MergeResult("fast-forwarded", plan.theirs, (), branch, plan.ours)
+    assert plan.ours is not None  # only a born branch reaches a three-way merge
+    nodes, unresolved, new_nodes = resolve_conflicts(plan.state, resolutions or {}, strategy)
+    if unresolved:
+        return MergeResult("conflicts", None, unresolved, branch, plan.ours)
+    for node in new_nodes:
+        repo.put(node)
+    commit = repo.write_commit(
+        branch,
+        (plan.ours, plan.theirs),
+        nodes,
+        message if message is not None else f"merge {theirs_spec} into {branch}",
+        author,
+        time_ms,
+        plan.ours,
+    )
     return MergeResult("merged", commit, (), branch, plan.ours)

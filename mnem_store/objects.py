@@ -11,7 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Union
 
-from .canonical import check_content, decode, encode, hex_id, object_id, parse_hex_id, sort_keys
+from .canonical import (
+    check_content,
+    decode,
+    encode,
+    hex_id,
+    object_id,
+    parse_hex_id,
+    sort_keys,
+)
 from .errors import CorruptStoreError
 
 __all__ = ["Provenance", "MemoryNode", "State", "Commit", "StoredObject", "PROVENANCE_FIELDS", "decode_object"]

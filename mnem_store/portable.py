@@ -2,36 +2,58 @@
 
 The export holds every object ever written (ids as hex), the refs and HEAD;
 states are written in full even though the store keeps most of them as
-per-commit changes.  Import re-hashes every object and refuses one that does
-not hash to its key, so a tampered or truncated export cannot create a
-store; it then replays the commits parents-first so they are stored as
+per-commit changes.  Import checks the whole document before anything is
+created: every object must hash to its key, every link must name an object
+of the right kind, and the refs and HEAD must make sense (HEAD names one of
+the refs, or a commit), so a tampered or truncated export cannot create a
+store.  It then replays the commits parents-first so they are stored as
 changes again.  Export -> import -> export is byte-identical.
+
+An export written to a file replaces it atomically (a temporary sibling,
+fsync, rename), so a full disk or a kill leaves the old file whole.
 """
 
 from __future__ import annotations
 
-import shutil
-import sqlite3
+import os
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from .backend import Backend
 from .canonical import encode, hex_id, object_id, parse_hex_id
-from .errors import CommandError, CorruptStoreError, FormatVersionError, InvalidRefError, NotFoundError, UsageError
-from .layout import FORMAT_VERSION, parse_head, validate_branch_name
-from .objects import Commit, MemoryNode, State, StoredObject, decode_object, from_portable
-from .repo import MNEM_DIR, Repo
+from .errors import (
+    CommandError,
+    CorruptStoreError,
+    FormatVersionError,
+    InvalidRefError,
+    NotFoundError,
+    UsageError,
+)
+from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
+from .objects import (
+    Commit,
+    MemoryNode,
+    State,
+    StoredObject,
+    decode_object,
+    from_portable,
+)
+from .repo import Repo
+from .sqlite import io_error
 
-__all__ = ["export_document", "dump_export", "import_document", "parse_export"]
+__all__ = ["export_document", "dump_export", "restore", "Restored", "parse_export", "replace_file"]
 
 
 def export_document(repo: Repo) -> dict[str, Any]:
-    """The export as a Python value, keys in upstream's order."""
-    with repo.db.read():
-        objects = {hex_id(raw): decode_object(data).to_portable() for raw, data in repo.all_objects()}
-        refs = {name: hex_id(tip) for name, tip in sorted(repo.branches(), key=lambda p: p[0].encode())}
-        head = repo.head().text
+    """The export as a Python value, keys in upstream's order (call inside a read snapshot)."""
+    objects = {hex_id(raw): decode_object(data).to_portable() for raw, data in repo.all_objects()}
+    refs = {name: hex_id(tip) for name, tip in sorted(repo.branches(), key=lambda p: p[0].encode())}
+    head = repo.head().text
     return {
         "format_version": int(repo.config.get("format_version", FORMAT_VERSION)),
         "hash_algo": "blake3",
@@ -56,14 +78,58 @@ def _require(doc: Any, key: str, kind: type) -> Any:
     return value
 
 
-def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
-    """Create a new store at ``path`` from an export; returns it and the object count.
+def replace_file(path: Path, document: dict[str, Any]) -> None:
+    """Write an export file atomically: a temporary sibling, fsync, then rename over ``path``.
 
-    Everything is checked before the store directory is created: every
-    object's hash, and that every ref, a detached HEAD, every commit's
-    parents and state and every state's nodes name an object the export
-    holds, of the right kind.  So a bad export leaves nothing behind, and a
-    store made by import always verifies.
+    The export is the whole memory, so a new file is created owner-only
+    (0600) whatever the umask, and an existing file keeps the mode its
+    owner gave it.  Any failure (a full disk among them) removes the
+    temporary file and leaves the old ``path`` exactly as it was.
+    """
+    data = dump_export(document).encode("utf-8")
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o600
+    except OSError as exc:
+        raise io_error(f"writing {path}", exc) from None
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise io_error(f"writing {path}", exc) from None
+
+
+@dataclass(frozen=True, slots=True)
+class Restored:
+    """A checked export: how many objects it holds, and how to write them into a new store."""
+
+    count: int
+    populate: Callable[[Backend], None]
+
+
+def restore(doc: Any) -> Restored:
+    """Check an export document whole and return what writes it into a new store.
+
+    Checked before anything exists: the header, every object's hash, that
+    every commit's parents and state and every state's nodes are held with
+    the right kind, that every ref names a commit, and that HEAD names a
+    commit or, attached, one of the refs (an attached HEAD may name a
+    missing branch only while there are no refs at all: a store with no
+    commits yet).  So a bad export creates nothing, and a store made by
+    import always verifies.
     """
     version = _require(doc, "format_version", int)
     algo = _require(doc, "hash_algo", str)
@@ -101,26 +167,27 @@ def import_document(path: Path, doc: Any) -> tuple[Repo, int]:
             raise CorruptStoreError(f'ref "{name}" is not a hex id')
         ref_rows.append((name, _commit_in(rows, parse_hex_id(target.lower()), f'ref "{name}"')))
     head = parse_head(head_text)
+    _check_head(head, {name for name, _ in ref_rows}, rows)
+    _check_complete(rows)
+
+    def populate(backend: Backend) -> None:
+        repo = Repo(Path(backend.location).parent, backend)
+        _store_objects(repo, rows)
+        backend.set_refs(ref_rows)
+        backend.set_head(head)
+
+    return Restored(len(rows), populate)
+
+
+def _check_head(head: Head, ref_names: set[str], rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
+    """HEAD must name a held commit, or a branch among the refs once there are any."""
     if head.commit is not None:
         _commit_in(rows, head.commit, "HEAD")
-    _check_complete(rows)
-    created = [p for p in (path, *path.parents) if not p.exists()]
-    repo = Repo.init(path)
-    try:
-        with repo.db.write() as conn:
-            _store_objects(repo, conn, rows)
-            conn.executemany("INSERT OR REPLACE INTO refs (name, target) VALUES (?, ?)", ref_rows)
-        repo.set_head(head)
-    except BaseException:
-        repo.close()
-        shutil.rmtree(path / MNEM_DIR, ignore_errors=True)
-        for directory in created:  # the directories init made for it, innermost first: nothing left behind
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-        raise
-    return repo, len(rows)
+    elif ref_names and head.branch not in ref_names:
+        raise CorruptStoreError(
+            f'the export\'s HEAD names branch "{head.branch}", which is not among its refs '
+            f"({', '.join(sorted(ref_names))}); the export is corrupt or was hand-edited"
+        )
 
 
 def _commit_in(rows: dict[bytes, tuple[StoredObject, bytes]], raw: bytes, what: str) -> bytes:
@@ -158,7 +225,7 @@ def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
                 raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which is a {found[0].kind}")
 
 
-def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
+def _store_objects(repo: Repo, rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
     """Store verified objects: nodes and lone states as they are, commits replayed parents-first.
 
     A state some commit points at is stored virtual and rebuilt by
@@ -167,7 +234,6 @@ def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple
     commits = {raw: obj for raw, (obj, _) in rows.items() if isinstance(obj, Commit)}
     in_use = {commit.state for commit in commits.values()}
     repo.objects.insert_many(
-        conn,
         (
             (raw, obj.kind, None if raw in in_use else data)
             for raw, (obj, data) in rows.items()
@@ -181,7 +247,7 @@ def _store_objects(repo: Repo, conn: sqlite3.Connection, rows: dict[bytes, tuple
             raise NotFoundError(hex_id(commit.state))
         if not isinstance(state, State):
             raise CorruptStoreError(f"{hex_id(commit.state)} is a {state.kind}, not a state")
-        repo.index_commit(conn, commit, state.nodes)
+        repo.index_commit(commit, state.nodes)
 
 
 def _parents_first(commits: dict[bytes, Commit]) -> list[bytes]:

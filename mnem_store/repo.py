@@ -1,48 +1,53 @@
-"""A store on disk: opening, objects, refs, staging, commits and checkout.
+"""An open store: the object model over a storage backend.
 
-``Repo`` is the engine's one entry point.  Every public method is one read
-snapshot or one write transaction, so a command either happens entirely or
-not at all, and several processes may share the store (see ``db``).
-Algorithms over history (merge, blame, bisect, log) live in their own
-modules and use only the methods here.  States are stored as per-commit
-changes (see ``states``); this module turns them back into the object model.
+``Repo`` turns what a ``Backend`` keeps (objects, the change index, refs
+with HEAD, staging) back into the object model: states from change rows,
+commits with their graph rows, HEAD resolved to a commit.  Its writing
+methods run inside the caller's transaction; the porcelain verbs
+(``mnem_store.porcelain``) own the transactions, so a command either
+happens entirely or not at all.  Algorithms over history (merge, blame,
+bisect, stamps) live in their own modules and use only the methods here.
 """
 
 from __future__ import annotations
 
+import heapq
 import os
-import sqlite3
 import time as _time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
+from .backend import KIND_CODES, Backend, GraphRow
 from .canonical import hex_id
-from .db import DB_FILE, KIND_CODES, Database
 from .errors import (
     CommandError,
     ConflictError,
     CorruptStoreError,
     InvalidRefError,
-    NoStoreError,
     NotFoundError,
     StoreExistsError,
-    StoreIoError,
 )
-from .layout import CONFIG_TEXT, Head, format_head, parse_head, read_config, validate_branch_name, write_atomic
-from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
-from .objectstore import ObjectStore
+from .layout import CONFIG_TEXT, Head, format_head, parse_config, validate_branch_name
+from .location import discover_root, exact_root, make_private_dirs
+from .objects import (
+    Commit,
+    MemoryNode,
+    State,
+    StoredObject,
+    decode_object,
+    encode_object,
+)
+from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
-from .states import GraphRow, StateStore
 
-__all__ = ["Repo", "Change", "MNEM_DIR", "now_ms", "default_author"]
+__all__ = ["Repo", "Change", "MNEM_DIR", "Nodes", "diff_nodes", "now_ms", "default_author"]
 
-MNEM_DIR = ".mnem"
 Nodes = dict[str, bytes]
 
 
 def now_ms() -> int:
+    """The current time in Unix milliseconds."""
     return _time.time_ns() // 1_000_000
 
 
@@ -75,48 +80,35 @@ def diff_nodes(old: Nodes, new: Nodes) -> list[Change]:
     return changes
 
 
-def make_private_dirs(path: Path) -> None:
-    """Create ``path`` and its missing ancestors owner-only (0700); folders that exist keep their mode.
-
-    ``mkdir(parents=True)`` gives ancestors the umask's mode, so under a
-    permissive umask a store's new folders (the MCP server's default store
-    among them) would let another local user replace its ``.mnem``.
-    """
-    missing = []
-    while not path.is_dir():
-        missing.append(path)
-        path = path.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
-
-
-def find_store(start: Path) -> Path:
-    """Walk up from ``start`` to the nearest directory holding a ``.mnem`` directory."""
-    here = start.absolute()
-    if here.name == MNEM_DIR and here.is_dir():
-        return here.parent
-    for candidate in (here, *here.parents):
-        if (candidate / MNEM_DIR).is_dir():
-            return candidate
-    raise NoStoreError(str(here))
-
-
 class Repo:
-    """An open store.  Use as a context manager, or call ``close()``."""
+    """An open store.  Use as a context manager, or call ``close()``.
 
-    def __init__(self, root: Path) -> None:
+    Args:
+        root: The folder holding ``.mnem``, taken as is (see ``open`` and ``discover``).
+        backend: The store's backend, if already open (default: the SQLite store under ``root``).
+    """
+
+    def __init__(self, root: Path, backend: Backend | None = None) -> None:
         self.root = root
-        self.dir = root / MNEM_DIR
-        self.config = read_config(self.dir / "config")
-        self.head()  # a damaged HEAD is reported on open, before any command acts
-        self.db = Database(self.dir / DB_FILE)
-        self.objects = ObjectStore(self.db)
-        self.states = StateStore(self.db)
+        self.backend = backend if backend is not None else SqliteBackend.open(root / MNEM_DIR)
+        try:
+            with self.backend.read():
+                self.config = parse_config(self.backend.config_text())
+                self.head()  # a damaged HEAD is reported on open, before any command acts
+        except BaseException:
+            self.backend.close()
+            raise
+        self.objects = self.backend.objects
+        self.states = self.backend.states
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
-    def init(cls, path: Path) -> "Repo":
-        """Create ``path/.mnem`` (refusing a store at or above ``path`` as given) and open it."""
+    def init(cls, path: Path, populate: Callable[[Backend], None] | None = None) -> "Repo":
+        """Create ``path/.mnem`` atomically (refusing a store at or above ``path`` as given) and open it.
+
+        ``populate`` fills the new store inside its creating transaction (an
+        import); a failure there, a kill or a full disk publishes nothing.
+        """
         target = path / MNEM_DIR
         if target.exists() or target.is_symlink():
             raise StoreExistsError(str(target))
@@ -125,28 +117,25 @@ class Repo:
                 raise StoreExistsError(str(ancestor / MNEM_DIR))
         try:
             make_private_dirs(path)
-            target.mkdir(mode=0o700)
-        except FileExistsError:
-            raise StoreExistsError(str(target)) from None
         except OSError as exc:
-            raise StoreIoError(f"creating {target}: {exc.strerror or exc}") from None
-        try:
-            write_atomic(target / "config", CONFIG_TEXT)
-            write_atomic(target / "HEAD", "ref: main\n")
-            fd = os.open(target / DB_FILE, os.O_WRONLY | os.O_CREAT, 0o600)
-            os.close(fd)
-            Database(target / DB_FILE, create=True).close()
-        except OSError as exc:
-            raise StoreIoError(f"creating {target}: {exc.strerror or exc}") from None
+            raise io_error(f"creating {path}", exc) from None
+        meta = {"head": format_head(Head(branch="main")).strip(), "config": CONFIG_TEXT}
+        SqliteBackend.create(path, meta, populate)
         return cls(path)
 
     @classmethod
-    def open(cls, start: Path) -> "Repo":
-        """Open the nearest store at or above ``start``."""
-        return cls(find_store(start))
+    def open(cls, path: Path) -> "Repo":
+        """Open the store whose root (or ``.mnem`` folder) is exactly ``path``: no walking up."""
+        return cls(exact_root(path))
+
+    @classmethod
+    def discover(cls, start: Path) -> "Repo":
+        """Open the nearest store at or above ``start`` that the current user owns."""
+        return cls(discover_root(start))
 
     def close(self) -> None:
-        self.db.close()
+        """Close the backend."""
+        self.backend.close()
 
     def __enter__(self) -> "Repo":
         return self
@@ -154,11 +143,17 @@ class Repo:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def _in_write(self) -> None:
+        """Refuse to write outside a write transaction: a write must never be half-applied by a kill."""
+        if not self.backend.writing:
+            raise RuntimeError("a write outside a write transaction: use mnem_store.porcelain or backend.write()")
+
     # ------------------------------------------------------------------- objects
-    def put(self, conn: sqlite3.Connection, obj: StoredObject) -> bytes:
+    def put(self, obj: StoredObject) -> bytes:
         """Store an object inside a write transaction; writing an existing id is a no-op."""
+        self._in_write()
         raw, data = encode_object(obj)
-        self.objects.insert(conn, raw, obj.kind, data)
+        self.objects.insert(raw, obj.kind, data)
         return raw
 
     def get(self, raw: bytes) -> StoredObject:
@@ -173,22 +168,22 @@ class Repo:
             return State(dict(self.states.state_image(key, raw).nodes))
         return decode_object(data)
 
-    def has(self, raw: bytes) -> bool:
-        return self.objects.key(raw) is not None
-
     def commit_obj(self, raw: bytes) -> Commit:
+        """A commit object (``corrupt_store`` when the id names another kind)."""
         obj = self.get(raw)
         if not isinstance(obj, Commit):
             raise CorruptStoreError(f"{hex_id(raw)} is a {obj.kind}, not a commit")
         return obj
 
     def state_nodes(self, raw: bytes) -> Nodes:
+        """A state object's node map."""
         obj = self.get(raw)
         if not isinstance(obj, State):
             raise CorruptStoreError(f"{hex_id(raw)} is a {obj.kind}, not a state")
         return obj.nodes
 
     def node(self, raw: bytes) -> MemoryNode:
+        """A memory node object."""
         obj = self.get(raw)
         if not isinstance(obj, MemoryNode):
             raise CorruptStoreError(f"{hex_id(raw)} is a {obj.kind}, not a memory node")
@@ -236,30 +231,28 @@ class Repo:
 
     # ---------------------------------------------------------------- HEAD, refs
     def head(self) -> Head:
-        try:
-            text = (self.dir / "HEAD").read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise CorruptStoreError("HEAD is missing") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CorruptStoreError(f"HEAD is unreadable: {exc}") from None
-        return parse_head(text)
+        """HEAD, as the backend holds it."""
+        return self.backend.head()
 
     def set_head(self, head: Head) -> None:
+        """Move HEAD (inside a write transaction)."""
+        self._in_write()
         if head.branch is not None:
             validate_branch_name(head.branch)
-        write_atomic(self.dir / "HEAD", format_head(head))
+        self.backend.set_head(head)
 
     def branch_tip(self, name: str) -> bytes | None:
-        row = self.db.conn.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
-        return row[0] if row else None
+        """A branch's tip, or None."""
+        return self.backend.ref(name)
 
     def head_commit(self) -> bytes | None:
+        """The commit HEAD names (None on an unborn branch)."""
         head = self.head()
         return self.branch_tip(head.branch) if head.branch is not None else head.commit
 
     def branches(self) -> list[tuple[str, bytes]]:
-        rows = self.db.conn.execute("SELECT name, target FROM refs").fetchall()
-        return sorted((name, target) for name, target in rows)
+        """Every branch and its tip, by name."""
+        return self.backend.refs()
 
     def resolve(self, spec: str) -> bytes:
         """Commit-ish: an exact branch name, else a unique 4-64 lowercase-hex commit prefix."""
@@ -272,120 +265,92 @@ class Repo:
             )
         low = bytes.fromhex(spec.ljust(64, "0"))
         high = bytes.fromhex(spec.ljust(64, "f"))
-        rows = self.db.conn.execute(
-            "SELECT id FROM objects WHERE id BETWEEN ? AND ? AND kind = ? LIMIT 2", (low, high, KIND_CODES["commit"])
-        ).fetchall()
-        if not rows:
+        found = self.objects.commits_with_prefix(low, high, 2)
+        if not found:
             raise InvalidRefError(f'no commit matching "{spec}"')
-        if len(rows) > 1:
-            count = self.db.conn.execute(
-                "SELECT count(*) FROM objects WHERE id BETWEEN ? AND ? AND kind = ?",
-                (low, high, KIND_CODES["commit"]),
-            ).fetchone()[0]
+        if len(found) > 1:
+            count = self.objects.count_commits_with_prefix(low, high)
             raise InvalidRefError(f'ambiguous commit prefix "{spec}": {count} commits match')
-        return rows[0][0]
+        return found[0]
 
     def create_branch(self, name: str, start: str | None = None) -> bytes:
-        """Create a branch at ``start`` (a commit-ish) or at HEAD's commit."""
-        with self.db.write() as conn:
-            return self._insert_branch(conn, name, start)
-
-    def _insert_branch(self, conn: sqlite3.Connection, name: str, start: str | None) -> bytes:
+        """Create a branch at ``start`` (a commit-ish) or at HEAD's commit (inside a write transaction)."""
+        self._in_write()
         validate_branch_name(name)
         if self.branch_tip(name) is not None:
             raise InvalidRefError(f'branch "{name}" already exists')
-        if start is not None:
-            target = self.resolve(start)
-        else:
-            target = self.head_commit()
-            if target is None:
-                raise InvalidRefError("cannot create a branch: HEAD does not point at a commit yet")
-        conn.execute("INSERT INTO refs (name, target) VALUES (?, ?)", (name, target))
+        target = self.resolve(start) if start is not None else self.head_commit()
+        if target is None:
+            raise InvalidRefError("cannot create a branch: HEAD does not point at a commit yet")
+        if not self.backend.set_ref(name, None, target):
+            raise ConflictError(f'branch "{name}" was created by another writer at the same time')
         return target
 
     def delete_branch(self, name: str) -> bool:
-        """Remove a branch pointer (commits stay); refuses the current branch."""
-        with self.db.write() as conn:
-            if self.branch_tip(name) is None:
-                return False
-            if self.head().branch == name:
-                raise InvalidRefError(f'cannot delete "{name}": it is the current branch')
-            conn.execute("DELETE FROM refs WHERE name = ?", (name,))
-        return True
+        """Remove a branch pointer (commits stay); refuses the current branch (inside a write transaction)."""
+        self._in_write()
+        if self.branch_tip(name) is None:
+            return False
+        if self.head().branch == name:
+            raise InvalidRefError(f'cannot delete "{name}": it is the current branch')
+        return self.backend.delete_ref(name)
 
-    def move_branch(self, conn: sqlite3.Connection, name: str, expected: bytes | None, new: bytes) -> None:
+    def move_branch(self, name: str, expected: bytes | None, new: bytes) -> None:
         """Compare-and-swap a branch tip inside a write transaction."""
-        current = self.branch_tip(name)
-        if current != expected:
+        self._in_write()
+        if not self.backend.set_ref(name, expected, new):
             raise ConflictError(f'branch "{name}" moved during commit')
-        conn.execute("INSERT OR REPLACE INTO refs (name, target) VALUES (?, ?)", (name, new))
 
     # ------------------------------------------------------------------- staging
     def staged(self) -> list[tuple[str, bytes]]:
-        return sorted(self.db.conn.execute("SELECT node_id, object FROM staging").fetchall())
+        """Staged adds ``(node id, object id)``."""
+        return self.backend.staged()
 
     def staged_deletions(self) -> list[str]:
-        return sorted(row[0] for row in self.db.conn.execute("SELECT node_id FROM tombstones"))
+        """Staged deletions."""
+        return self.backend.staged_deletions()
 
     def stage(self, node: MemoryNode) -> bytes:
-        """Write the node object now and stage it; re-adding lifts a tombstone."""
-        with self.db.write() as conn:
-            raw = self.put(conn, node)
-            conn.execute("INSERT OR REPLACE INTO staging (node_id, object) VALUES (?, ?)", (node.id, raw))
-            conn.execute("DELETE FROM tombstones WHERE node_id = ?", (node.id,))
+        """Write the node object and stage it; re-adding lifts a tombstone (inside a write transaction)."""
+        raw = self.put(node)
+        self.backend.stage(node.id, raw)
         return raw
 
     def remove(self, node_id: str) -> None:
-        """Stage a deletion, or just unstage a pending add."""
-        with self.db.write() as conn:
-            in_head = self.node_at(self.head_commit(), node_id) is not None
-            was_staged = conn.execute("DELETE FROM staging WHERE node_id = ?", (node_id,)).rowcount > 0
-            if not in_head and not was_staged:
-                raise InvalidRefError(f'no node "{node_id}" in memory')
-            if in_head:
-                conn.execute("INSERT OR IGNORE INTO tombstones (node_id) VALUES (?)", (node_id,))
+        """Stage a deletion, or just unstage a pending add (inside a write transaction)."""
+        self._in_write()
+        in_head = self.node_at(self.head_commit(), node_id) is not None
+        was_staged = self.backend.drop_staged(node_id)
+        if not in_head and not was_staged:
+            raise InvalidRefError(f'no node "{node_id}" in memory')
+        if in_head:
+            self.backend.add_tombstone(node_id)
 
     def unstage(self, node_id: str) -> bool:
-        with self.db.write() as conn:
-            a = conn.execute("DELETE FROM staging WHERE node_id = ?", (node_id,)).rowcount
-            b = conn.execute("DELETE FROM tombstones WHERE node_id = ?", (node_id,)).rowcount
-        return a + b > 0
+        """Drop a staged add or deletion (inside a write transaction)."""
+        self._in_write()
+        return self.backend.unstage(node_id)
 
     def is_dirty(self) -> bool:
-        conn = self.db.conn
-        return bool(
-            conn.execute("SELECT 1 FROM staging LIMIT 1").fetchone()
-            or conn.execute("SELECT 1 FROM tombstones LIMIT 1").fetchone()
-        )
+        """Whether anything is staged."""
+        return self.backend.is_dirty()
 
     def working_node(self, node_id: str) -> bytes | None:
         """One node of working memory: staged wins, a tombstone hides, else HEAD's."""
-        with self.db.read() as conn:
-            row = conn.execute("SELECT object FROM staging WHERE node_id = ?", (node_id,)).fetchone()
-            if row is not None:
-                staged: bytes = row[0]
-                return staged
-            if conn.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (node_id,)).fetchone():
-                return None
-            return self.node_at(self.head_commit(), node_id)
+        found, raw = self.backend.staged_node(node_id)
+        if found:
+            return raw
+        return self.node_at(self.head_commit(), node_id)
 
     def working_nodes(self) -> Nodes:
         """HEAD's state, minus tombstones, overlaid with staging."""
-        with self.db.read():
-            nodes = dict(self.commit_nodes(self.head_commit()))
-            for node_id in self.staged_deletions():
-                nodes.pop(node_id, None)
-            nodes.update(self.staged())
+        nodes = dict(self.commit_nodes(self.head_commit()))
+        for node_id in self.staged_deletions():
+            nodes.pop(node_id, None)
+        nodes.update(self.staged())
         return nodes
 
     # ------------------------------------------------------------------- commits
-    def record_changes(self, conn: sqlite3.Connection, commit_raw: bytes, changes: Iterable[Change]) -> None:
-        """Write a commit's change rows (vs its first parent), replacing any it had."""
-        key = self.objects.key(commit_raw)
-        if key is None:
-            raise NotFoundError(hex_id(commit_raw))
-        self.states.write_changes(conn, key, self._change_rows(changes))
-
     def _change_rows(self, changes: Iterable[Change]) -> list[tuple[str, str, int | None]]:
         rows = []
         for change in changes:
@@ -395,46 +360,55 @@ class Repo:
             rows.append((change.id, change.kind, obj))
         return rows
 
+    def commit_time(self, parents: tuple[bytes, ...]) -> int:
+        """The time of a commit made now, taken inside its write transaction: never before a parent.
+
+        A clock that runs behind a parent's (another machine's, or an
+        explicit ``--time`` in the future) would otherwise date a child
+        before its parent; upstream takes the clock as it is.
+        """
+        return max([now_ms(), *(self.commit_obj(parent).time for parent in parents)])
+
     def write_commit(
         self,
-        conn: sqlite3.Connection,
         branch: str,
         parents: tuple[bytes, ...],
         nodes: Nodes,
         message: str,
         author: str,
-        time_ms: int,
+        time_ms: int | None,
         expected_tip: bytes | None,
     ) -> bytes:
-        """Write state, commit, index entry and ref move inside ``conn``'s transaction."""
+        """Write state, commit, index entry and ref move (inside a write transaction)."""
         base = self._image(parents[0] if parents else None)
         changes = {c.id: c.new for c in diff_nodes(base.nodes, nodes)}
-        return self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, expected_tip)[0]
+        return self._commit_changes(branch, parents, base, changes, message, author, time_ms, expected_tip)[0]
 
     def _commit_changes(
         self,
-        conn: sqlite3.Connection,
         branch: str,
         parents: tuple[bytes, ...],
         base: StateImage,
         changes: dict[str, bytes | None],
         message: str,
         author: str,
-        time_ms: int,
+        time_ms: int | None,
         expected_tip: bytes | None,
     ) -> tuple[bytes, list[Change]]:
         """Commit ``changes`` (node id -> object id or None) on top of the first parent's state ``base``.
 
         The cost is O(changes) plus one join and hash of the new state's
         bytes, however large the memory: the state is never re-encoded whole.
+        ``time_ms`` None takes the time now (see ``commit_time``).
         """
         image = base.apply(changes)
-        commit = Commit(parents, image.state_id(), message, author, time_ms)
-        commit_raw, effective = self._index(conn, commit, base, image, changes)
-        self.move_branch(conn, branch, expected_tip, commit_raw)
+        when = self.commit_time(parents) if time_ms is None else time_ms
+        commit = Commit(parents, image.state_id(), message, author, when)
+        commit_raw, effective = self._index(commit, base, image, changes)
+        self.move_branch(branch, expected_tip, commit_raw)
         return commit_raw, effective
 
-    def index_commit(self, conn: sqlite3.Connection, commit: Commit, nodes: Nodes) -> bytes:
+    def index_commit(self, commit: Commit, nodes: Nodes) -> bytes:
         """Store a commit whose state is known in full (an import) and index it against its first parent.
 
         The first parent must be indexed already, and every node object of
@@ -445,20 +419,24 @@ class Repo:
         image = base.apply({c.id: c.new for c in diff_nodes(base.nodes, nodes)})
         if image.state_id() != commit.state:
             raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its node map")
-        return self._index(conn, commit, base, image, image.nodes.keys() | base.nodes.keys())[0]
+        return self._index(commit, base, image, image.nodes.keys() | base.nodes.keys())[0]
+
+    def corrected_time(self, commit: Commit) -> int:
+        """A commit's corrected time: its own, raised past every parent's (see ``GraphRow``)."""
+        return max([commit.time, *(self._graph(parent).corrected + 1 for parent in commit.parents)])
 
     def _index(
-        self, conn: sqlite3.Connection, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]
+        self, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]
     ) -> tuple[bytes, list[Change]]:
         """Store ``commit`` and its graph and change rows; ``touched`` covers every node id that may differ."""
         effective = diff_nodes({k: base.nodes[k] for k in touched if k in base.nodes},
                                {k: image.nodes[k] for k in touched if k in image.nodes})
         commit_raw, data = encode_object(commit)
-        state_key = self.objects.insert(conn, commit.state, "state", None)
-        commit_key = self.objects.insert(conn, commit_raw, "commit", data)
+        state_key = self.objects.insert(commit.state, "state", None)
+        commit_key = self.objects.insert(commit_raw, "commit", data)
         parent_key = self._graph(commit.parents[0]).key if commit.parents else None
-        row = GraphRow(commit_key, parent_key, state_key, commit.state)
-        self.states.record(conn, row, image, self._change_rows(effective))
+        row = GraphRow(commit_key, parent_key, state_key, commit.state, self.corrected_time(commit))
+        self.states.record(row, image, self._change_rows(effective))
         return commit_raw, effective
 
     def attached_branch(self, action: str) -> str:
@@ -468,18 +446,15 @@ class Repo:
             raise InvalidRefError(f"cannot {action} from a detached HEAD; check out a branch first")
         return head.branch
 
-    def commit(self, message: str, author: str, time_ms: int) -> bytes:
-        """Commit the staged changes on the current branch and clear staging."""
-        with self.db.write() as conn:
-            branch = self.attached_branch("commit")
-            tip = self.branch_tip(branch)
-            changes: dict[str, bytes | None] = {node_id: None for node_id in self.staged_deletions()}
-            changes.update(self.staged())
-            parents = (tip,) if tip else ()
-            base = self._image(tip)
-            raw, _ = self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, tip)
-            conn.execute("DELETE FROM staging")
-            conn.execute("DELETE FROM tombstones")
+    def commit(self, message: str, author: str, time_ms: int | None) -> bytes:
+        """Commit the staged changes on the current branch and clear staging (inside a write transaction)."""
+        branch = self.attached_branch("commit")
+        tip = self.branch_tip(branch)
+        changes: dict[str, bytes | None] = {node_id: None for node_id in self.staged_deletions()}
+        changes.update(self.staged())
+        parents = (tip,) if tip else ()
+        raw, _ = self._commit_changes(branch, parents, self._image(tip), changes, message, author, time_ms, tip)
+        self.backend.clear_staging()
         return raw
 
     def write(
@@ -488,100 +463,110 @@ class Repo:
         deletes: list[str],
         message: str,
         author: str,
-        time_ms: int,
+        time_ms: int | None,
         *,
         skip_missing: bool = False,
     ) -> tuple[bytes | None, list[Change]]:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
-        Deletions apply after puts, in order.  Deleting an id absent from the
-        result is an error unless ``skip_missing``; with ``skip_missing``, a
-        batch left with no operation at all makes no commit and returns
-        ``(None, [])``.  Otherwise there is always exactly one commit, even
-        for an empty batch (as upstream's ``remember_many([])``).
+        Runs inside the caller's write transaction.  Deletions apply after
+        puts, in order.  Deleting an id absent from the result is an error
+        unless ``skip_missing``; with ``skip_missing``, a batch left with no
+        operation at all makes no commit and returns ``(None, [])``.
+        Otherwise there is always exactly one commit, even for an empty
+        batch (as upstream's ``remember_many([])``).
         """
-        with self.db.write() as conn:
-            branch = self.attached_branch("commit")
-            tip = self.branch_tip(branch)
-            base = self._image(tip)
-            changes: dict[str, bytes | None] = {}
-            for node in puts:
-                changes[node.id] = self.put(conn, node)
-            effective_deletes = 0
-            for node_id in deletes:
-                if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
-                    changes[node_id] = None
-                    effective_deletes += 1
-                elif not skip_missing:
-                    raise InvalidRefError(f'no node "{node_id}" in memory')
-            if skip_missing and not puts and not effective_deletes:
-                return None, []
-            parents = (tip,) if tip else ()
-            return self._commit_changes(conn, branch, parents, base, changes, message, author, time_ms, tip)
+        branch = self.attached_branch("commit")
+        tip = self.branch_tip(branch)
+        base = self._image(tip)
+        changes: dict[str, bytes | None] = {}
+        for node in puts:
+            changes[node.id] = self.put(node)
+        effective_deletes = 0
+        for node_id in deletes:
+            if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
+                changes[node_id] = None
+                effective_deletes += 1
+            elif not skip_missing:
+                raise InvalidRefError(f'no node "{node_id}" in memory')
+        if skip_missing and not puts and not effective_deletes:
+            return None, []
+        parents = (tip,) if tip else ()
+        return self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip)
 
     def changes_of(self, commit_raw: bytes) -> dict[str, str]:
         """A commit's change set vs its first parent: node id -> added | modified | removed."""
         return self.states.changes_of(self._graph(commit_raw).key)
 
     def rebuild_index(self) -> int:
-        """Check every commit's state against its id and re-derive what is derived; returns the count.
+        """Check every commit's state against its id and re-derive what is derived (inside a write transaction).
 
         Change rows are where states live, so this cannot recover lost rows.
-        Parents first, it re-links each commit to its first parent and lane
-        from the commit object, rebuilds its state (which must hash to the
-        state id), rewrites its change kinds from the verified states and
-        replaces a damaged snapshot: a fsck that repairs what it can.
+        Parents first, it re-links each commit to its first parent, lane and
+        corrected time from the commit object, rebuilds its state (which must
+        hash to the state id), rewrites its change kinds from the verified
+        states and replaces a damaged snapshot: a fsck that repairs what it
+        can.  Returns the number of commits.
         """
-        with self.db.write() as conn:
-            conn.execute("DELETE FROM lanes")
-            rows = []
-            for stale in self.states.all_commits():
-                parents = self.commit_obj(self.objects.id_of(stale.key)).parents
-                self.states.relink(conn, stale.key, self._graph(parents[0]).key if parents else None)
-                rows.append(self.states.graph_row(stale.key))
-            for row in rows:
-                image = self.states.image(row)
-                parent = self.states.graph_row(row.parent) if row.parent is not None else None
-                base = self.states.image(parent) if parent is not None else StateImage.empty()
-                self.states.write_changes(conn, row.key, self._change_rows(diff_nodes(base.nodes, image.nodes)))
-                self.states.repair_snapshot(conn, row, image)
+        self._in_write()
+        self.states.reset_derived()
+        rows = []
+        for stale in self.states.all_commits():
+            commit = self.commit_obj(self.objects.id_of(stale.key))
+            parent = self._graph(commit.parents[0]).key if commit.parents else None
+            self.states.relink(stale.key, parent, self.corrected_time(commit))
+            rows.append(self.states.graph_row(stale.key))
+        for row in rows:
+            image = self.states.image(row)
+            parent_row = self.states.graph_row(row.parent) if row.parent is not None else None
+            base = self.states.image(parent_row) if parent_row is not None else StateImage.empty()
+            self.states.write_changes(row.key, self._change_rows(diff_nodes(base.nodes, image.nodes)))
+            self.states.repair_snapshot(row, image)
         return len(rows)
 
     # ------------------------------------------------------------------ checkout
     def checkout(self, target: str | None, *, create: str | None = None, discard: bool = False) -> tuple[str, Head]:
         """Move HEAD to a branch (attached) or a commit (detached), optionally creating the branch.
 
-        Returns ``("branch"|"detached"|"already", new_head)``.  Unlike
-        upstream, a refused ``checkout -b`` does not leave the new branch
-        behind: creation and checkout are one transaction.
+        Runs inside the caller's write transaction, so the new branch and
+        HEAD change together.  Returns ``("branch"|"detached"|"already",
+        new_head)``.  Unlike upstream, a refused ``checkout -b`` does not
+        leave the new branch behind.
         """
-        with self.db.write() as conn:
-            if create is not None:
-                self._insert_branch(conn, create, target)
-                target = create
-            if target is None:
-                raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
-            if self.branch_tip(target) is not None:
-                new = Head(branch=target)
-            else:
-                new = Head(commit=self.resolve(target))
-            if new == self.head():
-                return "already", new
-            if self.is_dirty():
-                if not discard:
-                    pending = sorted({n for n, _ in self.staged()} | set(self.staged_deletions()))
-                    raise InvalidRefError(
-                        f"checkout refused: {len(pending)} pending change(s) ({', '.join(pending)}); "
-                        "commit them or pass discard"
-                    )
-                conn.execute("DELETE FROM staging")
-                conn.execute("DELETE FROM tombstones")
-            self.set_head(new)
+        self._in_write()
+        if create is not None:
+            self.create_branch(create, target)
+            target = create
+        if target is None:
+            raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
+        if self.branch_tip(target) is not None:
+            new = Head(branch=target)
+        else:
+            new = Head(commit=self.resolve(target))
+        if new == self.head():
+            return "already", new
+        if self.is_dirty():
+            if not discard:
+                pending = sorted({n for n, _ in self.staged()} | set(self.staged_deletions()))
+                raise InvalidRefError(
+                    f"checkout refused: {len(pending)} pending change(s) ({', '.join(pending)}); "
+                    "commit them or pass discard"
+                )
+            self.backend.clear_staging()
+        self.set_head(new)
         return ("branch" if new.branch is not None else "detached"), new
 
     # ------------------------------------------------------------------ log
     def log(self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None) -> list[tuple[bytes, Commit]]:
-        """History from ``start``: first-parent chain, or all ancestors by time then id, newest first."""
+        """History from ``start``, newest first, in graph order; costs what it lists.
+
+        ``first_parent`` follows ``parents[0]``.  Otherwise every ancestor,
+        by corrected time then id, descending: a commit never comes before
+        one of its descendants, and for histories whose clocks ran forward
+        this is upstream's order (commit time, then id, descending).  The
+        walk keeps a heap of the frontier, so ``limit`` N decodes about N
+        commits however long the history is.
+        """
         if start is None:
             return []
         out: list[tuple[bytes, Commit]] = []
@@ -592,18 +577,21 @@ class Repo:
                 out.append((cursor, commit))
                 cursor = commit.parents[0] if commit.parents else None
             return out
-        seen: set[bytes] = set()
-        stack = [start]
-        while stack:
-            raw = stack.pop()
-            if raw in seen:
-                continue
-            seen.add(raw)
+
+        def entry(raw: bytes) -> tuple[int, int, bytes]:
+            return -self._graph(raw).corrected, -int.from_bytes(raw, "big"), raw
+
+        frontier = [entry(start)]
+        seen = {start}
+        while frontier and (limit is None or len(out) < limit):
+            raw = heapq.heappop(frontier)[2]
             commit = self.commit_obj(raw)
             out.append((raw, commit))
-            stack.extend(commit.parents)
-        out.sort(key=lambda pair: (pair[1].time, pair[0]), reverse=True)
-        return out if limit is None else out[:limit]
+            for parent in commit.parents:
+                if parent not in seen:
+                    seen.add(parent)
+                    heapq.heappush(frontier, entry(parent))
+        return out
 
     # ------------------------------------------------------------------ export
     def all_objects(self) -> Iterable[tuple[bytes, bytes]]:
@@ -624,6 +612,3 @@ class Repo:
             (raw, data if data is not None else rebuilt.get(key) or self.states.state_image(key, raw).encoding())
             for key, raw, data in rows
         ]
-
-    def describe(self) -> dict[str, Any]:
-        return {"root": str(self.root), "store": str(self.dir)}

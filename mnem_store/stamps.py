@@ -165,7 +165,7 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     """Stamp the nodes of the state at commit ``start``, in node-id order.
 
     Args:
-        repo: The open store; call inside ``repo.db.read()`` for one snapshot.
+        repo: The open store; call inside one read snapshot (``porcelain.stamps`` opens it).
         start: The commit whose memory to stamp; ``None`` (an unborn branch) stamps nothing.
         ids: Only these node ids (absent ones are left out), looked up one by
             one; ``None`` for every node, in one walk over the history.

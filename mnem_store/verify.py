@@ -19,14 +19,17 @@ from typing import Any
 
 import blake3
 
+from .backend import ChangeIndex, GraphRow
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, decode_object
-from .objectstore import unpack
 from .repo import Repo, diff_nodes
+from .sqlite.objectstore import unpack
 from .stateimage import StateImage
-from .states import IMAGE_CACHE_SIZE, GraphRow, StateStore
 
 __all__ = ["Problem", "Report", "VerifyError", "verify"]
+
+#: Verified states kept while walking commits parents first (each parent is needed by its next child).
+_IMAGES_KEPT = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,20 +73,18 @@ class VerifyError(CorruptStoreError):
 
 
 def verify(repo: Repo) -> Report:
-    """Check the whole store; returns the report (problems empty when whole)."""
+    """Check the whole store (call inside one read snapshot); returns the report (problems empty when whole)."""
     report = Report()
     kinds: dict[bytes, str] = {}
     commits: dict[bytes, Commit] = {}
-    with repo.db.read():
-        _objects(repo, report, kinds, commits)
-        _commits(repo, report, kinds, commits)
-        _refs(repo, report, kinds)
+    _objects(repo, report, kinds, commits)
+    _commits(repo, report, kinds, commits)
+    _refs(repo, report, kinds)
     return report
 
 
 def _objects(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[bytes, Commit]) -> None:
-    rows = repo.db.conn.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
-    for raw, stored in rows:
+    for raw, stored in repo.objects.stored_rows():
         report.objects += 1
         if stored is None:  # a virtual state: checked when its commit's state is rebuilt
             kinds[raw] = "state"
@@ -110,11 +111,11 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
     state from it costs the commit's change rows plus one hash (``_rebuild``),
     and only the nodes a commit changed need their kind checked (the rest
     were checked in the parent), so the walk costs one rebuild and one hash
-    per commit rather than O(state size) Python work per commit.  A fresh ``StateStore`` keeps
+    per commit rather than O(state size) Python work per commit.  A fresh change index keeps
     the images of a long-lived ``mnem serve`` worker out of it: they were
     built from the bytes of an earlier moment.
     """
-    states = StateStore(repo.db)
+    states = repo.states.fresh()
     images: OrderedDict[int, StateImage] = OrderedDict()  # commit key -> its verified state, newest last
     ordered: list[tuple[GraphRow, bytes, Commit]] = []
     for raw, commit in commits.items():
@@ -136,6 +137,11 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
         if row.state != commit.state or row.parent != first_parent:
             report.problems.append(Problem("index", raw.hex(), "the commit graph disagrees with the commit's parents or state"))
             continue
+        parent_rows = [states.graph(parent) for parent in commit.parents]
+        corrected = max([commit.time, *(p.corrected + 1 for p in parent_rows if p is not None)])
+        if row.corrected != corrected:
+            report.problems.append(Problem(
+                "index", raw.hex(), f"corrected time {row.corrected} should be {corrected}; `mnem reindex` repairs it"))
         try:
             parent = StateImage.empty() if row.parent is None else images.get(row.parent)
             if parent is None:  # a parent further back than the images kept: rebuilt as any read would
@@ -145,7 +151,7 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             report.problems.append(Problem("state", commit.state.hex(), str(exc)))
             continue
         images[row.key] = image
-        while len(images) > IMAGE_CACHE_SIZE:
+        while len(images) > _IMAGES_KEPT:
             images.popitem(last=False)
         if commit.state not in checked_states:
             checked_states.add(commit.state)
@@ -158,7 +164,7 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
                     "state", commit.state.hex(), f"node {node_id!r} points at {node_raw.hex()}, {_kind(kinds, node_raw)}"))
 
 
-def _rebuild(report: Report, raw: bytes, row: GraphRow, states: StateStore, parent: StateImage,
+def _rebuild(report: Report, raw: bytes, row: GraphRow, states: ChangeIndex, parent: StateImage,
              indexed: dict[str, tuple[str, bytes | None]]) -> tuple[StateImage, Iterable[str]]:
     """A commit's state, rebuilt from its first parent's plus its change rows, and the ids it changed.
 
@@ -199,6 +205,11 @@ def _refs(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
         return
     if head.commit is not None and kinds.get(head.commit) != "commit":
         report.problems.append(Problem("head", "HEAD", f"detached at {head.commit.hex()}, {_kind(kinds, head.commit)}"))
+    names = {name for name, _ in repo.branches()}
+    if head.branch is not None and names and head.branch not in names:
+        # Only a store with no commits at all may have HEAD on a branch that does not exist yet;
+        # otherwise memory would read as empty and the next write would start a new root.
+        report.problems.append(Problem("head", "HEAD", f'names branch "{head.branch}", which does not exist'))
 
 
 def _kind(kinds: dict[bytes, str], raw: bytes) -> str:

@@ -62,23 +62,48 @@ def run_mnem(*args: str, cwd: Path | str | None = None, input: bytes | str | Non
     return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
 
-def store_fingerprint(root: Path) -> tuple[bytes, bytes, list[str]]:
-    """What a store holds, for "an error changed nothing" checks: HEAD's and config's bytes and every database row.
+def _connect_store(root: Path) -> sqlite3.Connection:
+    """A plain connection to a store's database (never creating one)."""
+    # Read-write on purpose: a read-only connection cannot remove the -wal/-shm files it creates.
+    # mode=rw still refuses to create a missing database.
+    return sqlite3.connect(f"{(Path(root) / '.mnem' / 'store.sqlite3').as_uri()}?mode=rw", uri=True)
+
+
+def store_fingerprint(root: Path) -> list[str]:
+    """What a store holds, for "an error changed nothing" checks: every database row (HEAD and config among them).
 
     The database is compared by content (``iterdump``), not by file bytes:
     SQLite may legitimately rewrite the file on a read (a WAL checkpoint when
     the last connection closes), which changes bytes but never content.  The
     dump reads through SQLite itself, so it sees committed WAL frames too.
+    HEAD and config are rows of the ``meta`` table, so the dump covers them.
     """
-    mnem_dir = Path(root) / ".mnem"
-    # Read-write on purpose: a read-only connection cannot remove the -wal/-shm files it creates.
-    # mode=rw still refuses to create a missing database.
-    conn = sqlite3.connect(f"{(mnem_dir / 'store.sqlite3').as_uri()}?mode=rw", uri=True)
+    conn = _connect_store(root)
     try:
-        rows = list(conn.iterdump())
+        return list(conn.iterdump())
     finally:
         conn.close()
-    return (mnem_dir / "HEAD").read_bytes(), (mnem_dir / "config").read_bytes(), rows
+
+
+def store_meta(root: Path, key: str) -> str | None:
+    """One row of a store's ``meta`` table (``head``, ``config``, ``schema_version``), or None."""
+    conn = _connect_store(root)
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    finally:
+        conn.close()
+    return row[0] if row is not None else None
+
+
+def set_store_meta(root: Path, key: str, value: str) -> None:
+    """Write one row of a store's ``meta`` table behind the engine's back (to damage it, or to reach a state
+    the CLI cannot make)."""
+    conn = _connect_store(root)
+    try:
+        with conn:
+            assert conn.execute("UPDATE meta SET value = ? WHERE key = ?", (value, key)).rowcount == 1, key
+    finally:
+        conn.close()
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from conftest import Run, run_mnem
+from conftest import Run, run_mnem, set_store_meta
 
 
 def ok(*args: str, cwd: Path, input: bytes | str | None = None, env: dict[str, str] | None = None) -> Run:
@@ -34,8 +34,12 @@ def export(store: Path) -> str:
 
 
 def set_head(store: Path, text: str) -> None:
-    """Point HEAD somewhere the CLI cannot (an unborn branch), as upstream's HEAD file allows."""
-    (store / ".mnem" / "HEAD").write_text(text, encoding="utf-8")
+    """Point HEAD somewhere the CLI cannot (an unborn branch), as upstream's HEAD file allows.
+
+    HEAD is the ``head`` row of the store's ``meta`` table, as the engine writes it: ``ref: <branch>`` or a
+    64-hex commit id, with no trailing newline.
+    """
+    set_store_meta(store, "head", text)
 
 
 def memory(store: Path, rev: str) -> dict[str, Any]:

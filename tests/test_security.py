@@ -34,7 +34,7 @@ from bridge.support import paste
 from mcp_support import connect
 
 import mnem_bridge
-from conftest import MNEM, run_mnem
+from conftest import MNEM, run_mnem, store_meta
 from mnem_bridge import agents
 from mnem_bridge.worker import WorkerRunner
 from mnem_langgraph import MnemosyneStore
@@ -225,7 +225,7 @@ for mode in ("worker", "oneshot"):
         with mnem_bridge.init(here / f"bridge-{mode}", client=client) as store:
             agents.remember(store, "plan", "pro")
             store.new_branch("other")
-            store.checkout("other")  # HEAD rewritten via HEAD.tmp, whose mode the renamed file keeps
+            store.checkout("other")  # HEAD moves (a row of the database: no file of its own to leave behind)
             agents.remember(store, "plan", "enterprise")
             look()
 
@@ -263,7 +263,7 @@ def test_everything_under_mnem_is_owner_only_even_with_umask_000(tmp_path: Path)
     for path, _ in result["seen"]:
         store, _, rest = path.partition("/.mnem")
         by_store.setdefault(store, set()).add(rest.lstrip("/") or ".mnem")
-    at_rest = {".mnem", "HEAD", "config", "store.sqlite3"}
+    at_rest = {".mnem", "store.sqlite3"}  # HEAD and config are rows of the database
     held_open = at_rest | {"store.sqlite3-wal", "store.sqlite3-shm"}  # seen while a worker has the store open
     assert by_store == {"stores/bridge-worker": held_open, "stores/bridge-oneshot": at_rest,
                         "stores/langgraph": held_open, "data/mnemosyne/default": held_open}
@@ -302,14 +302,16 @@ def _listing(top: Path, store: Path) -> dict[str, str | None]:
     """Every path under ``top`` (but SQLite's transient files), with HEAD's and config's text.
 
     A value that became a path would show as a new entry, or, aimed at the
-    store's own HEAD or config, as changed text there.
+    store's own HEAD or config (rows of its database's ``meta`` table), as
+    changed text there.
     """
     listing: dict[str, str | None] = {}
     for path in top.rglob("*"):
         if path.parent == store / ".mnem" and path.name in TRANSIENT:
             continue
-        text = path.read_text() if path.parent == store / ".mnem" and path.name in ("HEAD", "config") else None
-        listing[str(path.relative_to(top))] = text
+        listing[str(path.relative_to(top))] = None
+    for key in ("head", "config"):
+        listing[f"<meta row {key}>"] = store_meta(store, key)
     return listing
 
 

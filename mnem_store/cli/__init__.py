@@ -21,9 +21,9 @@ from typing import Any, BinaryIO, NoReturn
 import orjson
 
 from .. import CONTRACT_VERSION, __version__
-from ..db import translate
 from ..errors import MnemError, StoreIoError, UsageError
 from ..repo import Repo
+from ..sqlite.database import translate
 from .context import Context, Outcome
 
 __all__ = ["main", "invoke", "Streams", "COMMANDS", "build_parser"]
@@ -227,7 +227,7 @@ def invoke(
     streams: Streams,
     *,
     parser: argparse.ArgumentParser | None = None,
-    opener: Callable[[Path], Repo] | None = None,
+    opener: Callable[[Path, bool], Repo] | None = None,
 ) -> int:
     """Run one ``mnem`` command line against ``streams``; returns the exit status.
 

@@ -40,15 +40,16 @@ class Context:
     store_option: str | None
     stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
     colour: bool = False
-    #: How to open a store; a worker passes one that keeps stores open between requests.
-    opener: Callable[[Path], Repo] | None = None
+    #: How to open a store (a path, and whether it names the root exactly); a worker passes
+    #: one that keeps stores open between requests.
+    opener: Callable[[Path, bool], Repo] | None = None
     _repo: Repo | None = None
 
     @property
-    def start(self) -> Path:
-        """Where store discovery starts: ``-C``, else ``$MNEM_STORE``, else the cwd."""
+    def start(self) -> tuple[Path, bool]:
+        """Where the store is: ``-C`` or ``$MNEM_STORE`` name its root exactly; else discovery from the cwd."""
         chosen = self.store_option or os.environ.get("MNEM_STORE") or None
-        return Path(chosen) if chosen else Path.cwd()
+        return (Path(chosen), True) if chosen else (Path.cwd(), False)
 
     def base(self, path: str | None) -> Path:
         """Resolve a path argument (``init PATH``) against ``-C`` like git does."""
@@ -60,8 +61,13 @@ class Context:
         return Painter(self.colour and not self.json)
 
     def repo(self) -> Repo:
+        """The store this invocation acts on, opened on first use."""
         if self._repo is None:
-            self._repo = self.opener(self.start) if self.opener else Repo.open(self.start)
+            path, exact = self.start
+            if self.opener is not None:
+                self._repo = self.opener(path, exact)
+            else:
+                self._repo = Repo.open(path) if exact else Repo.discover(path)
         return self._repo
 
     def close(self) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from ..canonical import dump_compact, short
 from ..errors import rust_debug
-from ..repo import Change
 
 __all__ = ["Painter", "fmt_time", "first_line", "message_lines", "rust_debug", "short", "compact", "marker"]
 
@@ -66,5 +65,6 @@ def compact(content: Any) -> str:
     return dump_compact(content)
 
 
-def marker(change: Change) -> str:
-    return {"added": "+", "removed": "-", "modified": "~"}[change.kind]
+def marker(kind: str) -> str:
+    """The sign upstream prints before a changed node: + added, - removed, ~ modified."""
+    return {"added": "+", "removed": "-", "modified": "~"}[kind]

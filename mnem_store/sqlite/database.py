@@ -1,27 +1,39 @@
 """The SQLite database under ``.mnem/``: schema, connections and transactions.
 
-One file holds objects, refs, staging and tombstones, and the tables that
-store states as per-commit changes (see ``states``).  The
-journal is WAL so readers never block; every write runs in ``BEGIN
-IMMEDIATE`` so writers queue on SQLite's lock for a bounded time and then
-fail with ``busy`` instead of deadlocking or half-writing.
+One file holds the whole truth of a store: objects, refs *and HEAD*, the
+config, staging and tombstones, and the tables that store states as
+per-commit changes (see ``states``).  Because HEAD and config are rows, a
+checkout or an init is one SQLite transaction like any commit, and a kill
+at any moment leaves either the old store or the new one.  The journal is
+WAL so readers never block; every write runs in ``BEGIN IMMEDIATE`` so
+writers queue on SQLite's lock for a bounded time and then fail with
+``busy`` instead of deadlocking or half-writing.
+
+A store on a read-only file system or folder is opened read-only: every
+read works, and a write fails at once with a ``store_io`` error that says so.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import BusyError, CorruptStoreError, StoreIoError
+from ..backend import KIND_CODES
+from ..errors import BusyError, CorruptStoreError, StoreIoError
 
-__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION", "translate"]
+__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION", "KIND_CODES", "translate", "is_read_only", "pack_time", "unpack_time"]
+
+logger = logging.getLogger(__name__)
 
 DB_FILE = "store.sqlite3"
 #: 2: states are stored as per-commit change rows with occasional snapshots.
-SCHEMA_VERSION = 2
+#: 3: HEAD and config are rows of ``meta`` (no longer files beside the database), and
+#:    every commit has a corrected time for history in graph order.
+SCHEMA_VERSION = 3
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
@@ -37,7 +49,8 @@ CREATE TABLE IF NOT EXISTS staging (node_id TEXT PRIMARY KEY, object BLOB NOT NU
 CREATE TABLE IF NOT EXISTS tombstones (node_id TEXT PRIMARY KEY) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS names (key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS commits (
-    key INTEGER PRIMARY KEY, parent INTEGER, state INTEGER NOT NULL, lane INTEGER NOT NULL, since INTEGER NOT NULL
+    key INTEGER PRIMARY KEY, parent INTEGER, state INTEGER NOT NULL, lane INTEGER NOT NULL, since INTEGER NOT NULL,
+    corrected BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS commits_by_state ON commits (state);
 CREATE TABLE IF NOT EXISTS lanes (lane INTEGER PRIMARY KEY, head INTEGER NOT NULL);
@@ -48,8 +61,23 @@ CREATE TABLE IF NOT EXISTS changes (
 CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
 """
 
-#: Small integers for the ``objects.kind`` column, so commit-prefix lookups skip nodes and states.
-KIND_CODES = {"memory_node": 0, "state": 1, "commit": 2}
+
+
+#: Bytes of a stored corrected time.  Commit times are unsigned 64-bit and a corrected time adds one per
+#: generation on top, so it can outgrow SQLite's signed 64-bit INTEGER; nine big-endian bytes hold any.
+_TIME_BYTES = 9
+
+
+def pack_time(value: int) -> bytes:
+    """A corrected time as stored (fixed width, so byte order is number order)."""
+    return value.to_bytes(_TIME_BYTES, "big")
+
+
+def unpack_time(stored: bytes) -> int:
+    """A stored corrected time."""
+    if not isinstance(stored, bytes) or len(stored) != _TIME_BYTES:
+        raise CorruptStoreError("bad commit-graph row: its corrected time is not 9 bytes")
+    return int.from_bytes(stored, "big")
 
 
 def busy_timeout_ms() -> int:
@@ -65,6 +93,15 @@ _DAMAGED = ("malformed", "not a database", "could not decode", "no such table", 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
 
+#: SQLite's words for a write refused because the file or its folder cannot be written.
+_READ_ONLY = ("readonly database", "read-only file system", "read only")
+
+
+def is_read_only(folder: Path) -> bool:
+    """Whether ``folder`` cannot be written: a read-only file system or folder (root ignores modes)."""
+    return not os.access(folder, os.W_OK)
+
+
 def _translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
     """The taxonomy's error for a failure SQLite reported.
 
@@ -72,16 +109,29 @@ def _translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
     ("Could not decode"), a schema missing the store's tables.  A
     ``UnicodeDecodeError`` is damage too: SQLite's own message quoted bytes
     of a damaged schema, and Python's sqlite3 then failed to decode the
-    message instead of raising it.
+    message instead of raising it.  A full disk and a read-only store are
+    ``store_io`` with a message that names the fix.
     """
     if isinstance(exc, UnicodeDecodeError):
         return CorruptStoreError(f"the database file is damaged: {exc.object[:200].decode('utf-8', 'replace')}")
     text = str(exc)
+    lowered = text.lower()
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return BusyError("another writer holds the store; try again")
-    if isinstance(exc, sqlite3.DatabaseError) and any(sign in text.lower() for sign in _DAMAGED):
+    if "disk is full" in lowered or "no space" in lowered:
+        return StoreIoError("the disk is full: nothing was written; free some space and try again")
+    if any(sign in lowered for sign in _READ_ONLY):
+        return StoreIoError(READ_ONLY_MESSAGE)
+    if isinstance(exc, sqlite3.DatabaseError) and any(sign in lowered for sign in _DAMAGED):
         return CorruptStoreError(f"the database file is damaged: {text}")
     return StoreIoError(text)
+
+
+#: What a write on a store that cannot be written says.
+READ_ONLY_MESSAGE = (
+    "the store is read-only (its folder or file system cannot be written): reads work, writes do not; "
+    "copy the store somewhere writable to change it"
+)
 
 
 def _check_header(path: Path) -> None:
@@ -104,20 +154,25 @@ def _check_header(path: Path) -> None:
 
 
 class Database:
-    """A connection to one store's database, opened in autocommit mode."""
+    """A connection to one store's database, opened in autocommit mode.
 
-    def __init__(self, path: Path, *, create: bool = False) -> None:
+    ``create`` makes a new database with the store's schema and the given
+    ``meta`` rows (HEAD and config among them) in one transaction.
+    Otherwise the file must exist and be a store's; on a read-only folder
+    or file system it is opened read-only (``read_only``).
+    """
+
+    def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
         self.path = path
+        self.read_only = False
+        #: Whether a write transaction is open (the engine refuses to write outside one).
+        self.writing = False
         if not create:
             if not path.exists():
                 raise CorruptStoreError(f"{path.name} is missing from the store")
             _check_header(path)
-        try:
-            self.conn = sqlite3.connect(
-                str(path), isolation_level=None, timeout=busy_timeout_ms() / 1000, check_same_thread=False
-            )
-        except sqlite3.Error as exc:
-            raise _translate(exc) from None
+            self.read_only = is_read_only(path.parent) or not os.access(path, os.W_OK)
+        self.conn = self._connect(path)
         try:
             if create:
                 self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
@@ -127,14 +182,13 @@ class Database:
                 with self.write():
                     for statement in filter(str.strip, _SCHEMA.split(";")):
                         self.conn.execute(statement)
-                    self.conn.execute(
-                        "INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
-                    )
+                    rows = {**(meta or {}), "schema_version": str(SCHEMA_VERSION)}
+                    self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())
             else:
                 # Read before writing anything: a damaged file must fail here untouched.  Only a
                 # store that checks out is switched (back) to WAL, which rewrites the header.
                 self._check_schema()
-                if self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self.conn.execute("PRAGMA journal_mode=WAL")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self.conn.close()  # an open connection would keep the -wal file of a store that failed to open
@@ -143,6 +197,32 @@ class Database:
             self.conn.close()
             raise
 
+    def _connect(self, path: Path) -> sqlite3.Connection:
+        """Open the file; read-only stores first as ``mode=ro``, then as immutable.
+
+        SQLite reads a WAL database read-only only if it can use the
+        ``-shm`` file beside it.  On a read-only file system or folder that
+        file may not exist and cannot be made, so the database is opened
+        ``immutable``: what the file holds is read as it stands (a store
+        closed by its last writer has everything in the main file).
+        """
+        timeout = busy_timeout_ms() / 1000
+        try:
+            if not self.read_only:
+                return sqlite3.connect(str(path), isolation_level=None, timeout=timeout, check_same_thread=False)
+            uri = path.absolute().as_uri()
+            try:
+                conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=timeout,
+                                       check_same_thread=False)
+                conn.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
+                return conn
+            except sqlite3.OperationalError:
+                logger.debug("%s: no usable -shm beside a read-only database; reading it immutable", path)
+                return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, timeout=timeout,
+                                       check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _translate(exc) from None
+
     def _check_schema(self) -> None:
         try:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
@@ -150,15 +230,29 @@ class Database:
             raise _translate(exc) from None
         if row is None or not isinstance(row[0], str) or not row[0].isdigit():
             raise CorruptStoreError("the database has no schema version")
-        if int(row[0]) > SCHEMA_VERSION:
+        version = int(row[0])
+        if version > SCHEMA_VERSION:
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
             )
-        if int(row[0]) < SCHEMA_VERSION:
+        if version == SCHEMA_VERSION - 1:
+            from .migrate import upgrade_from_2
+
+            upgrade_from_2(self)
+        elif version < SCHEMA_VERSION:
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads only {SCHEMA_VERSION}; "
                 "export the store with the release that wrote it and import the file"
             )
+
+    def meta(self, key: str) -> str | None:
+        """One ``meta`` row's value (HEAD, config, schema version), or None."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one ``meta`` row (inside a write transaction)."""
+        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
         self.conn.close()
@@ -166,10 +260,13 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
         """One durable write transaction; everything inside commits or nothing does."""
+        if self.read_only:
+            raise StoreIoError(READ_ONLY_MESSAGE)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
+        self.writing = True
         try:
             yield self.conn
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -178,6 +275,8 @@ class Database:
         except BaseException:
             self._rollback()
             raise
+        finally:
+            self.writing = False
         try:
             self.conn.execute("COMMIT")
         except (sqlite3.Error, UnicodeDecodeError) as exc:

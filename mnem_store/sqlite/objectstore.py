@@ -17,18 +17,15 @@ tag byte of a packed object can never be mistaken for one.
 
 from __future__ import annotations
 
-import sqlite3
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
-from .canonical import encode
-from .db import KIND_CODES, Database
-from .errors import CorruptStoreError
+from ..backend import ObjectIndex, ObjectRow
+from ..canonical import encode
+from ..errors import CorruptStoreError
+from .database import KIND_CODES, Database
 
-__all__ = ["ObjectStore", "ObjectRow", "pack", "unpack"]
-
-#: ``(key, kind code, data or None)`` of one stored object.
-ObjectRow = tuple[int, int, bytes | None]
+__all__ = ["SqliteObjectStore", "pack", "unpack"]
 
 _STATE = KIND_CODES["state"]
 
@@ -68,7 +65,7 @@ def unpack(stored: bytes) -> bytes:
         raise CorruptStoreError(f"bad object: {exc}") from None
 
 
-class ObjectStore:
+class SqliteObjectStore(ObjectIndex):
     """Key and id lookups plus idempotent inserts over the ``objects`` table."""
 
     def __init__(self, db: Database) -> None:
@@ -81,6 +78,10 @@ class ObjectStore:
             return None
         key, kind, data = row
         return key, kind, None if data is None else unpack(data)
+
+    def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
+        """Every object's ``(id, stored bytes or None)`` in id order, as kept (``verify`` unpacks them)."""
+        yield from self.db.conn.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
 
     def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
         """Every object's ``(key, id, canonical bytes or None)``, in id order."""
@@ -98,13 +99,14 @@ class ObjectStore:
         raw: bytes = row[0]
         return raw
 
-    def insert(self, conn: sqlite3.Connection, raw: bytes, kind: str, data: bytes | None) -> int:
+    def insert(self, raw: bytes, kind: str, data: bytes | None) -> int:
         """Store an object unless its id is already there; returns its key.
 
         Writing an existing id is a no-op, except that storing the bytes of
         a virtual state materialises it (the bytes are the ones its id names,
         so nothing a reader sees changes).
         """
+        conn = self.db.conn
         row = conn.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
         if row is None:
             cursor = conn.execute(
@@ -117,9 +119,24 @@ class ObjectStore:
             conn.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
         return key
 
-    def insert_many(self, conn: sqlite3.Connection, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
+    def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
         """Store many new objects ``(id, kind, canonical bytes or None)`` at once (a fresh store's import)."""
-        conn.executemany(
+        self.db.conn.executemany(
             "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
             [(raw, KIND_CODES[kind], None if data is None else pack(kind, data)) for raw, kind, data in rows],
         )
+
+    def commits_with_prefix(self, low: bytes, high: bytes, limit: int) -> list[bytes]:
+        """Up to ``limit`` commit ids in ``[low, high]`` (the kind column skips nodes and states)."""
+        rows = self.db.conn.execute(
+            "SELECT id FROM objects WHERE id BETWEEN ? AND ? AND kind = ? LIMIT ?",
+            (low, high, KIND_CODES["commit"], limit),
+        ).fetchall()
+        return [raw for (raw,) in rows]
+
+    def count_commits_with_prefix(self, low: bytes, high: bytes) -> int:
+        """How many commit ids lie in ``[low, high]``."""
+        count: int = self.db.conn.execute(
+            "SELECT count(*) FROM objects WHERE id BETWEEN ? AND ? AND kind = ?", (low, high, KIND_CODES["commit"])
+        ).fetchone()[0]
+        return count

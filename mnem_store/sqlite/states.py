@@ -52,66 +52,56 @@ from __future__ import annotations
 import logging
 import sqlite3
 from collections import OrderedDict
-from dataclasses import dataclass
 
 import blake3
 import orjson
 
-from .db import Database
-from .errors import CorruptStoreError
-from .stateimage import StateImage
+from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
+from ..errors import CorruptStoreError
+from ..stateimage import StateImage
+from .database import Database, pack_time, unpack_time
 
-__all__ = ["StateStore", "GraphRow", "CHANGE_KINDS", "IMAGE_CACHE_SIZE"]
+__all__ = ["SqliteStateStore", "IMAGE_CACHE_SIZE"]
 
 logger = logging.getLogger(__name__)
 
 #: ``changes.kind`` codes (0 and 1 cost no payload bytes in SQLite's record format).
-CHANGE_KINDS = ("added", "modified", "removed")
 _KIND_CODE = {kind: code for code, kind in enumerate(CHANGE_KINDS)}
 
 #: State images one process keeps (each ~20 MB at 100k nodes; a commit shares most of its parent's).
 IMAGE_CACHE_SIZE = 8
 
-#: One change row to write: node id, change kind, key of the new object (None when removed).
-ChangeRow = tuple[str, str, int | None]
+def _graph_row(row: tuple[int, int | None, int, bytes, bytes]) -> GraphRow:
+    key, parent, state_key, state, corrected = row
+    return GraphRow(key, parent, state_key, state, unpack_time(corrected))
 
 
-@dataclass(frozen=True, slots=True)
-class GraphRow:
-    """A commit's graph-table row, with its state's id."""
-
-    key: int
-    parent: int | None
-    state_key: int
-    state: bytes
-
-
-class StateStore:
-    """Reads and writes virtual states; one per open ``Repo``."""
+class SqliteStateStore(ChangeIndex):
+    """Reads and writes virtual states; one per open store."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self._images: OrderedDict[bytes, StateImage] = OrderedDict()
 
     # -------------------------------------------------------------- graph rows
-    _ROW = "SELECT c.key, c.parent, c.state, s.id FROM commits c JOIN objects s ON s.key = c.state"
+    _ROW = "SELECT c.key, c.parent, c.state, s.id, c.corrected FROM commits c JOIN objects s ON s.key = c.state"
 
     def graph(self, commit_raw: bytes) -> GraphRow | None:
         """The graph row of the commit with this id (None when it is not an indexed commit)."""
         row = self.db.conn.execute(
             f"{self._ROW} JOIN objects x ON x.key = c.key WHERE x.id = ?", (commit_raw,)
         ).fetchone()
-        return GraphRow(*row) if row else None
+        return _graph_row(row) if row else None
 
     def graph_row(self, commit_key: int) -> GraphRow:
         row = self.db.conn.execute(f"{self._ROW} WHERE c.key = ?", (commit_key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"commit key {commit_key} is not in the commit graph")
-        return GraphRow(*row)
+        return _graph_row(row)
 
     def all_commits(self) -> list[GraphRow]:
         """Every commit, parents before children (keys grow along every parent link)."""
-        return [GraphRow(*row) for row in self.db.conn.execute(f"{self._ROW} ORDER BY c.key")]
+        return [_graph_row(row) for row in self.db.conn.execute(f"{self._ROW} ORDER BY c.key")]
 
     def first_parent_chain(self, commit_key: int) -> list[bytes]:
         """Ids of ``commit_key`` and its first-parent ancestors, newest first: one range scan per lane segment."""
@@ -144,13 +134,14 @@ class StateStore:
         ).fetchall()
 
     # ------------------------------------------------------------------ writing
-    def record(self, conn: sqlite3.Connection, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
+    def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
         """Index a new commit: graph row, lane, change rows, and a snapshot when due.
 
         ``image`` is the commit's state, already known to hash to the state's
         id; it is cached, and stored as a snapshot when the changes since the
         chain's last snapshot outgrow it.
         """
+        conn = self.db.conn
         if conn.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
             return  # the same commit written again: already indexed
         since = 0
@@ -167,10 +158,10 @@ class StateStore:
                 conn.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
             since = 0
         conn.execute(
-            "INSERT INTO commits (key, parent, state, lane, since) VALUES (?, ?, ?, ?, ?)",
-            (row.key, row.parent, row.state_key, lane, since),
+            "INSERT INTO commits (key, parent, state, lane, since, corrected) VALUES (?, ?, ?, ?, ?, ?)",
+            (row.key, row.parent, row.state_key, lane, since, pack_time(row.corrected)),
         )
-        self.write_changes(conn, row.key, changes)
+        self.write_changes(row.key, changes)
         self._remember(row.state, image)
 
     @staticmethod
@@ -186,13 +177,21 @@ class StateStore:
         conn.execute("INSERT OR REPLACE INTO lanes (lane, head) VALUES (?, ?)", (lane, key))
         return lane
 
-    def relink(self, conn: sqlite3.Connection, key: int, parent: int | None) -> None:
-        """Re-derive an indexed commit's first-parent link and lane (reindex; call parents first)."""
-        lane = self._join_lane(conn, key, parent)
-        conn.execute("UPDATE commits SET parent = ?, lane = ? WHERE key = ?", (parent, lane, key))
+    def relink(self, key: int, parent: int | None, corrected: int) -> None:
+        """Re-derive an indexed commit's first-parent link, lane and corrected time (reindex; call parents first)."""
+        lane = self._join_lane(self.db.conn, key, parent)
+        self.db.conn.execute(
+            "UPDATE commits SET parent = ?, lane = ?, corrected = ? WHERE key = ?",
+            (parent, lane, pack_time(corrected), key),
+        )
 
-    def write_changes(self, conn: sqlite3.Connection, commit_key: int, changes: list[ChangeRow]) -> None:
+    def reset_derived(self) -> None:
+        """Drop the lanes; ``relink`` rebuilds them parents first."""
+        self.db.conn.execute("DELETE FROM lanes")
+
+    def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
+        conn = self.db.conn
         names = self._name_keys(conn, [name for name, _, _ in changes])
         conn.execute("DELETE FROM changes WHERE commit_key = ?", (commit_key,))
         conn.executemany(
@@ -350,8 +349,13 @@ class StateStore:
             raise CorruptStoreError(f"state {state_id.hex()} has neither stored bytes nor a commit to rebuild it from")
         return self.image(self.graph_row(row[0]))
 
-    def repair_snapshot(self, conn: sqlite3.Connection, row: GraphRow, image: StateImage) -> None:
+    def repair_snapshot(self, row: GraphRow, image: StateImage) -> None:
         """Rewrite a commit's stored state bytes from a verified image if they no longer hash to the id."""
+        conn = self.db.conn
         stored = conn.execute("SELECT data FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
         if stored is not None and blake3.blake3(stored).digest() != row.state:
             conn.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
+
+    def fresh(self) -> SqliteStateStore:
+        """The same index with an empty image cache."""
+        return SqliteStateStore(self.db)

@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import set_store_meta
 from mcp_support import MNEM_MCP, call, connect, fail, server_env
 
 pytestmark = pytest.mark.anyio
@@ -56,7 +57,7 @@ async def test_without_store_or_mnem_store_a_default_store_is_created_and_reused
 
 
 async def test_a_broken_store_is_reported_at_start_up_and_by_every_call(store: Path, tmp_path: Path) -> None:
-    (store / ".mnem" / "HEAD").write_text("not a ref\n")
+    set_store_meta(store, "head", "not a ref")
     with (tmp_path / "server.log").open("w+") as errlog:
         async with connect("stdio", store, errlog=errlog) as client:
             assert (await fail(client, "recall")).startswith("corrupt_store: ")

@@ -95,7 +95,7 @@ def build_history(root: Path, writes: int) -> Iterator[None]:
 
 def store_files(root: Path) -> dict[str, bytes]:
     mnem = root / ".mnem"
-    return {p.name: p.read_bytes() for p in mnem.iterdir() if p.name in (DB, WAL, "HEAD", "config")}
+    return {p.name: p.read_bytes() for p in mnem.iterdir() if p.name in (DB, WAL)}
 
 
 @pytest.fixture(scope="module")
@@ -131,12 +131,12 @@ def live_wal(tmp_path_factory: pytest.TempPathFactory) -> Template:
     finally:
         holder.close()
     assert len(files[WAL]) > 4096, "the last commits must be in the WAL"
-    # HEAD and config are files of their own, outside the WAL: each earlier database state is read with today's.
+    # HEAD and config are rows of the database like everything else: each earlier state of the files holds its own.
     states = []
     for n, stage in enumerate(stages):
         replay = tmp_path_factory.mktemp(f"stage{n}") / "store"
         (replay / ".mnem").mkdir(parents=True)
-        for name, data in {**stage, "HEAD": files["HEAD"], "config": files["config"]}.items():
+        for name, data in stage.items():
             (replay / ".mnem" / name).write_bytes(data)
         states.append(reads(replay))
     return Template(files, states)
@@ -199,7 +199,7 @@ def on_disk(root: Path) -> dict[str, bytes]:
     which on a damaged file it may not.
     """
     mnem = root / ".mnem"
-    files = {name: (mnem / name).read_bytes() for name in (DB, WAL, "HEAD", "config") if (mnem / name).exists()}
+    files = {name: (mnem / name).read_bytes() for name in (DB, WAL) if (mnem / name).exists()}
     if files.get(WAL) == b"":
         del files[WAL]
     return files
@@ -224,7 +224,7 @@ def after_checkpoint(files: dict[str, bytes], scratch: Path) -> dict[str, bytes]
         pass
     finally:
         conn.close()
-    return {name: (scratch / name).read_bytes() for name in (DB, WAL, "HEAD", "config") if (scratch / name).exists()}
+    return {name: (scratch / name).read_bytes() for name in (DB, WAL) if (scratch / name).exists()}
 
 
 def check_document(code: int, out: bytes, err: bytes) -> Any:

@@ -1,8 +1,9 @@
 """Bad input is a typed error with a clear message, never a traceback, and changes nothing."""
 
 import pytest
-from conftest import run_mnem
+from conftest import run_mnem, set_store_meta, store_meta
 
+from mnem_store import porcelain
 from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
 
@@ -78,7 +79,7 @@ def test_ambiguous_revision(store):
     with Repo.open(store) as repo:
         seen: dict[str, bytes] = {}
         for i in range(5000):
-            raw, _ = repo.write([MemoryNode("n", i)], [], f"c{i}", "t", i)
+            raw, _ = porcelain.write(repo, [MemoryNode("n", i)], [], f"c{i}", "t", i).commit
             prefix = raw.hex()[:4]
             if prefix in seen:
                 break
@@ -136,8 +137,8 @@ def test_init_refuses_existing_and_nested_stores(store):
 
 
 def test_newer_format_store(seeded):
-    config = seeded / ".mnem" / "config"
-    config.write_text(config.read_text().replace("format_version = 1", "format_version = 2"))
+    config = store_meta(seeded, "config")
+    set_store_meta(seeded, "config", config.replace("format_version = 1", "format_version = 2"))
     result = run_mnem("--json", "log", cwd=seeded)
     assert result.json["error"] == {"code": "format_version",
                                     "message": "unsupported format version 2, this release supports up to 1"}
@@ -145,19 +146,29 @@ def test_newer_format_store(seeded):
 
 @pytest.mark.parametrize(
     "target,garbage,code",
-    [("HEAD", "not a head\n", "corrupt_store"), ("config", "format_version\n", "corrupt_store"),
+    [("head", "not a head", "corrupt_store"), ("config", "format_version\n", "corrupt_store"),
      ("store.sqlite3", "this is not a database" * 100, "corrupt_store")],
 )
 def test_corrupt_store_files(seeded, target, garbage, code):
-    path = seeded / ".mnem" / target
-    path.write_text(garbage)
-    for suffix in ("-wal", "-shm"):
-        (seeded / ".mnem" / f"{target}{suffix}").unlink(missing_ok=True)
+    """A damaged HEAD or config (rows of the ``meta`` table) or database file is refused and left as it is."""
+    if target == "store.sqlite3":
+        path = seeded / ".mnem" / target
+        path.write_text(garbage)
+        for suffix in ("-wal", "-shm"):
+            (seeded / ".mnem" / f"{target}{suffix}").unlink(missing_ok=True)
+
+        def current():
+            return path.read_text()
+    else:
+        set_store_meta(seeded, target, garbage)
+
+        def current():
+            return store_meta(seeded, target)
     for args in (("log",), ("status",), ("show",), ("add", "x", "1")):
         result = run_mnem("--json", *args, cwd=seeded)
         assert result.code == 1 and result.json["error"]["code"] == code, (args, result.out)
         assert "Traceback" not in result.err
-    assert path.read_text() == garbage
+    assert current() == garbage
 
 
 def test_bad_imports(seeded, tmp_path):

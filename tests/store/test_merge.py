@@ -255,7 +255,7 @@ def test_up_to_date_for_itself_and_an_ancestor(diverged):
 
 def test_an_unborn_branch_fast_forwards_to_theirs(diverged):
     store, ids = diverged
-    set_head(store, "ref: fresh\n")
+    set_head(store, "ref: fresh")
     dry = ok("merge", "side", "--dry-run", cwd=store)
     assert dry.out == f"(dry run) fresh has no commits yet; would fast-forward to {ids['theirs'][:12]}\n"
     assert ok("--json", "merge", "side", "--dry-run", cwd=store).json["status"] == "fast-forwarded"
@@ -332,9 +332,9 @@ def test_flags_are_checked_in_upstream_order_before_the_store_is_opened(tmp_path
 
 def test_unrelated_histories_have_no_common_ancestor(store):
     main = write(store, "main root", 1000, {"a": 1})
-    set_head(store, "ref: other\n")
+    set_head(store, "ref: other")
     other = write(store, "other root", 2000, {"b": 2})
-    set_head(store, "ref: main\n")
+    set_head(store, "ref: main")
     for extra in ((), ("--dry-run",)):
         result = run_mnem("merge", "other", *extra, cwd=store)
         assert (result.code, result.err) == (1, f"Error: invalid ref: {main} and {other} have no common ancestor\n")

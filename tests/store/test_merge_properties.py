@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import run_mnem
+from mnem_store import porcelain
 from mnem_store.errors import InvalidRefError
-from mnem_store.merge import SIDES, Conflict, StateMerge, merge, merge_states, preview, resolve_conflicts
+from mnem_store.merge import SIDES, Conflict, MergeResult, StateMerge, merge_states, preview, resolve_conflicts
 from mnem_store.objects import MemoryNode, encode_object
-from mnem_store.portable import export_document
 from mnem_store.repo import Repo
 
 T = TypeVar("T", bound=Hashable)
@@ -188,7 +188,12 @@ def _commit_to(repo: Repo, before: dict[str, Any], after: dict[str, Any], messag
     puts = [MemoryNode(k, after[k]) for k, _ in sorted(changed)]
     deletes = [k for k in before if k not in after]
     if puts or deletes:
-        repo.write(puts, deletes, message, "prop", time_ms)
+        porcelain.write(repo, puts, deletes, message, "prop", time_ms)
+
+
+def merge(repo: Repo, theirs: str, **options: Any) -> MergeResult:
+    """``mnem_store.merge.merge`` in its own write transaction, as ``mnem merge`` runs it."""
+    return porcelain.merge(repo, theirs, **options).result
 
 
 @STORE
@@ -198,22 +203,22 @@ def test_real_store_merges_match_the_pure_engine(states, side):
     with tempfile.TemporaryDirectory() as tmp, Repo.init(Path(tmp) / "s") as repo:
         _commit_to(repo, {}, base, "base", 1000)
         base_tip = repo.head_commit()
-        repo.create_branch("side")
+        porcelain.branch_create(repo, "side")
         _commit_to(repo, base, ours, "ours", 2000)
         ours_tip = repo.head_commit()
-        repo.create_branch("by-hand")
-        repo.checkout("side")
+        porcelain.branch_create(repo, "by-hand")
+        porcelain.checkout(repo, "side")
         _commit_to(repo, base, theirs, "theirs", 3000)
         theirs_tip = repo.head_commit()
         forward_from_theirs = preview(repo, "main")
-        repo.checkout("main")
+        porcelain.checkout(repo, "main")
         previewed = preview(repo, "side")
-        before = export_document(repo)
+        before = porcelain.export(repo)
         result = merge(repo, "side", strategy=None, author="prop", time_ms=4000)
 
         if theirs_tip == base_tip:
             assert result.status == previewed.status == "up-to-date" and result.commit is None
-            assert export_document(repo) == before
+            assert porcelain.export(repo) == before
             return
         if ours_tip == base_tip:
             assert result.status == previewed.status == "fast-forwarded"
@@ -229,9 +234,9 @@ def test_real_store_merges_match_the_pure_engine(states, side):
             return
         assert result.status == previewed.status == "conflicts"
         assert result.conflicts == previewed.conflicts == expected.conflicts
-        assert export_document(repo) == before
+        assert porcelain.export(repo) == before
         by_strategy = merge(repo, "side", strategy=side, author="prop", time_ms=5000)
-        repo.checkout("by-hand")
+        porcelain.checkout(repo, "by-hand")
         by_hand = merge(repo, "side", resolutions={c.id: side for c in expected.conflicts}, author="prop",
                         time_ms=5000)
         assert by_strategy.commit is not None and by_hand.commit is not None
@@ -251,11 +256,11 @@ def test_the_binary_reports_what_the_engine_decides(states):
         store = Path(tmp) / "s"
         with Repo.init(store) as repo:
             _commit_to(repo, {}, base, "base", 1000)
-            repo.create_branch("side")
+            porcelain.branch_create(repo, "side")
             _commit_to(repo, base, ours, "ours", 2000)
-            repo.checkout("side")
+            porcelain.checkout(repo, "side")
             _commit_to(repo, base, theirs, "theirs", 3000)
-            repo.checkout("main")
+            porcelain.checkout(repo, "main")
             expected = preview(repo, "side")
         before = run_mnem("export", cwd=store).out
         result = run_mnem("--json", "merge", "side", "--time", "4000", cwd=store)

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import run_mnem
+from mnem_store import porcelain
 from mnem_store.blame import find_blame
-from mnem_store.layout import Head
 from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
 from mnem_store.stamps import node_stamps
@@ -87,12 +87,12 @@ def test_text_output(store):
 def test_value_merged_from_a_side_branch_keeps_the_side_commit_time(store):
     write(store, 100, [{"id": "kept", "content": 0}, {"id": "edited", "content": 0}])
     with Repo.open(store) as repo:
-        repo.create_branch("side")
-        repo.set_head(Head(branch="side"))
-        repo.write([MemoryNode("edited", 1), MemoryNode("new", 1)], [], "side", "t", 200)
+        porcelain.branch_create(repo, "side")
+        porcelain.checkout(repo, "side")
+        porcelain.write(repo, [MemoryNode("edited", 1), MemoryNode("new", 1)], [], "side", "t", 200)
         side = repo.branch_tip("side")
-        repo.set_head(Head(branch="main"))
-        repo.write([MemoryNode("ours", 1)], [], "ours", "t", 300)
+        porcelain.checkout(repo, "main")
+        porcelain.write(repo, [MemoryNode("ours", 1)], [], "ours", "t", 300)
         merge(repo, "main", side, 400)
     assert times(j("stamps", cwd=store)) == {
         "kept": (100, 100), "edited": (100, 200), "new": (200, 200), "ours": (300, 300),
@@ -114,11 +114,11 @@ def test_updated_is_blames_time_after_mnem_merge(store):
 
 def merge(repo: Repo, branch: str, theirs: bytes, time: int, pick=None) -> None:
     """A merge commit of ``branch``'s tip and ``theirs``: theirs wins each id (or ``pick`` chooses)."""
-    ours = repo.branch_tip(branch)
-    a, b = repo.commit_nodes(ours), repo.commit_nodes(theirs)
-    nodes = {**a, **b} if pick is None else pick(a, b)
-    with repo.db.write() as conn:
-        repo.write_commit(conn, branch, (ours, theirs), nodes, "merge", "t", time, ours)
+    with repo.backend.write():
+        ours = repo.branch_tip(branch)
+        a, b = repo.commit_nodes(ours), repo.commit_nodes(theirs)
+        nodes = {**a, **b} if pick is None else pick(a, b)
+        repo.write_commit(branch, (ours, theirs), nodes, "merge", "t", time, ours)
 
 
 # ---------------------------------------------------------------------------- property: one pass == naive walk
@@ -161,16 +161,16 @@ def naive_time(repo: Repo, commit: bytes, node_id: str) -> int:
 
 
 def build(repo: Repo, steps) -> None:
-    repo.write([MemoryNode("a", 0)], [], "root", "t", 500)
+    porcelain.write(repo, [MemoryNode("a", 0)], [], "root", "t", 500)
     for branch in ("x", "y"):
-        repo.create_branch(branch)
+        porcelain.branch_create(repo, branch)
     for kind, branch, *rest in steps:
-        repo.set_head(Head(branch=branch))
+        porcelain.checkout(repo, branch)
         if kind == "write":
             changes, event_time, time = rest
             puts = [MemoryNode(i, v, event_time=event_time) for i, v in changes.items() if v is not None]
             deletes = [i for i, v in changes.items() if v is None]
-            repo.write(puts, deletes, "w", "t", time, skip_missing=True)
+            porcelain.write(repo, puts, deletes, "w", "t", time, skip_missing=True)
         else:
             other, picks, time = rest
             if other == branch:

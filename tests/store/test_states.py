@@ -22,11 +22,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from mnem_store import porcelain
 from mnem_store.errors import CorruptStoreError, InvalidRefError
 from mnem_store.graph import Graph
 from mnem_store.merge import merge, merge_states, resolve_conflicts
 from mnem_store.objects import MemoryNode, State, encode_object
-from mnem_store.portable import dump_export, export_document, import_document
+from mnem_store.portable import dump_export
 from mnem_store.repo import Repo, diff_nodes
 from mnem_store.stateimage import BLOCK, StateImage
 
@@ -76,6 +77,11 @@ class Driver:
             self.commits.append(commit)
 
     def run(self, op: tuple) -> None:
+        """One operation, in one write transaction (as one command would run it)."""
+        with self.repo.backend.write():
+            self._run(op)
+
+    def _run(self, op: tuple) -> None:
         kind = op[0]
         if kind == "write":
             self.write(op[1], op[2])
@@ -172,11 +178,11 @@ def test_rebuilt_states_equal_a_naive_replay(ops):
             driver = Driver(repo)
             for op in ops:
                 driver.run(op)
-            exported = dump_export(export_document(repo))
+            exported = dump_export(porcelain.export(repo))
         check_store(root, driver.model)
-        copy, _ = import_document(Path(tmp) / "copy", orjson.loads(exported))
-        with copy:
-            assert dump_export(export_document(copy)) == exported
+        copy_root, _ = porcelain.import_(Path(tmp) / "copy", orjson.loads(exported))
+        with Repo.open(copy_root) as copy:
+            assert dump_export(porcelain.export(copy)) == exported
         check_store(Path(tmp) / "copy", driver.model)
 
 
@@ -199,7 +205,7 @@ def test_long_branching_histories_rebuild_exactly(seed, tmp_path):
         driver = Driver(repo)
         for _ in range(150):
             driver.run(random_operation(rng))
-        lanes = repo.db.conn.execute("SELECT count(*) FROM lanes").fetchone()[0]
+        lanes = repo.backend.db.conn.execute("SELECT count(*) FROM lanes").fetchone()[0]
         merges = sum(len(repo.commit_obj(c).parents) > 1 for c in driver.model)
     assert lanes > 1 and merges > 0
     check_store(tmp_path / "store", driver.model)
@@ -214,7 +220,7 @@ def test_reindex_re_derives_links_and_lanes(tmp_path):
     sql(tmp_path / "store", "UPDATE commits SET lane = (SELECT min(key) FROM commits), parent = NULL")
     sql(tmp_path / "store", "DELETE FROM lanes")
     with Repo(tmp_path / "store") as repo:
-        assert repo.rebuild_index() == len(driver.model)
+        assert porcelain.reindex(repo) == len(driver.model)
     check_store(tmp_path / "store", driver.model)
 
 
@@ -254,7 +260,7 @@ def history(tmp_path: Path) -> tuple[Path, list[bytes], list[dict[str, bytes]]]:
     commits, states = [], []
     with Repo.init(root) as repo:
         for step in range(12):
-            repo.write([node(f"n{(step * 3 + j) % 5}", step) for j in range(2)], [], f"c{step}", "t", step)
+            porcelain.write(repo, [node(f"n{(step * 3 + j) % 5}", step) for j in range(2)], [], f"c{step}", "t", step)
             commits.append(repo.head_commit())
             states.append(repo.commit_nodes(repo.head_commit()))
     return root, commits, states
@@ -297,7 +303,7 @@ def test_each_process_cache_is_keyed_by_state_id(history):
     with Repo(root) as reader:
         assert reader.commit_nodes(commits[-1]) == states[-1]
         with Repo(root) as writer:
-            writer.write([node("n0", 99)], [], "elsewhere", "t", 99)
+            porcelain.write(writer, [node("n0", 99)], [], "elsewhere", "t", 99)
             newest = writer.head_commit()
             expected = writer.commit_nodes(newest)
         assert reader.commit_nodes(newest) == expected != states[-1]
@@ -309,16 +315,16 @@ def test_each_process_cache_is_keyed_by_state_id(history):
 def test_a_commit_costs_what_it_changed_not_the_memory_size(tmp_path):
     root = tmp_path / "store"
     with Repo.init(root) as repo:
-        repo.write([node(f"node-{i:05d}", i) for i in range(3000)], [], "bulk", "t", 0)
+        porcelain.write(repo, [node(f"node-{i:05d}", i) for i in range(3000)], [], "bulk", "t", 0)
         full_state = len(encode_object(State(repo.commit_nodes(repo.head_commit())))[1])
 
         def stored() -> int:
-            repo.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            repo.backend.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             return (root / ".mnem" / "store.sqlite3").stat().st_size
 
         before = stored()
         for step in range(100):
-            repo.write([node(f"node-{step * 29 % 3000:05d}", -step)], [], f"c{step}", "t", step + 1)
+            porcelain.write(repo, [node(f"node-{step * 29 % 3000:05d}", -step)], [], f"c{step}", "t", step + 1)
         grown = stored() - before
     # full states would add 100 x ~130 KB; changes add ~100 small rows plus at most a snapshot or two
     assert grown < 3 * full_state, (grown, full_state)

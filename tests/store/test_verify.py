@@ -59,8 +59,8 @@ def test_a_tampered_node_is_named(history):
 def test_a_ref_to_nothing_and_a_detached_head_at_a_node_are_named(history):
     node = sqlite3.connect(history / ".mnem" / "store.sqlite3").execute(
         "SELECT id FROM objects WHERE kind = 0 LIMIT 1").fetchone()[0]
-    (history / ".mnem" / "HEAD").write_text(node.hex() + "\n")
-    problems = damaged(history, ("UPDATE refs SET target = ? WHERE name = 'side'", b"\x01" * 32))
+    problems = damaged(history, ("UPDATE meta SET value = ? WHERE key = 'head'", node.hex()),
+                       ("UPDATE refs SET target = ? WHERE name = 'side'", b"\x01" * 32))
     assert {"what": "ref", "id": "side", "message": f"points at {'01' * 32}, missing"} in problems
     assert any(p["what"] == "head" and "a memory_node" in p["message"] for p in problems)
 
@@ -91,3 +91,13 @@ def test_a_change_row_that_changes_nothing_is_named(history):
         "AND ch.commit_key = (SELECT min(key) FROM commits) AND ch.name NOT IN "
         "(SELECT name FROM changes WHERE commit_key = c.key) LIMIT 1",))
     assert any(p["what"] == "index" and "change index says" in p["message"] for p in problems)
+
+
+def test_a_wrong_corrected_time_is_named_and_reindex_repairs_it(history):
+    # The merge's corrected time set below its parents' would list it after them in `log`.
+    problems = damaged(history, ("UPDATE commits SET corrected = ? WHERE key = (SELECT max(key) FROM commits)",
+                                 (0).to_bytes(9, "big")))
+    assert any(p["what"] == "index" and "corrected time 0 should be 4" in p["message"] for p in problems)
+    assert run_mnem("reindex", cwd=history).code == 0
+    assert run_mnem("verify", cwd=history).code == 0
+    assert run_mnem("--json", "log", "-n", "1", cwd=history).json[0]["message"] == "merge side into main"

@@ -5,10 +5,18 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ... import porcelain
 from ...canonical import check_content
 from ...errors import CommandError, UsageError
 from ...objects import MemoryNode, Provenance
-from ..context import Context, Outcome, check_node_id, check_text, event_time, parse_json_arg
+from ..context import (
+    Context,
+    Outcome,
+    check_node_id,
+    check_text,
+    event_time,
+    parse_json_arg,
+)
 from ..render import short
 
 
@@ -63,7 +71,7 @@ def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     node = build_node(args, read_content(args, ctx))
-    raw = ctx.repo().stage(node)
+    raw = porcelain.add(ctx.repo(), node)
     paint = ctx.paint
     return Outcome(
         {"node": node.to_dict(), "object": raw.hex()},

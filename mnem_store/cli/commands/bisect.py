@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import argparse
 
-from ...bisect import Predicate, absent, bisect, content_equals, present
-from ...blame import Blame, find_blame
+from ... import porcelain
+from ...bisect import Predicate, absent, content_equals, present
+from ...blame import Blame
 from ...errors import CommandError, UsageError, rust_debug
 from ..context import Context, Outcome, check_text, parse_json_arg
 from ..render import DIM, ID, WARN, Painter, first_line, short
@@ -63,10 +64,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     _check_conflicts(args)
     repo = ctx.repo()
     predicate = _predicate(args)
-    boundary = bisect(repo, predicate, bad=args.bad, good=args.good)
-    with repo.db.read():
-        found = find_blame(repo, node_id, boundary)
-        subject = first_line(repo.commit_obj(boundary).message)
+    found = porcelain.bisect(repo, node_id, predicate, bad=args.bad, good=args.good)
     paint = ctx.paint
-    data = {"commit": boundary.hex(), "blame": found.to_dict() if found is not None else None}
-    return Outcome(data, f"{paint(ID, short(boundary))}  {subject}\n{_explain(node_id, found, paint)}")
+    data = {"commit": found.commit.hex(), "blame": found.blame.to_dict() if found.blame is not None else None}
+    text = f"{paint(ID, short(found.commit))}  {first_line(found.message)}\n{_explain(node_id, found.blame, paint)}"
+    return Outcome(data, text)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ...blame import Blame, blame
-from ...repo import Repo
+from ... import porcelain
+from ...blame import Blame
 from ..context import Context, Outcome
 from ..render import DIM, ID, WARN, Painter, compact, first_line, fmt_time, short
 
@@ -15,11 +15,11 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("rev", nargs="?", help="blame as of this branch or commit (default: HEAD)")
 
 
-def _render(repo: Repo, found: Blame, paint: Painter) -> str:
+def _render(found: Blame, message: str, paint: Painter) -> str:
     """Upstream's blame block: id and time, the commit's subject, the content, the provenance."""
     lines = [
         f"{paint(ID, short(found.commit))}  {paint(DIM, fmt_time(found.time))}",
-        f"  {paint(DIM, 'commit: ')} {first_line(repo.commit_obj(found.commit).message)}",
+        f"  {paint(DIM, 'commit: ')} {first_line(message)}",
         f"  {paint(DIM, 'content:')} {compact(found.node.content)}",
     ]
     provenance = found.node.provenance
@@ -33,6 +33,5 @@ def _render(repo: Repo, found: Blame, paint: Painter) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    repo = ctx.repo()
-    found = blame(repo, args.node_id, args.rev)
-    return Outcome(found.to_dict(), _render(repo, found, ctx.paint))
+    found, message = porcelain.blame(ctx.repo(), args.node_id, args.rev)
+    return Outcome(found.to_dict(), _render(found, message, ctx.paint))

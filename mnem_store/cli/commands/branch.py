@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ...errors import CommandError, UsageError
 from ..context import Context, Outcome, check_text
 from ..render import first_line, short
@@ -21,25 +22,22 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     if args.delete is not None:
         if args.name is not None or args.start is not None:
             raise UsageError("the argument '--delete <NAME>' cannot be used with '[NAME]' or '[START]'")
-        if not repo.delete_branch(args.delete):
+        if not porcelain.branch_delete(repo, args.delete):
             raise CommandError(f"no branch '{args.delete}'")
         return Outcome({"name": args.delete, "deleted": True}, f"Deleted branch {paint('140', args.delete)}\n")
     if args.name is not None:
         name = check_text(args.name, "NAME")
-        at = repo.create_branch(name, args.start)
+        at = porcelain.branch_create(repo, name, args.start)
         return Outcome(
             {"name": name, "commit": at.hex()}, f"Created branch {paint('140', name)} at {paint('75', short(at))}\n"
         )
-    with repo.db.read():
-        current = repo.head().branch
-        rows = [(name, tip, first_line(repo.commit_obj(tip).message)) for name, tip in repo.branches()]
-    data = [{"name": name, "commit": tip.hex(), "current": name == current} for name, tip, _ in rows]
+    rows = porcelain.branch_list(repo)
+    data = [{"name": row.name, "commit": row.tip.hex(), "current": row.current} for row in rows]
     if not rows:
         return Outcome(data, "no branches yet\n")
     lines = []
-    for name, tip, message in rows:
-        here = name == current
-        flag = paint("71", "*") if here else " "
-        shown = paint("71", name) if here else paint("140", name)
-        lines.append(f"{flag} {shown}  {paint('75', short(tip))}  {message}\n")
+    for row in rows:
+        flag = paint("71", "*") if row.current else " "
+        shown = paint("71", row.name) if row.current else paint("140", row.name)
+        lines.append(f"{flag} {shown}  {paint('75', short(row.tip))}  {first_line(row.message)}\n")
     return Outcome(data, "".join(lines))

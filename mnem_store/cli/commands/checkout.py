@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome, check_text
 from ..render import short
 
@@ -19,7 +20,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     paint = ctx.paint
     create = check_text(args.create, "NAME") if args.create is not None else None
     target = create if create is not None else args.rev
-    result, head = repo.checkout(args.rev, create=create, discard=args.discard)
+    result, head = porcelain.checkout(repo, args.rev, create=create, discard=args.discard)
     data = {"result": result, "head": head.text}
     if result == "branch":
         return Outcome(data, f"Switched to branch {paint('140', head.branch or '')}\n")

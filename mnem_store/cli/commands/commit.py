@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ...errors import CommandError
-from ...repo import default_author, now_ms
+from ... import porcelain
+from ...repo import default_author
 from ..context import Context, Outcome, check_text, commit_time
 from ..render import first_line, short
 
@@ -17,11 +17,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    repo = ctx.repo()
     message = check_text(args.message, "--message")
     author = check_text(default_author(args.author), "--author")
-    if not repo.is_dirty():
-        raise CommandError("nothing staged; use `mnem add` or `mnem rm` first")
-    raw = repo.commit(message, author, args.time if args.time is not None else now_ms())
-    commit = repo.commit_obj(raw)
+    raw, commit = porcelain.commit(ctx.repo(), message, author, args.time)
     return Outcome(commit.to_dict(raw), f"{ctx.paint('71', f'[{short(raw)}]')} {first_line(message)}\n")

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ...repo import diff_nodes
+from ... import porcelain
 from ..context import Context, Outcome
 from ..render import compact, marker
-from ..views import change_dict
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -20,11 +19,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     repo = ctx.repo()
     paint = ctx.paint
-    with repo.db.read():
-        old = repo.commit_nodes(repo.resolve(args.from_) if args.from_ is not None else repo.head_commit())
-        new = repo.commit_nodes(repo.resolve(args.to)) if args.to is not None else repo.working_nodes()
-        changes = diff_nodes(old, new)
-        data = [change_dict(repo, c) for c in changes]
+    changes = porcelain.diff(repo, args.from_, args.to)
+    data = [c.to_dict() for c in changes]
     if not changes:
         return Outcome(data, "no changes\n")
     lines: list[str] = []
@@ -32,7 +28,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         if args.name_only:
             lines.append(change.id)
             continue
-        lines.append(paint.change(f"{marker(change)} {change.id}", change.kind))
+        lines.append(paint.change(f"{marker(change.kind)} {change.id}", change.kind))
         if args.stat:
             continue
         if view["old"] is not None:

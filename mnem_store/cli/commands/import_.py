@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 import os
 
+from ... import porcelain
 from ...errors import CommandError
-from ...portable import import_document, parse_export
-from ...repo import MNEM_DIR
+from ...portable import parse_export
+from ...sqlite import MNEM_DIR
 from ..context import Context, Outcome
 
 
@@ -26,11 +27,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     except OSError as exc:
         raise CommandError(f"reading {args.file}", "store_io", cause=exc.strerror or str(exc)) from None
     document = parse_export(text, args.file)
-    path = ctx.base(args.path)
-    repo, count = import_document(path, document)
-    repo.close()
+    root, count = porcelain.import_(ctx.base(args.path), document)
     shown = os.path.join(args.path if args.path is not None else ".", MNEM_DIR)
-    root = path.absolute()
     return Outcome(
         {"root": str(root), "store": str(root / MNEM_DIR), "objects": count},
         f"Imported {count} object(s) into {shown}\n",

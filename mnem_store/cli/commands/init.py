@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import os
 
-from ...repo import MNEM_DIR, Repo
+from ... import porcelain
+from ...sqlite import MNEM_DIR
 from ..context import Context, Outcome
 
 
@@ -14,10 +15,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    path = ctx.base(args.path)
-    Repo.init(path).close()
+    root = porcelain.init(ctx.base(args.path))
     shown = os.path.join(args.path if args.path is not None else ".", MNEM_DIR)
-    root = path.absolute()
     return Outcome(
         {"root": str(root), "store": str(root / MNEM_DIR)},
         f"Initialised an empty Mnemosyne store in {shown}\n",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome
-from ..render import fmt_time, first_line, message_lines, short
+from ..render import first_line, fmt_time, message_lines, short
 
 
 def count(text: str) -> int:
@@ -22,9 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    repo = ctx.repo()
-    with repo.db.read():
-        entries = repo.log(repo.head_commit(), first_parent=args.first_parent, limit=args.max_count)
+    entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count)
     data = [commit.to_dict(raw) for raw, commit in entries]
     if not entries:
         return Outcome(data, "no commits yet\n")

@@ -12,13 +12,13 @@ import argparse
 from collections.abc import Sequence
 from typing import Any, cast
 
+from ... import porcelain
 from ...errors import CommandError, rust_debug
-from ...merge import SIDES, STRATEGIES, Conflict, MergeResult, Resolution, Side, Strategy, merge, preview
+from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Side, Strategy
 from ...objects import MemoryNode
-from ...repo import Repo, default_author, now_ms
+from ...repo import default_author
 from ..context import Context, Outcome, check_text, commit_time, parse_json_arg
 from ..render import BRANCH, DIM, GOOD, ID, WARN, Painter, compact, first_line, short
-from ..views import merge_result_dict
 
 _RETRY = "resolve with `--resolve <id>=<side>` (or `--strategy ours|theirs`) and merge"
 
@@ -77,16 +77,17 @@ def _resolution(flag: str, spec: str) -> tuple[str, Resolution]:
     )
 
 
-def _conflict_block(repo: Repo, conflict: Conflict, paint: Painter) -> str:
+def _conflict_block(outcome: porcelain.MergeOutcome, conflict: Conflict, paint: Painter) -> str:
     lines = [f"  {paint(ID, conflict.id)} {paint(DIM, f'({conflict.kind})')}"]
     for label, raw in (("base:", conflict.base), ("ours:", conflict.ours), ("theirs:", conflict.theirs)):
-        shown = compact(repo.node(raw).content) if raw is not None else "(deleted)"
+        shown = compact(outcome.nodes[raw].content) if raw is not None else "(deleted)"
         lines.append(f"    {paint(DIM, f'{label:<7}')} {shown}")
     return "\n".join(lines) + "\n"
 
 
-def _report(repo: Repo, result: MergeResult, paint: Painter, dry_run: bool) -> tuple[str, str, int]:
+def _report(outcome: porcelain.MergeOutcome, paint: Painter, dry_run: bool) -> tuple[str, str, int]:
     """Upstream's text for an outcome: stdout, stderr and the exit status."""
+    result = outcome.result
     tip = paint(ID, short(result.commit)) if result.commit is not None else ""
     branch = paint(BRANCH, result.branch)
     if result.status == "up-to-date":
@@ -98,13 +99,13 @@ def _report(repo: Repo, result: MergeResult, paint: Painter, dry_run: bool) -> t
             return f"(dry run) {branch} has no commits yet; would fast-forward to {tip}\n", "", 0
         return f"(dry run) would fast-forward {branch} to {tip}\n", "", 0
     if result.status == "merged" and result.commit is not None:
-        subject = first_line(repo.commit_obj(result.commit).message)
+        subject = first_line(outcome.message or "")
         return f"{paint(GOOD, f'[{short(result.commit)}]')} {subject}\n", "", 0
     if result.status == "merged":
         return "(dry run) would merge cleanly, no conflicts.\n", "", 0
     count = len(result.conflicts)
     header = f"(dry run) would conflict in {count} node(s):" if dry_run else f"Merge conflict in {count} node(s):"
-    blocks = "".join(_conflict_block(repo, c, paint) for c in result.conflicts)
+    blocks = "".join(_conflict_block(outcome, c, paint) for c in result.conflicts)
     retry = f"{_RETRY} for real" if dry_run else f"{_RETRY} again"
     return f"{paint(WARN, header)}\n{blocks}", f"Error: {retry}\n", 1
 
@@ -118,22 +119,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     resolutions = dict(_resolution(flag, spec) for flag, spec in args.resolutions)
     message = check_text(args.message, "--message") if args.message is not None else None
     author = check_text(default_author(args.author), "--author")
-    repo = ctx.repo()
-    if repo.head().branch is None:
-        raise CommandError("cannot merge from a detached HEAD; check out a branch", "invalid_ref")
-    if args.dry_run:
-        result = preview(repo, args.theirs)
-    else:
-        result = merge(
-            repo,
-            args.theirs,
-            resolutions=resolutions,
-            strategy=strategy,
-            message=message,
-            author=author,
-            time_ms=args.time if args.time is not None else now_ms(),
-        )
-    with repo.db.read():
-        data = merge_result_dict(repo, result)
-        text, stderr, code = _report(repo, result, ctx.paint, args.dry_run)
-    return Outcome(data, text, stderr, code)
+    outcome = porcelain.merge(
+        ctx.repo(),
+        args.theirs,
+        resolutions=resolutions,
+        strategy=strategy,
+        message=message,
+        author=author,
+        time_ms=args.time,
+        dry_run=args.dry_run,
+    )
+    text, stderr, code = _report(outcome, ctx.paint, args.dry_run)
+    return Outcome(outcome.to_dict(), text, stderr, code)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome
 
 
@@ -19,5 +20,5 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    count = ctx.repo().rebuild_index()
+    count = porcelain.reindex(ctx.repo())
     return Outcome({"commits": count}, f"Reindexed {count} commit(s)\n")

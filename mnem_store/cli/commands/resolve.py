@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome
 
 
@@ -12,5 +13,5 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    raw = ctx.repo().resolve(args.rev)
+    raw = porcelain.resolve(ctx.repo(), args.rev)
     return Outcome({"commit": raw.hex()}, f"{raw.hex()}\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome
 
 
@@ -12,5 +13,5 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    ctx.repo().remove(args.id)
+    porcelain.rm(ctx.repo(), args.id)
     return Outcome({"id": args.id}, f"Staged deletion of {ctx.paint('75', args.id)}\n")

@@ -21,7 +21,10 @@ from typing import Any
 import orjson
 
 from ...errors import UsageError
-from ...repo import Repo, find_store
+from ...location import discover_root, exact_root
+from ...repo import Repo
+from ...sqlite import MNEM_DIR
+from ...sqlite.database import DB_FILE
 from ..context import Context, Outcome
 
 __all__ = ["StoreCache", "serve"]
@@ -37,9 +40,9 @@ class StoreCache:
     def __init__(self) -> None:
         self._open: dict[Path, tuple[tuple[int, int], Repo]] = {}
 
-    def __call__(self, start: Path) -> Repo:
-        root = find_store(start)
-        db_file = root / ".mnem" / "store.sqlite3"
+    def __call__(self, start: Path, exact: bool) -> Repo:
+        root = exact_root(start) if exact else discover_root(start)
+        db_file = root / MNEM_DIR / DB_FILE
         try:
             info = os.stat(db_file)
             identity = (info.st_dev, info.st_ino)

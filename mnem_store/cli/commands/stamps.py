@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 
-from ...stamps import node_stamps
+from ... import porcelain
 from ..context import Context, Outcome
 from ..render import fmt_time
 
@@ -22,10 +22,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    repo = ctx.repo()
-    with repo.db.read():
-        start = repo.resolve(args.rev) if args.rev is not None else repo.head_commit()
-        stamped = node_stamps(repo, start, args.node)
+    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node)
     data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
     paint = ctx.paint
     if not stamped:

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from ...repo import diff_nodes
+from ... import porcelain
 from ..context import Context, Outcome
 from ..render import first_line, marker, short
-from ..views import change_dict
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -15,23 +14,18 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    repo = ctx.repo()
     paint = ctx.paint
-    with repo.db.read():
-        head = repo.head()
-        tip = repo.head_commit()
-        changes = diff_nodes(repo.commit_nodes(tip), repo.working_nodes())
-        staged = repo.staged()
-        deletions = repo.staged_deletions()
-        tip_message = first_line(repo.commit_obj(tip).message) if tip else ""
-        data = {
-            "head": head.text,
-            "branch": head.branch,
-            "commit": tip.hex() if tip else None,
-            "staged": [{"id": node_id, "object": raw.hex()} for node_id, raw in staged],
-            "staged_deletions": deletions,
-            "changes": [change_dict(repo, c) for c in changes],
-        }
+    found = porcelain.status(ctx.repo())
+    head, tip, changes = found.head, found.tip, found.changes
+    tip_message = first_line(found.tip_subject)
+    data = {
+        "head": head.text,
+        "branch": head.branch,
+        "commit": tip.hex() if tip else None,
+        "staged": [{"id": node_id, "object": raw.hex()} for node_id, raw in found.staged],
+        "staged_deletions": found.deletions,
+        "changes": [c.to_dict() for c in changes],
+    }
     lines = [
         f"On branch {paint('140', head.branch)}" if head.branch is not None
         else f"HEAD detached at {paint('75', short(head.commit or b''))}",
@@ -41,5 +35,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         lines.append("nothing staged")
     else:
         lines.append("Staged:")
-        lines.extend(f"  {paint.change(f'{marker(c)} {c.id}', c.kind)}" for c in changes)
+        lines.extend(f"  {paint.change(f'{marker(c.kind)} {c.id}', c.kind)}" for c in changes)
     return Outcome(data, "\n".join(lines) + "\n")

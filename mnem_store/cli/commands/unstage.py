@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from ... import porcelain
 from ..context import Context, Outcome
 
 
@@ -12,6 +13,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    done = ctx.repo().unstage(args.id)
+    done = porcelain.unstage(ctx.repo(), args.id)
     text = f"Unstaged {args.id}\n" if done else f"Nothing staged for {args.id}\n"
     return Outcome({"id": args.id, "unstaged": done}, text)

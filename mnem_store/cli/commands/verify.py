@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 
-from ...verify import VerifyError, verify
+from ... import porcelain
+from ...verify import VerifyError
 from ..context import Context, Outcome
 
 
@@ -13,7 +14,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    report = verify(ctx.repo())
+    report = porcelain.verify(ctx.repo())
     if report.problems:
         raise VerifyError(report)
     counts = report.counts()

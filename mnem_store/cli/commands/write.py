@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ... import porcelain
 from ...canonical import check_content, parse_json
 from ...errors import CommandError, UsageError
 from ...objects import CONTENT_KINDS, MemoryNode, Provenance
-from ...repo import default_author, now_ms
+from ...repo import default_author
 from ..context import Context, Outcome, check_node_id, check_text, commit_time
 from ..render import first_line, short
 
@@ -80,11 +81,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     puts, deletes = parse_payload(raw)
     message = check_text(args.message, "--message")
     author = check_text(default_author(args.author), "--author")
-    repo = ctx.repo()
-    when = args.time if args.time is not None else now_ms()
-    commit_raw, changes = repo.write(puts, deletes, message, author, when, skip_missing=args.skip_missing)
-    if commit_raw is None:
+    written = porcelain.write(ctx.repo(), puts, deletes, message, author, args.time, skip_missing=args.skip_missing)
+    if written.commit is None:
         return Outcome({"commit": None, "changes": {}}, "nothing to write\n")
-    commit = repo.commit_obj(commit_raw)
-    data = {"commit": commit.to_dict(commit_raw), "changes": {c.id: c.kind for c in changes}}
+    commit_raw, commit = written.commit
+    data = {"commit": commit.to_dict(commit_raw), "changes": {c.id: c.kind for c in written.changes}}
     return Outcome(data, f"{ctx.paint('71', f'[{short(commit_raw)}]')} {first_line(message)}\n")

@@ -1,0 +1,289 @@
+"""The storage seam: everything a store keeps, behind one interface.
+
+A store holds five things, and a ``Backend`` holds all of them in one
+database so that one transaction covers any change to them:
+
+* **objects**: content-addressed nodes, states and commits (``ObjectIndex``);
+* **the change index**: the commit graph and each commit's change rows, from
+  which states are rebuilt (``ChangeIndex``);
+* **refs and HEAD**: branches move by compare-and-swap, and HEAD is a row
+  beside them, so a commit, a checkout or a branch creation moves them in
+  the same transaction as everything else it writes;
+* **staging and tombstones**: the pending ``add``/``rm`` of the CLI;
+* **config**: upstream's ``format_version``/``hash_algo``/``default_branch``.
+
+Nothing outside a backend module touches a connection: ``Repo`` and the
+porcelain verbs speak only these methods, inside ``read()`` (one consistent
+snapshot) or ``write()`` (all or nothing).  SQLite is the first
+implementation (``mnem_store.sqlite``); a second engine is a second module
+implementing the same three classes, with no change to the verbs.  A
+backend's engine-specific failures are raised as the taxonomy's errors
+(``busy``, ``store_io``, ``corrupt_store``), never as driver exceptions.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+from .layout import Head
+from .stateimage import StateImage
+
+__all__ = ["Backend", "ObjectIndex", "ChangeIndex", "ObjectRow", "GraphRow", "ChangeRow", "CHANGE_KINDS", "KIND_CODES"]
+
+#: ``(key, kind code, canonical bytes or None for a virtual state)`` of one stored object.
+ObjectRow = tuple[int, int, bytes | None]
+
+#: One change row to write: node id, change kind, key of the new object (None when removed).
+ChangeRow = tuple[str, str, int | None]
+
+#: What a change row says a commit did to a node, against its first parent.
+CHANGE_KINDS = ("added", "modified", "removed")
+
+#: Small integers for an object's kind, as ``ObjectRow`` carries it (and the SQLite ``objects.kind`` column
+#: stores it, so commit-prefix lookups skip nodes and states).
+KIND_CODES = {"memory_node": 0, "state": 1, "commit": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRow:
+    """A commit's row in the commit graph, with its state's id.
+
+    ``corrected`` is the commit's corrected time (git's generation number
+    v2): its own time, raised to one more than every parent's corrected
+    time.  It grows strictly along every parent link whatever the clocks
+    said, so ordering by it never lists a parent before its child, and for
+    histories whose clocks ran forward it equals the commit's time.
+    """
+
+    key: int
+    parent: int | None
+    state_key: int
+    state: bytes
+    corrected: int
+
+
+class ObjectIndex(ABC):
+    """Content-addressed objects behind small integer keys (the other tables refer to keys)."""
+
+    @abstractmethod
+    def row(self, raw: bytes) -> ObjectRow | None:
+        """``(key, kind code, canonical bytes or None)`` of an object, or None when absent."""
+
+    @abstractmethod
+    def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
+        """Every object's ``(id, stored bytes as kept, or None)`` in id order, for ``verify``."""
+
+    @abstractmethod
+    def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
+        """Every object's ``(key, id, canonical bytes or None)``, in id order."""
+
+    @abstractmethod
+    def key(self, raw: bytes) -> int | None:
+        """The key of an object id, or None."""
+
+    @abstractmethod
+    def id_of(self, key: int) -> bytes:
+        """The id behind a key; a dangling key is ``corrupt_store``."""
+
+    @abstractmethod
+    def insert(self, raw: bytes, kind: str, data: bytes | None) -> int:
+        """Store an object unless its id is there (write transaction); returns its key."""
+
+    @abstractmethod
+    def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
+        """Store many new objects at once (an import into a fresh store)."""
+
+    @abstractmethod
+    def commits_with_prefix(self, low: bytes, high: bytes, limit: int) -> list[bytes]:
+        """Up to ``limit`` commit ids between ``low`` and ``high`` inclusive."""
+
+    @abstractmethod
+    def count_commits_with_prefix(self, low: bytes, high: bytes) -> int:
+        """How many commit ids lie between ``low`` and ``high`` inclusive."""
+
+
+class ChangeIndex(ABC):
+    """The commit graph and per-commit change rows; states are rebuilt from them.
+
+    Implementations keep a small cache of verified state images (built
+    only from bytes that hashed to their id), so committing on a warm tip
+    costs what the commit changed.
+    """
+
+    @abstractmethod
+    def graph(self, commit_raw: bytes) -> GraphRow | None:
+        """The graph row of a commit id, or None when it is not an indexed commit."""
+
+    @abstractmethod
+    def graph_row(self, commit_key: int) -> GraphRow:
+        """The graph row of a commit key (``corrupt_store`` when missing)."""
+
+    @abstractmethod
+    def all_commits(self) -> list[GraphRow]:
+        """Every commit, parents before children."""
+
+    @abstractmethod
+    def first_parent_chain(self, commit_key: int) -> list[bytes]:
+        """Ids of a commit and its first-parent ancestors, newest first."""
+
+    @abstractmethod
+    def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
+        """Index a new commit (write transaction): graph row, change rows, snapshot when due."""
+
+    @abstractmethod
+    def relink(self, key: int, parent: int | None, corrected: int) -> None:
+        """Re-derive an indexed commit's first-parent link and corrected time (reindex; parents first)."""
+
+    @abstractmethod
+    def reset_derived(self) -> None:
+        """Drop what ``relink`` re-derives, before a reindex re-links every commit."""
+
+    @abstractmethod
+    def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
+        """Replace a commit's change rows."""
+
+    @abstractmethod
+    def last_change(self, commit_key: int, node_id: str) -> tuple[int, int | None] | None:
+        """The nearest commit at or before ``commit_key`` on its chain that changed ``node_id``.
+
+        Returns ``(commit key, object key or None when removed)``, or None.
+        """
+
+    @abstractmethod
+    def changes_of(self, commit_key: int) -> dict[str, str]:
+        """A commit's change set: node id -> added | modified | removed."""
+
+    @abstractmethod
+    def change_set(self, commit_key: int) -> dict[str, tuple[str, bytes | None]]:
+        """A commit's change rows: node id -> (kind, new object id or None)."""
+
+    @abstractmethod
+    def image(self, row: GraphRow) -> StateImage:
+        """A commit's verified state (``corrupt_store`` when it does not rebuild to its id)."""
+
+    @abstractmethod
+    def state_image(self, state_key: int, state_id: bytes) -> StateImage:
+        """A virtual state's image, rebuilt through a commit that has it."""
+
+    @abstractmethod
+    def repair_snapshot(self, row: GraphRow, image: StateImage) -> None:
+        """Rewrite a commit's stored state bytes from a verified image if they no longer hash to the id."""
+
+    @abstractmethod
+    def fresh(self) -> ChangeIndex:
+        """The same index with an empty image cache (``verify`` trusts nothing cached earlier)."""
+
+
+class Backend(ABC):
+    """One open store: objects, the change index, refs with HEAD, staging and config.
+
+    Every method that writes must run inside ``write()``; reads outside a
+    snapshot see the latest committed data, one statement at a time.
+    """
+
+    #: Where the store is, as shown to a user (a path; never a secret).
+    location: str
+    #: Whether the store can only be read (a read-only file system or folder).
+    read_only: bool
+    objects: ObjectIndex
+    states: ChangeIndex
+
+    # ------------------------------------------------------------ transactions
+    @abstractmethod
+    def read(self) -> AbstractContextManager[None]:
+        """A read snapshot: several queries see one consistent version of the store."""
+
+    @abstractmethod
+    def write(self) -> AbstractContextManager[None]:
+        """One durable write transaction: everything inside commits or nothing does.
+
+        A writer waits a bounded time for others, then fails with ``busy``;
+        on a read-only store it fails with ``store_io`` saying so.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the connection."""
+
+    @property
+    @abstractmethod
+    def writing(self) -> bool:
+        """Whether a ``write()`` transaction is open: every writing method needs one."""
+
+    # ------------------------------------------------------------------ config
+    @abstractmethod
+    def config_text(self) -> str:
+        """The store's config, in upstream's ``key = value`` text."""
+
+    # -------------------------------------------------------------- HEAD, refs
+    @abstractmethod
+    def head(self) -> Head:
+        """HEAD as stored (``corrupt_store`` when damaged)."""
+
+    @abstractmethod
+    def set_head(self, head: Head) -> None:
+        """Move HEAD (write transaction)."""
+
+    @abstractmethod
+    def ref(self, name: str) -> bytes | None:
+        """A branch's tip, or None when there is no such branch."""
+
+    @abstractmethod
+    def refs(self) -> list[tuple[str, bytes]]:
+        """Every branch and its tip, by name."""
+
+    @abstractmethod
+    def set_ref(self, name: str, expected: bytes | None, new: bytes) -> bool:
+        """Compare-and-swap a branch tip (write transaction).
+
+        ``expected`` None means the branch must not exist yet.  Returns
+        whether the swap happened; the caller turns a miss into its error.
+        """
+
+    @abstractmethod
+    def set_refs(self, refs: Iterable[tuple[str, bytes]]) -> None:
+        """Create many branches at once (an import into a fresh store)."""
+
+    @abstractmethod
+    def delete_ref(self, name: str) -> bool:
+        """Remove a branch (write transaction); returns whether it existed."""
+
+    # ----------------------------------------------------------------- staging
+    @abstractmethod
+    def staged(self) -> list[tuple[str, bytes]]:
+        """Staged adds ``(node id, object id)``, by node id."""
+
+    @abstractmethod
+    def staged_deletions(self) -> list[str]:
+        """Tombstoned node ids, sorted."""
+
+    @abstractmethod
+    def staged_node(self, node_id: str) -> tuple[bool, bytes | None]:
+        """``(True, object id)`` when staged, ``(True, None)`` when tombstoned, else ``(False, None)``."""
+
+    @abstractmethod
+    def stage(self, node_id: str, raw: bytes) -> None:
+        """Stage an object for a node id, lifting any tombstone (write transaction)."""
+
+    @abstractmethod
+    def drop_staged(self, node_id: str) -> bool:
+        """Drop a staged add (write transaction); returns whether there was one."""
+
+    @abstractmethod
+    def add_tombstone(self, node_id: str) -> None:
+        """Stage the deletion of a node id (write transaction)."""
+
+    @abstractmethod
+    def unstage(self, node_id: str) -> bool:
+        """Drop a staged add or tombstone; returns whether there was one."""
+
+    @abstractmethod
+    def clear_staging(self) -> None:
+        """Drop every staged add and tombstone (write transaction)."""
+
+    @abstractmethod
+    def is_dirty(self) -> bool:
+        """Whether anything is staged."""

@@ -1,0 +1,68 @@
+"""Where a store is: an explicit root, or discovery from the current folder.
+
+An explicit store (``-C``/``--store``, ``MNEM_STORE``, a path given to the
+bridge, the MCP server or the LangGraph store) names the store's root
+exactly, or its ``.mnem`` folder: nothing walks up from it, so a typo or a
+missing store can never silently land in a store further up.  Only
+discovery from the current folder walks up, as git does, and like git's
+``safe.directory`` it refuses a store that belongs to another user.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .errors import ForeignStoreError, NoStoreError
+from .sqlite import MNEM_DIR
+
+__all__ = ["exact_root", "discover_root", "make_private_dirs"]
+
+
+def exact_root(path: Path) -> Path:
+    """The store root ``path`` names: the folder holding ``.mnem``, or that ``.mnem`` folder itself.
+
+    Raises:
+        NoStoreError: No store exactly there (the message says how to create one).
+    """
+    here = path.absolute()
+    if here.name == MNEM_DIR and here.is_dir():
+        return here.parent
+    if (here / MNEM_DIR).is_dir():
+        return here
+    raise NoStoreError(str(here), exact=True)
+
+
+def discover_root(start: Path) -> Path:
+    """The nearest store at or above ``start`` that the current user owns (or ``start``'s own store).
+
+    Raises:
+        NoStoreError: None at or above ``start``.
+        ForeignStoreError: The nearest one above ``start`` belongs to another user.
+    """
+    here = start.absolute()
+    if here.name == MNEM_DIR and here.is_dir():
+        return here.parent
+    for candidate in (here, *here.parents):
+        mnem_dir = candidate / MNEM_DIR
+        if mnem_dir.is_dir():
+            owner = mnem_dir.stat().st_uid
+            if owner != os.geteuid():
+                raise ForeignStoreError(str(candidate), owner)
+            return candidate
+    raise NoStoreError(str(here))
+
+
+def make_private_dirs(path: Path) -> None:
+    """Create ``path`` and its missing ancestors owner-only (0700); folders that exist keep their mode.
+
+    ``mkdir(parents=True)`` gives ancestors the umask's mode, so under a
+    permissive umask a store's new folders (the MCP server's default store
+    among them) would let another local user replace its ``.mnem``.
+    """
+    missing = []
+    while not path.is_dir():
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)

@@ -1,0 +1,346 @@
+"""The verbs of ``mnem``: each one function that owns its transaction and returns a typed result.
+
+As in dulwich's porcelain, a verb takes an open ``Repo`` (or, for ``init``
+and ``import_``, a path), runs in exactly one read snapshot or one write
+transaction of the store's backend, and returns objects, never text.  The
+CLI parses arguments, calls one verb and renders what it returns; it never
+opens a transaction itself, so no command can forget its snapshot and a
+write either happens whole or not at all.  Results that the CLI shows carry
+everything rendering needs (nodes loaded, commit subjects), so rendering
+reads nothing from the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .bisect import Predicate
+from .bisect import bisect as bisect_commit
+from .blame import Blame, find_blame
+from .blame import blame as blame_node
+from .errors import CommandError
+from .layout import Head
+from .merge import Conflict, MergeResult, Resolution, Strategy
+from .merge import merge as merge_commit
+from .merge import preview as merge_preview
+from .objects import Commit, MemoryNode
+from .portable import export_document, replace_file, restore
+from .repo import Change, Nodes, Repo, diff_nodes
+from .stamps import Stamped, node_stamps
+from .verify import Report
+from .verify import verify as verify_store
+
+__all__ = [
+    "NodeChange", "Status", "BranchInfo", "Written", "MergeOutcome", "Bisected",
+    "init", "import_", "add", "rm", "unstage", "commit", "write", "checkout",
+    "branch_create", "branch_delete", "branch_list", "merge", "log", "status",
+    "show", "show_node", "show_stat", "diff", "blame", "bisect", "stamps",
+    "export", "export_to_file", "verify", "reindex", "resolve",
+]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class NodeChange:
+    """One node's difference between two memories, with both values loaded."""
+
+    id: str
+    kind: str
+    old: MemoryNode | None
+    new: MemoryNode | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """SDK ``NodeChange.to_dict()``."""
+        return {"id": self.id, "kind": self.kind, "old": _node_dict(self.old), "new": _node_dict(self.new)}
+
+
+@dataclass(frozen=True, slots=True)
+class Status:
+    """HEAD, its tip, and what is staged against it."""
+
+    head: Head
+    tip: bytes | None
+    tip_subject: str
+    staged: list[tuple[str, bytes]]
+    deletions: list[str]
+    changes: list[NodeChange]
+
+
+@dataclass(frozen=True, slots=True)
+class BranchInfo:
+    """A branch, its tip, the tip's message and whether HEAD is attached to it."""
+
+    name: str
+    tip: bytes
+    message: str
+    current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A commit made by ``write`` (None when ``skip_missing`` left nothing to do) and what it changed."""
+
+    commit: tuple[bytes, Commit] | None
+    changes: list[Change]
+
+
+@dataclass(frozen=True, slots=True)
+class MergeOutcome:
+    """A merge's result, with the nodes its conflicts name and the new commit's message."""
+
+    result: MergeResult
+    nodes: dict[bytes, MemoryNode]
+    message: str | None
+
+    def conflict_dict(self, conflict: Conflict) -> dict[str, Any]:
+        """SDK ``Conflict.to_dict()``."""
+        sides = {"base": conflict.base, "ours": conflict.ours, "theirs": conflict.theirs}
+        return {"id": conflict.id, "kind": conflict.kind,
+                **{name: _node_dict(self.nodes.get(raw) if raw is not None else None) for name, raw in sides.items()}}
+
+    def to_dict(self) -> dict[str, Any]:
+        """SDK ``MergeResult.to_dict()``."""
+        result = self.result
+        return {
+            "status": result.status,
+            "commit": result.commit.hex() if result.commit is not None else None,
+            "conflicts": [self.conflict_dict(c) for c in result.conflicts],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Bisected:
+    """The first commit where a predicate holds, its message, and the blame of the node there."""
+
+    commit: bytes
+    message: str
+    blame: Blame | None
+
+
+def _node_dict(node: MemoryNode | None) -> dict[str, Any] | None:
+    return node.to_dict() if node is not None else None
+
+
+def _changes(repo: Repo, old: Nodes, new: Nodes) -> list[NodeChange]:
+    return [
+        NodeChange(c.id, c.kind, repo.node(c.old) if c.old is not None else None,
+                   repo.node(c.new) if c.new is not None else None)
+        for c in diff_nodes(old, new)
+    ]
+
+
+# ---------------------------------------------------------------- creating stores
+def init(path: Path) -> Path:
+    """Create an empty store at ``path`` atomically; returns its root."""
+    Repo.init(path).close()
+    return path.absolute()
+
+
+def import_(path: Path, document: Any) -> tuple[Path, int]:
+    """Create a store at ``path`` from an export document, atomically; returns its root and object count.
+
+    The whole document is checked (hashes, links and meaning) before
+    anything is created, and the store is built in one transaction and
+    published whole, so a refused or interrupted import leaves nothing.
+    """
+    checked = restore(document)
+    Repo.init(path, populate=checked.populate).close()
+    return path.absolute(), checked.count
+
+
+# ----------------------------------------------------------------------- staging
+def add(repo: Repo, node: MemoryNode) -> bytes:
+    """Stage a node; returns its object id."""
+    with repo.backend.write():
+        return repo.stage(node)
+
+
+def rm(repo: Repo, node_id: str) -> None:
+    """Stage a node's deletion (or drop its pending add)."""
+    with repo.backend.write():
+        repo.remove(node_id)
+
+
+def unstage(repo: Repo, node_id: str) -> bool:
+    """Drop a staged add or deletion; returns whether there was one."""
+    with repo.backend.write():
+        return repo.unstage(node_id)
+
+
+# ----------------------------------------------------------------------- writing
+def commit(repo: Repo, message: str, author: str, time_ms: int | None) -> tuple[bytes, Commit]:
+    """Commit what is staged; ``time_ms`` None dates it now, never before its parent."""
+    with repo.backend.write():
+        if not repo.is_dirty():
+            raise CommandError("nothing staged; use `mnem add` or `mnem rm` first")
+        raw = repo.commit(message, author, time_ms)
+        return raw, repo.commit_obj(raw)
+
+
+def write(
+    repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
+    *, skip_missing: bool = False,
+) -> Written:
+    """Apply puts and deletes to the branch tip as one commit, bypassing staging."""
+    with repo.backend.write():
+        raw, changes = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing)
+        return Written((raw, repo.commit_obj(raw)) if raw is not None else None, changes)
+
+
+def merge(
+    repo: Repo, theirs: str, *, resolutions: Mapping[str, Resolution] | None = None,
+    strategy: Strategy | None = None, message: str | None = None, author: str, time_ms: int | None,
+    dry_run: bool = False,
+) -> MergeOutcome:
+    """Merge ``theirs`` into the current branch (or, with ``dry_run``, say what merging would do)."""
+    if dry_run:
+        with repo.backend.read():
+            if repo.head().branch is None:
+                raise CommandError("cannot merge from a detached HEAD; check out a branch", "invalid_ref")
+            return _outcome(repo, merge_preview(repo, theirs))
+    with repo.backend.write():
+        if repo.head().branch is None:
+            raise CommandError("cannot merge from a detached HEAD; check out a branch", "invalid_ref")
+        result = merge_commit(repo, theirs, resolutions=resolutions, strategy=strategy, message=message,
+                              author=author, time_ms=time_ms)
+        return _outcome(repo, result)
+
+
+def _outcome(repo: Repo, result: MergeResult) -> MergeOutcome:
+    named = {raw for c in result.conflicts for raw in (c.base, c.ours, c.theirs) if raw is not None}
+    message = repo.commit_obj(result.commit).message if result.commit is not None else None
+    return MergeOutcome(result, {raw: repo.node(raw) for raw in named}, message)
+
+
+# ------------------------------------------------------------------ refs and HEAD
+def checkout(repo: Repo, target: str | None, *, create: str | None = None, discard: bool = False) -> tuple[str, Head]:
+    """Move HEAD (creating a branch first with ``create``): the branch and HEAD change in one transaction."""
+    with repo.backend.write():
+        return repo.checkout(target, create=create, discard=discard)
+
+
+def branch_create(repo: Repo, name: str, start: str | None = None) -> bytes:
+    """Create a branch at ``start`` or HEAD's commit; returns its tip."""
+    with repo.backend.write():
+        return repo.create_branch(name, start)
+
+
+def branch_delete(repo: Repo, name: str) -> bool:
+    """Delete a branch (not the current one); returns whether it existed."""
+    with repo.backend.write():
+        return repo.delete_branch(name)
+
+
+def branch_list(repo: Repo) -> list[BranchInfo]:
+    """Every branch by name, with its tip's message."""
+    with repo.backend.read():
+        current = repo.head().branch
+        return [BranchInfo(name, tip, repo.commit_obj(tip).message, name == current) for name, tip in repo.branches()]
+
+
+def resolve(repo: Repo, rev: str) -> bytes:
+    """The commit a branch name or id prefix names."""
+    with repo.backend.read():
+        return repo.resolve(rev)
+
+
+# ----------------------------------------------------------------------- reading
+def log(repo: Repo, *, first_parent: bool = False, limit: int | None = None) -> list[tuple[bytes, Commit]]:
+    """History from HEAD, newest first, in graph order (see ``Repo.log``)."""
+    with repo.backend.read():
+        return repo.log(repo.head_commit(), first_parent=first_parent, limit=limit)
+
+
+def status(repo: Repo) -> Status:
+    """HEAD, its tip and what is staged."""
+    with repo.backend.read():
+        head = repo.head()
+        tip = repo.head_commit()
+        changes = _changes(repo, repo.commit_nodes(tip), repo.working_nodes())
+        subject = repo.commit_obj(tip).message if tip else ""
+        return Status(head, tip, subject, repo.staged(), repo.staged_deletions(), changes)
+
+
+def show(repo: Repo, rev: str | None = None) -> dict[str, MemoryNode]:
+    """The memory at ``rev``, or working memory, in node-id order."""
+    with repo.backend.read():
+        nodes = repo.working_nodes() if rev is None else repo.commit_nodes(repo.resolve(rev))
+        return repo.nodes_of(nodes)
+
+
+def show_node(repo: Repo, node_id: str, rev: str | None = None) -> MemoryNode | None:
+    """One node of working memory or of ``rev``, looked up alone (never loading the whole state)."""
+    with repo.backend.read():
+        raw = repo.working_node(node_id) if rev is None else repo.node_at(repo.resolve(rev), node_id)
+        return repo.node(raw) if raw is not None else None
+
+
+def show_stat(repo: Repo, rev: str | None = None) -> dict[str, str]:
+    """What a commit (default HEAD's) changed against its first parent, in node-id order."""
+    with repo.backend.read():
+        commit_raw = repo.resolve(rev) if rev is not None else repo.head_commit()
+        if commit_raw is None:
+            raise CommandError("nothing to show: HEAD has no commit")
+        changed = repo.changes_of(commit_raw)
+        return {node_id: changed[node_id] for node_id in sorted(changed)}
+
+
+def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[NodeChange]:
+    """From ``old`` (default HEAD's commit) to ``new`` (default working memory)."""
+    with repo.backend.read():
+        before = repo.commit_nodes(repo.resolve(old) if old is not None else repo.head_commit())
+        after = repo.commit_nodes(repo.resolve(new)) if new is not None else repo.working_nodes()
+        return _changes(repo, before, after)
+
+
+def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
+    """The commit and provenance behind a node's value, and that commit's message."""
+    with repo.backend.read():
+        found = blame_node(repo, node_id, at)
+        return found, repo.commit_obj(found.commit).message
+
+
+def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = None,
+           good: str | None = None) -> Bisected:
+    """The first commit on ``bad``'s first-parent chain where ``predicate`` holds, explained by a blame."""
+    with repo.backend.read():
+        boundary = bisect_commit(repo, predicate, bad=bad, good=good)
+        return Bisected(boundary, repo.commit_obj(boundary).message, find_blame(repo, node_id, boundary))
+
+
+def stamps(repo: Repo, rev: str | None = None, ids: list[str] | None = None) -> dict[str, Stamped]:
+    """The memory at ``rev`` (default HEAD's commit) with each node's created and updated times."""
+    with repo.backend.read():
+        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        return node_stamps(repo, start, ids)
+
+
+# --------------------------------------------------------------- whole-store verbs
+def export(repo: Repo) -> dict[str, Any]:
+    """The whole store as upstream's export document."""
+    with repo.backend.read():
+        return export_document(repo)
+
+
+def export_to_file(repo: Repo, path: Path) -> int:
+    """Write the export to ``path`` atomically (an old file stays whole on failure); returns the object count."""
+    document = export(repo)
+    replace_file(path, document)
+    return len(document["objects"])
+
+
+def verify(repo: Repo) -> Report:
+    """Re-hash and cross-check the whole store in one snapshot."""
+    with repo.backend.read():
+        return verify_store(repo)
+
+
+def reindex(repo: Repo) -> int:
+    """Re-derive the change index from the commits; returns how many were checked."""
+    with repo.backend.write():
+        return repo.rebuild_index()

@@ -28,6 +28,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "overhead": ([], ["--runs", "1"]),
     "scale": ([], []),
     "spawn_cost": ([], ["--calls", "20"]),
+    "history": ([], ["--quick"]),
+    "big_value": ([], ["--mb", "20", "--repeat", "1"]),
 }
 
 

@@ -4,7 +4,8 @@ Each script in this folder measures its comparison side by side in one run
 and writes ``results/<name>.md``; this runs them one after another (so they
 do not compete for the machine's two cores) and concatenates the tables,
 under one description of the machine, into ``BENCHMARKS.md`` at the
-repository root.  Run by hand, not in CI: ``python benchmarks/run.py [--quick]``.
+repository root.  Run by hand, not in CI: ``python benchmarks/run.py [--quick] [--only NAME ...]``
+(``--only`` reruns just those scripts and gathers every script's last results).
 """
 
 from __future__ import annotations
@@ -36,12 +37,15 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples everywhere")
+    parser.add_argument("--only", nargs="+", choices=sorted(SCRIPTS), metavar="NAME",
+                        help="rerun only these scripts; the others' last results are gathered as they are")
     args = parser.parse_args()
     sections = []
     for name, (full, quick) in SCRIPTS.items():
-        print(f"== {name}", flush=True)
-        subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick if args.quick else full)],
-                       check=True, stdout=subprocess.DEVNULL)
+        if args.only is None or name in args.only:
+            print(f"== {name}", flush=True)
+            subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick if args.quick else full)],
+                           check=True, stdout=subprocess.DEVNULL)
         text = (RESULTS / f"{name}.md").read_text()
         body = [line for line in text.splitlines() if not line.startswith(("- machine:", "- Python "))]
         sections.append("\n".join("#" + line if line.startswith("#") else line for line in body))

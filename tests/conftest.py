@@ -112,9 +112,15 @@ def mnem():
     return run_mnem
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Path:
-    """A fresh, empty store; returns its root directory."""
+#: The storage backends the engine's tests run on (``mnem_store.backend``); each test that takes ``store`` runs
+#: once per backend.  SQLite is the first; a PostgreSQL backend adds its name here and a branch below.
+BACKENDS = ("sqlite",)
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A fresh, empty store on each backend; returns its root directory."""
+    assert request.param == "sqlite", f"no fixture for the {request.param} backend"
     root = tmp_path / "store"
     result = run_mnem("init", str(root))
     assert result.code == 0, result.err

@@ -16,7 +16,6 @@ fsync, rename), so a full disk or a kill leaves the old file whole.
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ from .objects import (
     from_portable,
 )
 from .repo import Repo
+from .scratch import remove_dead, scratch_name
 from .sqlite import io_error
 
 __all__ = ["export_document", "dump_export", "restore", "Restored", "parse_export", "replace_file"]
@@ -84,7 +84,8 @@ def replace_file(path: Path, document: dict[str, Any]) -> None:
     The export is the whole memory, so a new file is created owner-only
     (0600) whatever the umask, and an existing file keeps the mode its
     owner gave it.  Any failure (a full disk among them) removes the
-    temporary file and leaves the old ``path`` exactly as it was.
+    temporary file and leaves the old ``path`` exactly as it was; one left by
+    a killed export (``.<name>.tmp-<pid>-<random>``) is removed by the next.
     """
     data = dump_export(document).encode("utf-8")
     try:
@@ -93,7 +94,9 @@ def replace_file(path: Path, document: dict[str, Any]) -> None:
         mode = 0o600
     except OSError as exc:
         raise io_error(f"writing {path}", exc) from None
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    prefix = f".{path.name}.tmp-"
+    remove_dead(path.parent, prefix)
+    tmp = path.with_name(scratch_name(prefix))
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         try:

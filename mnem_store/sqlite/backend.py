@@ -14,7 +14,6 @@ from __future__ import annotations
 import errno
 import logging
 import os
-import secrets
 import shutil
 import sqlite3
 from collections.abc import Callable, Iterable, Iterator
@@ -24,6 +23,7 @@ from pathlib import Path
 from ..backend import Backend
 from ..errors import CorruptStoreError, StoreExistsError, StoreIoError
 from ..layout import Head, format_head, parse_head
+from ..scratch import remove_dead, scratch_name
 from .database import DB_FILE, Database
 from .objectstore import SqliteObjectStore
 from .states import SqliteStateStore
@@ -54,28 +54,6 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def _remove_stale_builds(root: Path) -> None:
-    """Remove folders left by an ``init``/``import`` that was killed while building (its pid is gone)."""
-    try:
-        entries = list(root.iterdir())
-    except OSError:
-        return
-    for entry in entries:
-        if not entry.name.startswith(_BUILDING):
-            continue
-        pid = entry.name[len(_BUILDING):].partition("-")[0]
-        if pid.isdigit() and int(pid) != os.getpid():
-            try:
-                os.kill(int(pid), 0)
-                continue  # its builder is still running
-            except ProcessLookupError:
-                pass
-            except PermissionError:
-                continue
-        logger.info("removing %s, left by a store creation that did not finish", entry)
-        shutil.rmtree(entry, ignore_errors=True)
-
-
 class SqliteBackend(Backend):
     """One store's SQLite database, behind the storage seam."""
 
@@ -104,8 +82,8 @@ class SqliteBackend(Backend):
             StoreIoError: The folder cannot be written (a full disk names itself).
         """
         target = root / MNEM_DIR
-        _remove_stale_builds(root)
-        build = root / f"{_BUILDING}{os.getpid()}-{secrets.token_hex(4)}"
+        remove_dead(root, _BUILDING)
+        build = root / scratch_name(_BUILDING)
         try:
             build.mkdir(mode=0o700)
         except OSError as exc:

@@ -376,13 +376,16 @@ def made_or_absent(mnem: Mnem, box: Path, argv: list[str], clean: set[str]) -> s
     return "absent"
 
 
-def test_init_killed_at_random(tmp_path: Path) -> None:
+def creation_killed_at_random(tmp_path: Path, command: Callable[[Path], list[str]], seed: int,
+                              check: Callable[[Mnem, Path], None] | None = None) -> None:
+    """Kill a store-creating command (``init``/``import``) at random moments: each time nothing or a whole store."""
+
     def lane(index: int, stop: threading.Event) -> int:
-        rng = random.Random(100 + index)
+        rng = random.Random(seed + index)
         home = tmp_path / f"lane{index}"
         home.mkdir()
-        limit = kill_window([[MNEM, "--json", "init", str(home / f"timing{i}" / "store")] for i in range(3)])
-        clean = entries(home / "timing0")  # store, store/.mnem and what a finished init puts in it
+        limit = kill_window([command(home / f"timing{i}" / "store") for i in range(3)])
+        clean = entries(home / "timing0")  # store, store/.mnem and what a finished run puts in it
         interrupted = 0
         with Checker() as mnem:
             for n in range(KILLS // LANES):
@@ -390,39 +393,30 @@ def test_init_killed_at_random(tmp_path: Path) -> None:
                     return interrupted
                 box = home / f"kill{n}"
                 box.mkdir()
-                argv = [MNEM, "--json", "init", str(box / "store")]
+                argv = command(box / "store")
                 interrupted += not kill_at_random(argv, rng, limit)
                 made_or_absent(mnem, box, argv, clean)
-        check_store(run_mnem, box / "store")  # and a one-shot process agrees with the checker
-        return interrupted
-
-    assert in_lanes(lane) > KILLS // 4  # the kills really landed before init had finished
-
-
-def test_import_killed_at_random(tmp_path: Path, history: History) -> None:
-    def lane(index: int, stop: threading.Event) -> int:
-        rng = random.Random(200 + index)
-        home = tmp_path / f"lane{index}"
-        home.mkdir()
-        limit = kill_window([[MNEM, "--json", "import", str(history.export), str(home / f"timing{i}" / "store")]
-                             for i in range(3)])
-        clean = entries(home / "timing0")
-        interrupted = 0
-        with Checker() as mnem:
-            for n in range(KILLS // LANES):
-                if stop.is_set():
-                    return interrupted
-                box = home / f"kill{n}"
-                box.mkdir()
-                argv = [MNEM, "--json", "import", str(history.export), str(box / "store")]
-                interrupted += not kill_at_random(argv, rng, limit)
-                made_or_absent(mnem, box, argv, clean)
-                holds_history(mnem, box / "store", history)
-        holds_history(run_mnem, box / "store", history)  # and a one-shot process agrees with the checker
+                if check is not None:
+                    check(mnem, box / "store")
+        if check is not None:
+            check(run_mnem, box / "store")  # and a one-shot process agrees with the checker
         check_store(run_mnem, box / "store")
         return interrupted
 
-    assert in_lanes(lane) > KILLS // 4
+    assert in_lanes(lane) > KILLS // 4  # the kills really landed before the command had finished
+
+
+def test_init_killed_at_random(tmp_path: Path) -> None:
+    creation_killed_at_random(tmp_path, lambda where: [MNEM, "--json", "init", str(where)], 100)
+
+
+def test_import_killed_at_random(tmp_path: Path, history: History) -> None:
+    creation_killed_at_random(
+        tmp_path,
+        lambda where: [MNEM, "--json", "import", str(history.export), str(where)],
+        200,
+        lambda mnem, root: holds_history(mnem, root, history),
+    )
 
 
 def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple[str, ...], seed: int,

@@ -82,11 +82,8 @@ def main() -> None:
                 shape = "merge every 10" if merges else "linear"
                 rows.append((commits, shape, name, f"{got.p50:.2f}", f"{got.p99:.2f}", f"{got.p50 / why:.2f}x"))
     write_report("history", "History at the cost of the answer", [
-        "- command: `python benchmarks/history.py`",
-        "",
         f"{samples} interleaved samples per call after 20 warm-up rounds, through the bridge's worker; "
         "the ratio is p50 over why's p50 on the same store.",
-        "",
         table(("commits", "history", "call", "p50 ms", "p99 ms", "vs why"), rows),
     ])
 

@@ -16,23 +16,19 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .bisect import Predicate
-from .bisect import bisect as bisect_commit
-from .blame import Blame, find_blame
-from .blame import blame as blame_node
 from .errors import CommandError
 from .layout import Head
-from .merge import Conflict, MergeResult, Resolution, Strategy
-from .merge import merge as merge_commit
-from .merge import preview as merge_preview
 from .objects import Commit, MemoryNode
-from .portable import export_document, replace_file, restore
 from .repo import Change, Nodes, Repo, diff_nodes
-from .stamps import Stamped, node_stamps
-from .verify import Report
-from .verify import verify as verify_store
+
+if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a one-shot `show` skips merge's import
+    from .bisect import Predicate
+    from .blame import Blame
+    from .merge import Conflict, MergeResult, Resolution, Strategy
+    from .stamps import Stamped
+    from .verify import Report
 
 __all__ = [
     "NodeChange", "Status", "BranchInfo", "Written", "MergeOutcome", "Bisected",
@@ -148,6 +144,8 @@ def import_(path: Path, document: Any) -> tuple[Path, int]:
     anything is created, and the store is built in one transaction and
     published whole, so a refused or interrupted import leaves nothing.
     """
+    from .portable import restore
+
     checked = restore(document)
     Repo.init(path, populate=checked.populate).close()
     return path.absolute(), checked.count
@@ -198,6 +196,9 @@ def merge(
     dry_run: bool = False,
 ) -> MergeOutcome:
     """Merge ``theirs`` into the current branch (or, with ``dry_run``, say what merging would do)."""
+    from .merge import merge as merge_commit
+    from .merge import preview as merge_preview
+
     if dry_run:
         with repo.backend.read():
             if repo.head().branch is None:
@@ -300,6 +301,8 @@ def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[Nod
 
 def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
     """The commit and provenance behind a node's value, and that commit's message."""
+    from .blame import blame as blame_node
+
     with repo.backend.read():
         found = blame_node(repo, node_id, at)
         return found, repo.commit_obj(found.commit).message
@@ -308,6 +311,9 @@ def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
 def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = None,
            good: str | None = None) -> Bisected:
     """The first commit on ``bad``'s first-parent chain where ``predicate`` holds, explained by a blame."""
+    from .bisect import bisect as bisect_commit
+    from .blame import find_blame
+
     with repo.backend.read():
         boundary = bisect_commit(repo, predicate, bad=bad, good=good)
         return Bisected(boundary, repo.commit_obj(boundary).message, find_blame(repo, node_id, boundary))
@@ -315,6 +321,8 @@ def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = 
 
 def stamps(repo: Repo, rev: str | None = None, ids: list[str] | None = None) -> dict[str, Stamped]:
     """The memory at ``rev`` (default HEAD's commit) with each node's created and updated times."""
+    from .stamps import node_stamps
+
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
         return node_stamps(repo, start, ids)
@@ -323,12 +331,16 @@ def stamps(repo: Repo, rev: str | None = None, ids: list[str] | None = None) -> 
 # --------------------------------------------------------------- whole-store verbs
 def export(repo: Repo) -> dict[str, Any]:
     """The whole store as upstream's export document."""
+    from .portable import export_document
+
     with repo.backend.read():
         return export_document(repo)
 
 
 def export_to_file(repo: Repo, path: Path) -> int:
     """Write the export to ``path`` atomically (an old file stays whole on failure); returns the object count."""
+    from .portable import replace_file
+
     document = export(repo)
     replace_file(path, document)
     return len(document["objects"])
@@ -336,6 +348,8 @@ def export_to_file(repo: Repo, path: Path) -> int:
 
 def verify(repo: Repo) -> Report:
     """Re-hash and cross-check the whole store in one snapshot."""
+    from .verify import verify as verify_store
+
     with repo.backend.read():
         return verify_store(repo)
 

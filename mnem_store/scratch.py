@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import shutil
 from pathlib import Path
 
@@ -22,7 +21,7 @@ logger = logging.getLogger(__name__)
 
 def scratch_name(prefix: str, suffix: str = "") -> str:
     """A name no other writer uses: ``<prefix><pid>-<random><suffix>``."""
-    return f"{prefix}{os.getpid()}-{secrets.token_hex(4)}{suffix}"
+    return f"{prefix}{os.getpid()}-{os.urandom(4).hex()}{suffix}"  # not ``secrets``: 6 ms of start-up
 
 
 def _writer_alive(pid: int) -> bool:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import sqlite3
 from collections.abc import Iterator
@@ -36,11 +35,11 @@ from typing import Any
 
 import orjson
 import pytest
+from conftest import run_mnem
+from damaged_exports import damaged_export
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_mnem
-from damaged_exports import damaged_export
 from mnem_store.cli import Streams, invoke
 
 CODES = {"not_found", "invalid_ref", "conflict", "corrupt_store", "format_version", "store_exists", "no_store",
@@ -75,7 +74,10 @@ def reads(root: Path) -> dict[str, Any]:
 
 
 def build_history(root: Path, writes: int) -> Iterator[None]:
-    """Commits with contents from a few bytes to a few pages, a branch merged back, deletions; yields after each write."""
+    """Commits with contents from a few bytes to a few pages, a branch merged back, deletions.
+
+    Yields after each write and each checkout.
+    """
     ok(root.parent, "init", str(root))
     for n in range(writes):
         if n == writes // 2:
@@ -85,10 +87,14 @@ def build_history(root: Path, writes: int) -> Iterator[None]:
         ok(root, "write", "-m", f"write {n}", "--time", str(1000 + n), "--skip-missing",
            stdin=orjson.dumps({"put": puts, "delete": deletes}))
         yield
+    # A checkout is a committed state of its own (HEAD is a row of the database), so a WAL cut short
+    # can end right after it: each one is a stage the damaged store may stand for.
     ok(root, "checkout", "side")
+    yield
     ok(root, "write", "-m", "on side", "--time", "5000", stdin=b'{"put": [{"id": "side-only", "content": [1, 2]}]}')
     yield
     ok(root, "checkout", "main")
+    yield
     ok(root, "merge", "side", "--time", "6000")
     yield
 
@@ -316,7 +322,8 @@ def test_a_damaged_database_or_wal_after_a_crash(live_wal: Template, scratch: Pa
     damaged_run(scratch, live_wal, kind, how, data.draw(commands))
 
 
-@pytest.mark.parametrize(("kind", "how"), [("truncate", 3000), ("zero page", 1), ("overwrite", [(0, b"SQLite format 4")]),
+@pytest.mark.parametrize(("kind", "how"), [("truncate", 3000), ("zero page", 1),
+                                           ("overwrite", [(0, b"SQLite format 4")]),
                                            ("garbage", b"\xff" * 5000), ("delete", None)])
 def test_the_real_binary_never_prints_a_traceback(clean: Template, scratch: Path, kind: str, how: Any) -> None:
     """The same through a real ``mnem`` process: stderr holds no traceback, stdout one error document."""
@@ -342,7 +349,8 @@ def test_damaged_snapshots_are_reported_in_the_document_not_on_stderr(tmp_path: 
     root = tmp_path / "store"
     ok(tmp_path, "init", str(root))
     for n in range(40):
-        ok(root, "write", "-m", f"w{n}", "--time", str(n), stdin=orjson.dumps({"put": [{"id": f"n{n % 5}", "content": n}]}))
+        ok(root, "write", "-m", f"w{n}", "--time", str(n),
+           stdin=orjson.dumps({"put": [{"id": f"n{n % 5}", "content": n}]}))
     with sqlite3.connect(root / ".mnem" / DB) as conn:
         conn.execute("UPDATE objects SET data = x'a1' WHERE kind = 1 AND data IS NOT NULL")
     conn.close()
@@ -364,7 +372,10 @@ def test_damaged_snapshots_are_reported_in_the_document_not_on_stderr(tmp_path: 
 @given(data=st.data())
 def test_a_damaged_export_is_refused_whole_or_imported_whole(clean: Template, tmp_path_factory: pytest.TempPathFactory,
                                                              data: st.DataObject) -> None:
-    """An import makes a store that verifies and holds exactly the export, or refuses with a typed error, leaving nothing."""
+    """An import makes a store that verifies and holds exactly the export.
+
+    Or it refuses with a typed error, leaving nothing.
+    """
     good = clean.states[0]["export"]
     text = data.draw(damaged_export(good))
     target = tmp_path_factory.mktemp("import") / "nested" / "copy"

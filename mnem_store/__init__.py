@@ -8,7 +8,7 @@ repository imports this package: the bridge talks to it as a binary.
 
 import logging
 
-__all__ = ["__version__", "CONTRACT_VERSION"]
+__all__ = ["CONTRACT_VERSION", "__version__"]
 
 __version__ = "0.1.0"
 #: Version of the ``--json`` contract documented in docs/cli-json.md.

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from .layout import Head
 from .stateimage import StateImage
 
-__all__ = ["Backend", "ObjectIndex", "ChangeIndex", "ObjectRow", "GraphRow", "ChangeRow", "CHANGE_KINDS", "KIND_CODES"]
+__all__ = ["CHANGE_KINDS", "KIND_CODES", "Backend", "ChangeIndex", "ChangeRow", "GraphRow", "ObjectIndex", "ObjectRow"]
 
 #: ``(key, kind code, canonical bytes or None for a virtual state)`` of one stored object.
 ObjectRow = tuple[int, int, bytes | None]
@@ -207,6 +207,14 @@ class Backend(ABC):
     @abstractmethod
     def close(self) -> None:
         """Release the connection."""
+
+    @abstractmethod
+    def replaced(self) -> bool:
+        """Whether the store this backend opened has since been replaced where it lives.
+
+        A long-lived worker keeps stores open between requests; a store
+        deleted and made again (or restored from a backup) must be reopened.
+        """
 
     @property
     @abstractmethod

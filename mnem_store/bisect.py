@@ -15,7 +15,7 @@ from .canonical import json_equal
 from .errors import InvalidRefError
 from .repo import Nodes, Repo
 
-__all__ = ["Predicate", "NodePredicate", "content_equals", "absent", "present", "bisect"]
+__all__ = ["NodePredicate", "Predicate", "absent", "bisect", "content_equals", "present"]
 
 #: A question about one memory state; gets the store to load node contents when it needs them.
 Predicate = Callable[[Repo, Nodes], bool]
@@ -33,6 +33,7 @@ class NodePredicate:
     test: Callable[[Repo, bytes | None], bool]
 
     def __call__(self, repo: Repo, nodes: Nodes) -> bool:
+        """Answer as a plain ``Predicate``: look the node up in ``nodes`` and test its object id."""
         return self.test(repo, nodes.get(self.node_id))
 
 

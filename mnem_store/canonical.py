@@ -19,17 +19,17 @@ import orjson
 from .errors import CorruptStoreError, UsageError
 
 __all__ = [
-    "encode",
-    "decode",
-    "object_id",
-    "hex_id",
-    "short",
-    "parse_hex_id",
     "check_content",
-    "parse_json",
+    "decode",
     "dump_compact",
-    "sort_keys",
+    "encode",
+    "hex_id",
     "json_equal",
+    "object_id",
+    "parse_hex_id",
+    "parse_json",
+    "short",
+    "sort_keys",
 ]
 
 I64_MIN = -(2**63)

@@ -12,20 +12,20 @@ import unicodedata
 from typing import Any
 
 __all__ = [
-    "rust_debug",
-    "MnemError",
-    "NotFoundError",
-    "InvalidRefError",
+    "BusyError",
+    "CommandError",
     "ConflictError",
     "CorruptStoreError",
-    "FormatVersionError",
-    "StoreExistsError",
     "ForeignStoreError",
+    "FormatVersionError",
+    "InvalidRefError",
+    "MnemError",
     "NoStoreError",
+    "NotFoundError",
+    "StoreExistsError",
     "StoreIoError",
-    "BusyError",
     "UsageError",
-    "CommandError",
+    "rust_debug",
 ]
 
 
@@ -179,13 +179,13 @@ class CommandError(MnemError):
 
 
 def rust_debug(text: str) -> str:
-    """Quote a string as Rust's ``{:?}`` does, since upstream builds many messages with it.
+    r"""Quote a string as Rust's ``{:?}`` does, since upstream builds many messages with it.
 
     Engine and CLI messages both need it, so it lives here rather than in
-    the CLI renderer.  Rust escapes ``\\0``, ``\\t``, ``\\r``, ``\\n``, quotes
+    the CLI renderer.  Rust escapes ``\0``, ``\t``, ``\r``, ``\n``, quotes
     and backslashes by name; combining marks and non-printable characters
     (the same Unicode categories Python's ``isprintable`` rejects) as
-    ``\\u{hex}``; everything else is kept.
+    ``\u{hex}``; everything else is kept.
     """
     named = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
     out = ['"']

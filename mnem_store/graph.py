@@ -30,12 +30,14 @@ class Graph:
         self._states: OrderedDict[bytes, Nodes] = OrderedDict()
 
     def commit(self, raw: bytes) -> Commit:
+        """The commit ``raw`` names, decoded once per graph."""
         found = self._commits.get(raw)
         if found is None:
             found = self._commits[raw] = self.repo.commit_obj(raw)
         return found
 
     def parents(self, raw: bytes) -> tuple[bytes, ...]:
+        """The parents of commit ``raw``, first parent first."""
         return self.commit(raw).parents
 
     def nodes(self, raw: bytes) -> Nodes:

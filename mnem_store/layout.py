@@ -14,17 +14,22 @@ from dataclasses import dataclass
 from .errors import CorruptStoreError, FormatVersionError, InvalidRefError
 
 __all__ = [
-    "FORMAT_VERSION",
     "CONFIG_TEXT",
+    "FORMAT_VERSION",
     "Head",
-    "validate_branch_name",
-    "parse_head",
     "format_head",
     "parse_config",
+    "parse_head",
+    "validate_branch_name",
 ]
 
 FORMAT_VERSION = 1
-CONFIG_TEXT = "# Mnemosyne store config. See docs/format/.\nformat_version = 1\nhash_algo = blake3\ndefault_branch = main\n"
+CONFIG_TEXT = (
+    "# Mnemosyne store config. See docs/format/.\n"
+    "format_version = 1\n"
+    "hash_algo = blake3\n"
+    "default_branch = main\n"
+)
 _ALLOWED_PUNCT = set("-_./")
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from .errors import ForeignStoreError, NoStoreError
 from .sqlite import MNEM_DIR
 
-__all__ = ["exact_root", "discover_root", "make_private_dirs"]
+__all__ = ["discover_root", "exact_root", "make_private_dirs"]
 
 
 def exact_root(path: Path) -> Path:

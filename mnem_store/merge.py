@@ -21,18 +21,18 @@ from .objects import MemoryNode, encode_object
 from .repo import Nodes, Repo
 
 __all__ = [
+    "SIDES",
+    "STRATEGIES",
     "Conflict",
-    "StateMerge",
     "MergeResult",
     "Resolution",
     "Side",
+    "StateMerge",
     "Strategy",
-    "SIDES",
-    "STRATEGIES",
-    "merge_states",
-    "resolve_conflicts",
     "merge",
+    "merge_states",
     "preview",
+    "resolve_conflicts",
 ]
 
 ConflictKind = Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]

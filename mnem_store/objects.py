@@ -9,7 +9,7 @@ contract.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Union
+from typing import Any
 
 from .canonical import (
     check_content,
@@ -22,7 +22,7 @@ from .canonical import (
 )
 from .errors import CorruptStoreError
 
-__all__ = ["Provenance", "MemoryNode", "State", "Commit", "StoredObject", "PROVENANCE_FIELDS", "decode_object"]
+__all__ = ["PROVENANCE_FIELDS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "decode_object"]
 
 #: Provenance fields in upstream's declaration order (the export's order).
 PROVENANCE_FIELDS = ("agent_step", "observation", "tool_call", "source", "note")
@@ -48,7 +48,7 @@ class Provenance:
         return {name: getattr(self, name) for name in PROVENANCE_FIELDS}
 
     @classmethod
-    def from_map(cls, data: Any) -> "Provenance":
+    def from_map(cls, data: Any) -> Provenance:
         """Rebuild from a decoded CBOR or JSON map, rejecting non-string fields."""
         if not isinstance(data, dict):
             raise CorruptStoreError("bad object: provenance is not a map")
@@ -75,6 +75,7 @@ class MemoryNode:
     kind = "memory_node"
 
     def to_cbor_map(self) -> dict[str, Any]:
+        """The map that is hashed: provenance only if a field is set, ``event_time`` only if set."""
         data: dict[str, Any] = {
             "kind": self.kind,
             "id": self.id,
@@ -89,11 +90,13 @@ class MemoryNode:
         return data
 
     def to_portable(self) -> dict[str, Any]:
+        """The export form: the hashed map with the content's keys sorted."""
         data = self.to_cbor_map()
         data["content"] = sort_keys(self.content)
         return data
 
     def to_dict(self) -> dict[str, Any]:
+        """SDK shape: every field, with content keys sorted and unset values as null."""
         return {
             "id": self.id,
             "content": sort_keys(self.content),
@@ -103,7 +106,8 @@ class MemoryNode:
         }
 
     @classmethod
-    def from_map(cls, data: dict[str, Any]) -> "MemoryNode":
+    def from_map(cls, data: dict[str, Any]) -> MemoryNode:
+        """Rebuild from a decoded CBOR or JSON map, rejecting a malformed node as a corrupt store."""
         node_id = data.get("id")
         kind = data.get("content_kind")
         event_time = data.get("event_time")
@@ -126,13 +130,16 @@ class State:
     kind = "state"
 
     def to_cbor_map(self) -> dict[str, Any]:
+        """The map that is hashed: node id -> raw object id."""
         return {"kind": self.kind, "nodes": self.nodes}
 
     def to_portable(self) -> dict[str, Any]:
+        """The export form: node ids in order, object ids as hex."""
         return {"kind": self.kind, "nodes": {key: hex_id(self.nodes[key]) for key in sorted(self.nodes)}}
 
     @classmethod
-    def from_map(cls, data: dict[str, Any]) -> "State":
+    def from_map(cls, data: dict[str, Any]) -> State:
+        """Rebuild from a decoded CBOR map, requiring text node ids and 32-byte object ids."""
         nodes = data.get("nodes")
         if not isinstance(nodes, dict):
             raise CorruptStoreError("bad object: state nodes is not a map")
@@ -142,7 +149,8 @@ class State:
         return cls(nodes)
 
     @classmethod
-    def from_portable(cls, data: dict[str, Any]) -> "State":
+    def from_portable(cls, data: dict[str, Any]) -> State:
+        """Rebuild from the export form, turning hex object ids back into raw ones."""
         nodes = data.get("nodes")
         if not isinstance(nodes, dict):
             raise CorruptStoreError("bad object: state nodes is not a map")
@@ -162,6 +170,7 @@ class Commit:
     kind = "commit"
 
     def to_cbor_map(self) -> dict[str, Any]:
+        """The map that is hashed, ids raw."""
         return {
             "kind": self.kind,
             "parents": list(self.parents),
@@ -172,6 +181,7 @@ class Commit:
         }
 
     def to_portable(self) -> dict[str, Any]:
+        """The export form: the same fields, ids as hex."""
         return {
             "kind": self.kind,
             "parents": [hex_id(p) for p in self.parents],
@@ -193,11 +203,12 @@ class Commit:
         }
 
     @classmethod
-    def from_map(cls, data: dict[str, Any]) -> "Commit":
+    def from_map(cls, data: dict[str, Any]) -> Commit:
+        """Rebuild from a decoded CBOR map, rejecting a malformed commit as a corrupt store."""
         parents = data.get("parents")
         state = data.get("state")
         message, author, time = data.get("message"), data.get("author"), data.get("time")
-        ok = (
+        if not (
             isinstance(parents, list)
             and all(isinstance(p, bytes) and len(p) == 32 for p in parents)
             and isinstance(state, bytes)
@@ -206,13 +217,13 @@ class Commit:
             and isinstance(author, str)
             and isinstance(time, int)
             and not isinstance(time, bool)
-        )
-        if not ok:
+        ):
             raise CorruptStoreError("bad object: malformed commit")
         return cls(tuple(parents), state, message, author, time)
 
     @classmethod
-    def from_portable(cls, data: dict[str, Any]) -> "Commit":
+    def from_portable(cls, data: dict[str, Any]) -> Commit:
+        """Rebuild from the export form: hex ids are parsed, then checked as ``from_map`` checks them."""
         parents = data.get("parents")
         state = data.get("state")
         if not isinstance(parents, list) or not all(isinstance(p, str) for p in parents) or not isinstance(state, str):
@@ -221,8 +232,8 @@ class Commit:
         return cls.from_map(converted)
 
 
-StoredObject = Union[MemoryNode, State, Commit]
-_KINDS: dict[str, Any] = {"memory_node": MemoryNode, "state": State, "commit": Commit}
+StoredObject = MemoryNode | State | Commit
+_KINDS: dict[str, type[StoredObject]] = {"memory_node": MemoryNode, "state": State, "commit": Commit}
 
 
 def encode_object(obj: StoredObject) -> tuple[bytes, bytes]:
@@ -236,9 +247,10 @@ def decode_object(data: bytes) -> StoredObject:
     value = decode(data)
     if not isinstance(value, dict):
         raise CorruptStoreError("bad object: not a map")
-    cls = _KINDS.get(value.get("kind"))  # type: ignore[arg-type]
+    kind = value.get("kind")
+    cls = _KINDS.get(kind) if isinstance(kind, str) else None
     if cls is None:
-        raise CorruptStoreError(f"bad object: unknown kind {value.get('kind')!r}")
+        raise CorruptStoreError(f"bad object: unknown kind {kind!r}")
     return cls.from_map(value)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -46,7 +47,7 @@ from .repo import Repo
 from .scratch import remove_dead, scratch_name
 from .sqlite import io_error
 
-__all__ = ["export_document", "dump_export", "restore", "Restored", "parse_export", "replace_file"]
+__all__ = ["Restored", "dump_export", "export_document", "parse_export", "replace_file", "restore"]
 
 
 def export_document(repo: Repo) -> dict[str, Any]:
@@ -108,10 +109,8 @@ def replace_file(path: Path, document: dict[str, Any]) -> None:
             os.close(fd)
         os.replace(tmp, path)
     except OSError as exc:
-        try:
+        with suppress(OSError):
             tmp.unlink()
-        except OSError:
-            pass
         raise io_error(f"writing {path}", exc) from None
 
 
@@ -157,7 +156,8 @@ def restore(doc: Any) -> Restored:
         actual = object_id(data)
         if actual != raw_key:
             raise CorruptStoreError(
-                f"object {key} does not hash to its own id (got {hex_id(actual)}); the export is corrupt or was hand-edited"
+                f"object {key} does not hash to its own id (got {hex_id(actual)}); "
+                "the export is corrupt or was hand-edited"
             )
         rows[raw_key] = (obj, data)
     ref_rows = []
@@ -212,6 +212,7 @@ def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
     anything exists, it is the damage it is.
     """
     for raw, (obj, _) in rows.items():
+        links: list[tuple[bytes, type[StoredObject], str]]
         if isinstance(obj, Commit):
             links = [(parent, Commit, "parent") for parent in obj.parents] + [(obj.state, State, "state")]
             owner = f"commit {hex_id(raw)}"

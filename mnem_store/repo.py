@@ -41,7 +41,7 @@ from .objects import (
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
 
-__all__ = ["Repo", "Change", "MNEM_DIR", "Nodes", "diff_nodes", "now_ms", "default_author"]
+__all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "default_author", "diff_nodes", "now_ms"]
 
 Nodes = dict[str, bytes]
 
@@ -103,7 +103,7 @@ class Repo:
 
     # ----------------------------------------------------------------- lifecycle
     @classmethod
-    def init(cls, path: Path, populate: Callable[[Backend], None] | None = None) -> "Repo":
+    def init(cls, path: Path, populate: Callable[[Backend], None] | None = None) -> Repo:
         """Create ``path/.mnem`` atomically (refusing a store at or above ``path`` as given) and open it.
 
         ``populate`` fills the new store inside its creating transaction (an
@@ -124,12 +124,12 @@ class Repo:
         return cls(path)
 
     @classmethod
-    def open(cls, path: Path) -> "Repo":
+    def open(cls, path: Path) -> Repo:
         """Open the store whose root (or ``.mnem`` folder) is exactly ``path``: no walking up."""
         return cls(exact_root(path))
 
     @classmethod
-    def discover(cls, start: Path) -> "Repo":
+    def discover(cls, start: Path) -> Repo:
         """Open the nearest store at or above ``start`` that the current user owns."""
         return cls(discover_root(start))
 
@@ -137,7 +137,7 @@ class Repo:
         """Close the backend."""
         self.backend.close()
 
-    def __enter__(self) -> "Repo":
+    def __enter__(self) -> Repo:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -539,10 +539,7 @@ class Repo:
             target = create
         if target is None:
             raise CommandError("checkout needs a target, or -b <name> to create one", "usage")
-        if self.branch_tip(target) is not None:
-            new = Head(branch=target)
-        else:
-            new = Head(commit=self.resolve(target))
+        new = Head(branch=target) if self.branch_tip(target) is not None else Head(commit=self.resolve(target))
         if new == self.head():
             return "already", new
         if self.is_dirty():
@@ -557,7 +554,9 @@ class Repo:
         return ("branch" if new.branch is not None else "detached"), new
 
     # ------------------------------------------------------------------ log
-    def log(self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None) -> list[tuple[bytes, Commit]]:
+    def log(
+        self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None
+    ) -> list[tuple[bytes, Commit]]:
         """History from ``start``, newest first, in graph order; costs what it lists.
 
         ``first_parent`` follows ``parents[0]``.  Otherwise every ancestor,

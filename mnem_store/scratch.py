@@ -12,9 +12,10 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+from contextlib import suppress
 from pathlib import Path
 
-__all__ = ["scratch_name", "remove_dead"]
+__all__ = ["remove_dead", "scratch_name"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,7 +53,5 @@ def remove_dead(folder: Path, prefix: str) -> None:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
-            try:
+            with suppress(OSError):
                 entry.unlink()
-            except OSError:
-                pass

@@ -51,7 +51,7 @@ from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
 
-__all__ = ["Stamped", "node_stamps", "CACHE_SIZE"]
+__all__ = ["CACHE_SIZE", "Stamped", "node_stamps"]
 
 #: Entries (commit facts, birth times) one process keeps; each is a few hundred bytes.
 CACHE_SIZE = 100_000
@@ -86,7 +86,8 @@ def _cached(key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()``, remembered under ``key`` (which must name something immutable)."""
     if key in _cache:
         _cache.move_to_end(key)
-        return _cache[key]  # type: ignore[no-any-return]
+        cached: T = _cache[key]  # one key names one computation, so it holds what that computation returned
+        return cached
     value = _cache[key] = compute()
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)

@@ -23,7 +23,7 @@ import cbor2
 
 from .errors import CorruptStoreError
 
-__all__ = ["StateImage", "encode_key", "BLOCK"]
+__all__ = ["BLOCK", "StateImage", "encode_key"]
 
 #: Target entries per block: big enough that the final join handles few
 #: pieces, small enough that re-encoding a touched block stays in microseconds.
@@ -57,12 +57,12 @@ def _map_header(count: int) -> bytes:
 class _Block:
     """A run of consecutive entries: encoded keys, object ids and their encoding."""
 
-    __slots__ = ("keys", "ids", "data")
+    __slots__ = ("data", "ids", "keys")
 
     def __init__(self, keys: list[bytes], ids: list[bytes], data: bytes | None = None) -> None:
         self.keys = keys
         self.ids = ids
-        self.data = data if data is not None else b"".join(k + _ID_HEAD + i for k, i in zip(keys, ids))
+        self.data = data if data is not None else b"".join(k + _ID_HEAD + i for k, i in zip(keys, ids, strict=True))
 
 
 def _blocks_of(keys: list[bytes], ids: list[bytes]) -> list[_Block]:
@@ -72,7 +72,7 @@ def _blocks_of(keys: list[bytes], ids: list[bytes]) -> list[_Block]:
 class StateImage:
     """The node map of one state plus its canonical encoding, in blocks."""
 
-    __slots__ = ("nodes", "_blocks", "_firsts")
+    __slots__ = ("_blocks", "_firsts", "nodes")
 
     def __init__(self, nodes: dict[str, bytes], blocks: list[_Block]) -> None:
         self.nodes = nodes
@@ -80,11 +80,12 @@ class StateImage:
         self._firsts = [block.keys[0] for block in blocks]
 
     @classmethod
-    def empty(cls) -> "StateImage":
+    def empty(cls) -> StateImage:
+        """The image of the state with no nodes."""
         return cls({}, [])
 
     @classmethod
-    def from_nodes(cls, nodes: Mapping[str, bytes]) -> "StateImage":
+    def from_nodes(cls, nodes: Mapping[str, bytes]) -> StateImage:
         """Build from a plain node map (one sort: O(n log n))."""
         pairs = sorted((encode_key(node_id), node_id) for node_id in nodes)
         keys = [key for key, _ in pairs]
@@ -92,7 +93,7 @@ class StateImage:
         return cls(ordered, _blocks_of(keys, list(ordered.values())))
 
     @classmethod
-    def from_canonical(cls, data: bytes, expected_id: bytes) -> "StateImage":
+    def from_canonical(cls, data: bytes, expected_id: bytes) -> StateImage:
         """Parse a stored state encoding, refusing bytes that do not hash to ``expected_id``.
 
         Because the bytes are canonical (that is what the id proves), the map
@@ -119,7 +120,7 @@ class StateImage:
             offset += size
         return cls(nodes, blocks)
 
-    def apply(self, changes: Mapping[str, bytes | None]) -> "StateImage":
+    def apply(self, changes: Mapping[str, bytes | None]) -> StateImage:
         """A new image with ``changes`` applied (node id -> object id, or None to remove).
 
         Costs O(changes * BLOCK + blocks), not O(nodes): only touched blocks
@@ -154,6 +155,7 @@ class StateImage:
         return b"".join((_PREFIX, _map_header(len(self.nodes)), *(block.data for block in self._blocks)))
 
     def state_id(self) -> bytes:
+        """The state's id: the BLAKE3 hash of its canonical encoding."""
         return blake3.blake3(self.encoding()).digest()
 
 

@@ -41,6 +41,7 @@ class Problem:
     message: str
 
     def to_dict(self) -> dict[str, str]:
+        """The problem as the JSON error document lists it."""
         return {"what": self.what, "id": self.id, "message": self.message}
 
 
@@ -56,6 +57,7 @@ class Report:
     problems: list[Problem] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
+        """How many of each thing was checked, for the JSON result and the error document."""
         return {"objects": self.objects, "commits": self.commits, "states": self.states,
                 "nodes": self.nodes, "refs": self.refs}
 
@@ -69,6 +71,7 @@ class VerifyError(CorruptStoreError):
         self.report = report
 
     def details(self) -> dict[str, Any]:
+        """Every problem and the counts, for the JSON error document."""
         return {"problems": [p.to_dict() for p in self.report.problems], **self.report.counts()}
 
 
@@ -131,11 +134,15 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             if kinds.get(parent) != "commit":
                 report.problems.append(Problem("commit", raw.hex(), f"parent {parent.hex()} is {_kind(kinds, parent)}"))
         if kinds.get(commit.state) != "state":
-            report.problems.append(Problem("commit", raw.hex(), f"state {commit.state.hex()} is {_kind(kinds, commit.state)}"))
+            report.problems.append(
+                Problem("commit", raw.hex(), f"state {commit.state.hex()} is {_kind(kinds, commit.state)}")
+            )
             continue
         first_parent = repo.objects.key(commit.parents[0]) if commit.parents else None
         if row.state != commit.state or row.parent != first_parent:
-            report.problems.append(Problem("index", raw.hex(), "the commit graph disagrees with the commit's parents or state"))
+            report.problems.append(
+                Problem("index", raw.hex(), "the commit graph disagrees with the commit's parents or state")
+            )
             continue
         parent_rows = [states.graph(parent) for parent in commit.parents]
         corrected = max([commit.time, *(p.corrected + 1 for p in parent_rows if p is not None)])
@@ -143,10 +150,12 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             report.problems.append(Problem(
                 "index", raw.hex(), f"corrected time {row.corrected} should be {corrected}; `mnem reindex` repairs it"))
         try:
-            parent = StateImage.empty() if row.parent is None else images.get(row.parent)
-            if parent is None:  # a parent further back than the images kept: rebuilt as any read would
-                parent = states.image(states.graph_row(row.parent))
-            image, changed = _rebuild(report, raw, row, states, parent, states.change_set(row.key))
+            if row.parent is None:
+                parent_image = StateImage.empty()
+            else:  # a parent further back than the images kept is rebuilt as any read would
+                kept = images.get(row.parent)
+                parent_image = kept if kept is not None else states.image(states.graph_row(row.parent))
+            image, changed = _rebuild(report, raw, row, states, parent_image, states.change_set(row.key))
         except MnemError as exc:
             report.problems.append(Problem("state", commit.state.hex(), str(exc)))
             continue
@@ -161,7 +170,8 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             node_raw = image.nodes.get(node_id)
             if node_raw is not None and kinds.get(node_raw) != "memory_node":
                 report.problems.append(Problem(
-                    "state", commit.state.hex(), f"node {node_id!r} points at {node_raw.hex()}, {_kind(kinds, node_raw)}"))
+                    "state", commit.state.hex(),
+                    f"node {node_id!r} points at {node_raw.hex()}, {_kind(kinds, node_raw)}"))
 
 
 def _rebuild(report: Report, raw: bytes, row: GraphRow, states: ChangeIndex, parent: StateImage,
@@ -175,7 +185,9 @@ def _rebuild(report: Report, raw: bytes, row: GraphRow, states: ChangeIndex, par
     (from a snapshot or older changes; ``CorruptStoreError`` if it cannot
     be) and the true change set comes from a full diff.
     """
-    consistent = all(_kind_of_change(parent.nodes.get(node_id), new) == kind for node_id, (kind, new) in indexed.items())
+    consistent = all(
+        _kind_of_change(parent.nodes.get(node_id), new) == kind for node_id, (kind, new) in indexed.items()
+    )
     image = parent.apply({node_id: new for node_id, (_, new) in indexed.items()})
     if consistent and image.state_id() == row.state:
         return image, indexed.keys()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sqlite3
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,10 +22,9 @@ import orjson
 from .. import CONTRACT_VERSION, __version__
 from ..errors import MnemError, StoreIoError, UsageError
 from ..repo import Repo
-from ..sqlite.database import translate
 from .context import Context, Outcome
 
-__all__ = ["main", "invoke", "Streams", "COMMANDS", "build_parser"]
+__all__ = ["COMMANDS", "Streams", "build_parser", "invoke", "main"]
 
 #: Subcommand name -> (module under ``commands``, one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -92,7 +90,9 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
-    parser.add_argument("--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)")
+    parser.add_argument(
+        "--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)"
+    )
     parser.add_argument(
         "-C", "--store", dest="store", metavar="PATH", default=default, help="act as if started in PATH"
     )
@@ -128,7 +128,7 @@ def build_parser(
     parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
     _global_options(parser, None)
     parser.add_argument("-V", "--version", action="store_true", help="print version")
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)
     _global_options(common, argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, (module, summary) in COMMANDS.items():
@@ -167,7 +167,8 @@ class Streams:
     tty: bool = False
 
     @classmethod
-    def process(cls) -> "Streams":
+    def process(cls) -> Streams:
+        """This process's own streams, as bytes; ``tty`` says whether stdout is a terminal."""
         return cls(sys.stdin.buffer, sys.stdout.buffer, sys.stderr.buffer, sys.stdout.isatty())
 
 
@@ -263,8 +264,6 @@ def invoke(
         return outcome.exit_code
     except MnemError as exc:
         return _fail(exc, want_json, streams)
-    except sqlite3.Error as exc:  # a damaged database met by a query outside db.read()/write(): still typed
-        return _fail(translate(exc), want_json, streams)
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:

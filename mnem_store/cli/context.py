@@ -15,7 +15,7 @@ from ..errors import CommandError, UsageError
 from ..repo import Repo
 from .render import Painter
 
-__all__ = ["Context", "Outcome", "check_text", "check_node_id", "parse_json_arg", "commit_time", "event_time"]
+__all__ = ["Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg"]
 
 
 @dataclass
@@ -58,6 +58,7 @@ class Context:
 
     @property
     def paint(self) -> Painter:
+        """The painter for text output: colour only when enabled and not in ``--json`` mode."""
         return Painter(self.colour and not self.json)
 
     def repo(self) -> Repo:

@@ -11,7 +11,7 @@ from typing import Any
 from ..canonical import dump_compact, short
 from ..errors import rust_debug
 
-__all__ = ["Painter", "fmt_time", "first_line", "message_lines", "rust_debug", "short", "compact", "marker"]
+__all__ = ["Painter", "compact", "first_line", "fmt_time", "marker", "message_lines", "rust_debug", "short"]
 
 ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH = "75", "71", "167", "179", "245", "173", "140"
 
@@ -23,9 +23,11 @@ class Painter:
         self.enabled = enabled
 
     def __call__(self, code: str, text: str) -> str:
+        """``text`` in ANSI 256-colour ``code``, or unchanged when colour is off."""
         return f"\x1b[38;5;{code}m{text}\x1b[0m" if self.enabled else text
 
     def change(self, text: str, kind: str) -> str:
+        """``text`` in the colour of a change ``kind``: added, removed or modified."""
         return self({"added": GOOD, "removed": BAD, "modified": CHANGED}[kind], text)
 
 
@@ -47,7 +49,7 @@ def fmt_time(ms: int) -> str:
 
 
 def message_lines(message: str) -> list[str]:
-    """Split like Rust's ``str::lines``: on ``\\n``, dropping one trailing ``\\r`` per line."""
+    r"""Split like Rust's ``str::lines``: on ``\n``, dropping one trailing ``\r`` per line."""
     if not message:
         return []
     parts = message.split("\n")
@@ -57,11 +59,13 @@ def message_lines(message: str) -> list[str]:
 
 
 def first_line(message: str) -> str:
+    """A commit message's first line (its subject); "" for an empty message."""
     lines = message_lines(message)
     return lines[0] if lines else ""
 
 
 def compact(content: Any) -> str:
+    """Node content as upstream prints it: compact JSON with sorted keys."""
     return dump_compact(content)
 
 

@@ -28,7 +28,7 @@ from .database import DB_FILE, Database
 from .objectstore import SqliteObjectStore
 from .states import SqliteStateStore
 
-__all__ = ["SqliteBackend", "MNEM_DIR", "io_error"]
+__all__ = ["MNEM_DIR", "SqliteBackend", "io_error"]
 
 logger = logging.getLogger(__name__)
 
@@ -54,12 +54,22 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    """The database file's device and inode (zeros when it cannot be read)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return 0, 0
+    return info.st_dev, info.st_ino
+
+
 class SqliteBackend(Backend):
     """One store's SQLite database, behind the storage seam."""
 
     def __init__(self, db: Database, location: str) -> None:
         self.db = db
         self.location = location
+        self._identity = _identity(db.path)
         self.read_only = db.read_only
         self.objects = SqliteObjectStore(db)
         self.states = SqliteStateStore(db)
@@ -130,6 +140,10 @@ class SqliteBackend(Backend):
     def close(self) -> None:
         """Close the connection."""
         self.db.close()
+
+    def replaced(self) -> bool:
+        """Whether the database file is no longer the one opened (another device or inode, or gone)."""
+        return _identity(self.db.path) != self._identity
 
     @property
     def writing(self) -> bool:

@@ -19,13 +19,22 @@ import logging
 import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from ..backend import KIND_CODES
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 
-__all__ = ["Database", "DB_FILE", "SCHEMA_VERSION", "KIND_CODES", "translate", "is_read_only", "pack_time", "unpack_time"]
+__all__ = [
+    "DB_FILE",
+    "KIND_CODES",
+    "SCHEMA_VERSION",
+    "Database",
+    "is_read_only",
+    "pack_time",
+    "translate",
+    "unpack_time",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -255,6 +264,7 @@ class Database:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
+        """Close the connection."""
         self.conn.close()
 
     @contextmanager
@@ -286,10 +296,8 @@ class Database:
     def _rollback(self) -> None:
         """Undo the open transaction; on a damaged file the rollback may fail too, and must not hide why."""
         if self.conn.in_transaction:
-            try:
+            with suppress(sqlite3.Error):
                 self.conn.execute("ROLLBACK")
-            except sqlite3.Error:
-                pass
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -327,10 +335,8 @@ class Database:
             self.conn.execute("COMMIT")
         except (sqlite3.Error, UnicodeDecodeError):
             if self.conn.in_transaction:
-                try:
+                with suppress(sqlite3.Error):
                     self.conn.execute("ROLLBACK")
-                except sqlite3.Error:
-                    pass
             if not quiet:
                 raise
 

@@ -89,10 +89,12 @@ class SqliteObjectStore(ObjectIndex):
             yield key, raw, None if data is None else unpack(data)
 
     def key(self, raw: bytes) -> int | None:
+        """The key of an object id, or None."""
         row = self.db.conn.execute("SELECT key FROM objects WHERE id = ?", (raw,)).fetchone()
         return row[0] if row else None
 
     def id_of(self, key: int) -> bytes:
+        """The id behind a key; a dangling key is ``corrupt_store``."""
         row = self.db.conn.execute("SELECT id FROM objects WHERE key = ?", (key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"object key {key} is referenced but not stored")
@@ -113,6 +115,7 @@ class SqliteObjectStore(ObjectIndex):
                 "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
                 (raw, KIND_CODES[kind], None if data is None else pack(kind, data)),
             )
+            # typeshed says int | None: None only before a cursor's first INSERT, and this one just ran.
             return cursor.lastrowid  # type: ignore[return-value]
         key: int = row[0]
         if row[1] is None and data is not None:

@@ -61,7 +61,7 @@ from ..errors import CorruptStoreError
 from ..stateimage import StateImage
 from .database import Database, pack_time, unpack_time
 
-__all__ = ["SqliteStateStore", "IMAGE_CACHE_SIZE"]
+__all__ = ["IMAGE_CACHE_SIZE", "SqliteStateStore"]
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +94,7 @@ class SqliteStateStore(ChangeIndex):
         return _graph_row(row) if row else None
 
     def graph_row(self, commit_key: int) -> GraphRow:
+        """The graph row of a commit key (``corrupt_store`` when missing)."""
         row = self.db.conn.execute(f"{self._ROW} WHERE c.key = ?", (commit_key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"commit key {commit_key} is not in the commit graph")

@@ -21,6 +21,7 @@ from ..render import short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``add``'s arguments: the node id, one content source, its kind and its provenance."""
     parser.add_argument("id", help="the node's stable id; staging the same id again is an update")
     parser.add_argument("content", nargs="?", help="the content as a plain string; omit to read stdin")
     parser.add_argument("--content-file", metavar="FILE", help="read the content from this file, parsed as JSON")
@@ -59,6 +60,7 @@ def read_content(args: argparse.Namespace, ctx: Context) -> Any:
 
 
 def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
+    """The node to stage from the parsed flags, each provenance value checked as UTF-8 text."""
     fields = {"agent_step": args.step, "source": args.source, "observation": args.observation,
               "tool_call": args.tool_call, "note": args.note}
     for name, value in fields.items():
@@ -70,6 +72,7 @@ def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Stage one node; the result is the node and the id of its stored object."""
     node = build_node(args, read_content(args, ctx))
     raw = porcelain.add(ctx.repo(), node)
     paint = ctx.paint

@@ -17,6 +17,7 @@ from ..render import DIM, ID, WARN, Painter, first_line, short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``bisect``'s arguments: the node, one predicate flag and the range to search."""
     parser.add_argument("--node", required=True, metavar="NODE", help="the node id the predicate is about")
     parser.add_argument("--equals", metavar="JSON", help="true when the node's content equals this JSON value")
     parser.add_argument("--absent", action="store_true", help="true when the node is not in memory")
@@ -60,6 +61,7 @@ def _explain(node_id: str, found: Blame | None, paint: Painter) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Find the first commit where the predicate holds, and blame the node there."""
     node_id = check_text(args.node, "--node")
     _check_conflicts(args)
     repo = ctx.repo()

@@ -11,6 +11,7 @@ from ..render import DIM, ID, WARN, Painter, compact, first_line, fmt_time, shor
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``blame``'s arguments: the node and the revision to blame it at."""
     parser.add_argument("node_id", metavar="NODE_ID", help="the node id to blame")
     parser.add_argument("rev", nargs="?", help="blame as of this branch or commit (default: HEAD)")
 
@@ -33,5 +34,6 @@ def _render(found: Blame, message: str, paint: Painter) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Blame one node: the commit that set its current value, and that value's provenance."""
     found, message = porcelain.blame(ctx.repo(), args.node_id, args.rev)
     return Outcome(found.to_dict(), _render(found, message, ctx.paint))

@@ -11,12 +11,14 @@ from ..render import first_line, short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``branch``'s arguments; which ones are given picks list, create or delete."""
     parser.add_argument("name", nargs="?", help="the branch to create; omit to list branches")
     parser.add_argument("start", nargs="?", help="where the new branch starts (default HEAD)")
     parser.add_argument("-d", "--delete", metavar="NAME", help="delete this branch")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Delete the ``--delete`` branch, create ``NAME``, or list every branch."""
     repo = ctx.repo()
     paint = ctx.paint
     if args.delete is not None:

@@ -10,12 +10,14 @@ from ..render import short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``checkout``'s arguments: the target, ``-b`` to create a branch there, and ``--discard``."""
     parser.add_argument("rev", nargs="?", help="a branch or commit; with -b, the new branch's start point")
     parser.add_argument("-b", "--create", metavar="NAME", help="create a branch and switch to it")
     parser.add_argument("--discard", action="store_true", help="drop uncommitted staged changes instead of refusing")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Move HEAD; the result says whether it is on a branch, detached, or was there already."""
     repo = ctx.repo()
     paint = ctx.paint
     create = check_text(args.create, "NAME") if args.create is not None else None

@@ -10,6 +10,7 @@ SHELLS = ("bash", "zsh", "fish", "powershell", "elvish")
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``completions``' one argument, the shell."""
     parser.add_argument("shell", choices=SHELLS, help="which shell to generate for")
 
 
@@ -20,20 +21,29 @@ def _words() -> tuple[list[str], dict[str, list[str]]]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {
-        name: sorted(opt for action in sub.choices[name]._actions for opt in action.option_strings if opt.startswith("--"))
+        name: sorted(
+            opt for action in sub.choices[name]._actions for opt in action.option_strings if opt.startswith("--")
+        )
         for name in COMMANDS
     }
     return list(COMMANDS), options
 
 
 def script(shell: str) -> str:
+    """The completion script for ``shell`` (one of ``SHELLS``).
+
+    Every script completes subcommand names; the bash and fish ones also
+    complete each subcommand's long options.
+    """
     names, options = _words()
     if shell == "bash":
         cases = "".join(f"        {n}) opts=\"{' '.join(options[n])}\" ;;\n" for n in names)
         return (
             "_mnem() {\n"
             "    local cur=${COMP_WORDS[COMP_CWORD]} cmd=${COMP_WORDS[1]} opts\n"
-            f"    if [ \"$COMP_CWORD\" -eq 1 ]; then COMPREPLY=($(compgen -W \"{' '.join(names)} --help --version --json -C --store\" -- \"$cur\")); return; fi\n"
+            "    if [ \"$COMP_CWORD\" -eq 1 ]; then "
+            f"COMPREPLY=($(compgen -W \"{' '.join(names)} --help --version --json -C --store\" -- \"$cur\")); "
+            "return; fi\n"
             "    case \"$cmd\" in\n" + cases + "        *) opts=\"\" ;;\n    esac\n"
             "    COMPREPLY=($(compgen -W \"$opts\" -- \"$cur\"))\n}\ncomplete -F _mnem mnem\n"
         )
@@ -54,5 +64,6 @@ def script(shell: str) -> str:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Print the script; the JSON result carries it too, with the shell's name."""
     text = script(args.shell)
     return Outcome({"shell": args.shell, "script": text}, text)

@@ -10,6 +10,7 @@ from ..render import compact, marker
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``diff``'s arguments: the two states, and how much of each change to show."""
     parser.add_argument("from_", metavar="FROM", nargs="?", help="a branch or commit (default: the HEAD commit)")
     parser.add_argument("to", nargs="?", help="a branch or commit (default: working memory)")
     parser.add_argument("--stat", action="store_true", help="one classified line per node, no content")
@@ -17,6 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """List the changed nodes with old and new content (less with ``--stat`` or ``--name-only``)."""
     repo = ctx.repo()
     paint = ctx.paint
     changes = porcelain.diff(repo, args.from_, args.to)
@@ -24,7 +26,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     if not changes:
         return Outcome(data, "no changes\n")
     lines: list[str] = []
-    for change, view in zip(changes, data):
+    for change, view in zip(changes, data, strict=True):
         if args.name_only:
             lines.append(change.id)
             continue

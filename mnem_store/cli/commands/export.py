@@ -11,10 +11,12 @@ from ..context import Context, Outcome
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``export``'s one option, the file to write instead of stdout."""
     parser.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout (replaced atomically)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Print the export, or write it to ``--output`` and report where and how many objects."""
     if args.output is None:
         document = porcelain.export(ctx.repo())
         return Outcome(document, dump_export(document) + "\n")

@@ -8,16 +8,18 @@ import os
 from ... import porcelain
 from ...errors import CommandError
 from ...portable import parse_export
-from ...sqlite import MNEM_DIR
+from ...repo import MNEM_DIR
 from ..context import Context, Outcome
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``import``'s arguments: the export file and where to create the store."""
     parser.add_argument("file", help="the exported JSON file ('-' for stdin)")
     parser.add_argument("path", nargs="?", help="where to create the store; refuses if one already exists there")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Read an export (a file or stdin) and create a new store from it."""
     try:
         if args.file == "-":
             text = ctx.stdin.read()

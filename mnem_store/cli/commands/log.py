@@ -17,12 +17,14 @@ def count(text: str) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``log``'s options: which parents to follow, how many commits, and the format."""
     parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
     parser.add_argument("-n", "--max-count", type=count, metavar="N", help="show at most this many commits")
     parser.add_argument("--oneline", action="store_true", help="one line per commit")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """List commits from HEAD, newest first, in full or one line each."""
     entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count)
     data = [commit.to_dict(raw) for raw, commit in entries]
     if not entries:

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import Any
 
 from ... import porcelain
 from ...errors import CommandError, rust_debug
-from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Side, Strategy
+from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Strategy
 from ...objects import MemoryNode
 from ...repo import default_author
 from ..context import Context, Outcome, check_text, commit_time, parse_json_arg
@@ -38,6 +38,7 @@ class _InOrder(argparse.Action):
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``merge``'s arguments: what to merge, how to resolve conflicts, and the commit to record."""
     parser.add_argument("theirs", metavar="THEIRS", help="a branch name or commit id to merge in")
     parser.add_argument("--resolve", dest="resolutions", action=_InOrder, default=[], metavar="ID=SIDE",
                         help="resolve one conflict: <id>=<ours|theirs|base|delete>; repeatable")
@@ -46,7 +47,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--strategy", metavar="SIDE", help="resolve every other conflict one way: ours or theirs")
     parser.add_argument("-m", "--message", help="override the merge commit message")
     parser.add_argument("--author", help='who made the merge; falls back to $MNEM_AUTHOR, then "unknown"')
-    parser.add_argument("--time", type=commit_time, metavar="MS", help="merge commit time in Unix ms (extension; default now)")
+    parser.add_argument("--time", type=commit_time, metavar="MS",
+                        help="merge commit time in Unix ms (extension; default now)")
     parser.add_argument("--dry-run", action="store_true",
                         help="show what merging would do without writing; not combined with --resolve or --strategy")
 
@@ -55,7 +57,7 @@ def _strategy(raw: str | None) -> Strategy | None:
     if raw is None:
         return None
     if raw in STRATEGIES:
-        return cast(Strategy, raw)
+        return raw
     raise CommandError(f"unknown --strategy {rust_debug(raw)}; use `ours` or `theirs`", "usage")
 
 
@@ -71,7 +73,7 @@ def _resolution(flag: str, spec: str) -> tuple[str, Resolution]:
     if not sep:
         raise CommandError(f"--resolve {quoted} must be <id>=<ours|theirs|base|delete>", "usage")
     if value in SIDES:
-        return node_id, cast(Side, value)
+        return node_id, value
     raise CommandError(
         f"--resolve {quoted}: unknown side {rust_debug(value)}; use `ours`, `theirs`, `base` or `delete`", "usage"
     )
@@ -111,6 +113,11 @@ def _report(outcome: porcelain.MergeOutcome, paint: Painter, dry_run: bool) -> t
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Merge ``THEIRS`` into the current branch, or preview the merge with ``--dry-run``.
+
+    Flags are checked before the store is opened.  Conflicts are a result
+    in JSON mode and exit 1 in text mode.
+    """
     if args.dry_run and (args.resolutions or args.strategy is not None):
         raise CommandError(
             "--dry-run previews whether a merge collides; it does not combine with --resolve or --strategy", "usage"

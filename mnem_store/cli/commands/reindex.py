@@ -16,9 +16,10 @@ from ..context import Context, Outcome
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    pass
+    """``reindex`` takes no arguments of its own."""
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Check every commit's state and re-derive what can be; the result is how many commits were checked."""
     count = porcelain.reindex(ctx.repo())
     return Outcome({"commits": count}, f"Reindexed {count} commit(s)\n")

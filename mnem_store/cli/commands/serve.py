@@ -13,18 +13,15 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from ...errors import UsageError
 from ...location import discover_root, exact_root
 from ...repo import Repo
-from ...sqlite import MNEM_DIR
-from ...sqlite.database import DB_FILE
 from ..context import Context, Outcome
 
 __all__ = ["StoreCache", "serve"]
@@ -35,30 +32,31 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 class StoreCache:
-    """Open stores kept between requests, keyed by root and checked against the database file."""
+    """Open stores kept between requests, keyed by root; a store replaced on disk is reopened."""
 
     def __init__(self) -> None:
-        self._open: dict[Path, tuple[tuple[int, int], Repo]] = {}
+        self._open: dict[Path, Repo] = {}
 
     def __call__(self, start: Path, exact: bool) -> Repo:
+        """The store for ``start`` (its root exactly when ``exact``), as ``Context.opener`` asks.
+
+        An open store is reused unless its database was replaced on disk since
+        it was opened (deleted and made again, or restored from a backup); then
+        it is closed and opened again.
+        """
         root = exact_root(start) if exact else discover_root(start)
-        db_file = root / MNEM_DIR / DB_FILE
-        try:
-            info = os.stat(db_file)
-            identity = (info.st_dev, info.st_ino)
-        except OSError:
-            identity = (0, 0)
-        cached = self._open.get(root)
-        if cached is not None and cached[0] == identity:
-            return cached[1]
+        cached = self._open.pop(root, None)
+        if cached is not None and not cached.backend.replaced():
+            self._open[root] = cached
+            return cached
         if cached is not None:
-            cached[1].close()
-        repo = Repo(root)
-        self._open[root] = (identity, repo)
+            cached.close()
+        repo = self._open[root] = Repo(root)
         return repo
 
     def close(self) -> None:
-        for _, repo in self._open.values():
+        """Close every store."""
+        for repo in self._open.values():
             repo.close()
         self._open.clear()
 
@@ -86,7 +84,7 @@ def _answer(code: int, out: bytes, err: bytes) -> bytes:
     return orjson.dumps(decoded) + b"\n"
 
 
-def serve(requests: io.BufferedIOBase, answers: io.BufferedIOBase) -> None:
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
     from .. import Streams, build_parser, invoke
 

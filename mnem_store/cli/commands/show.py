@@ -10,12 +10,14 @@ from ..render import compact
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``show``'s arguments: the revision, and ``--stat`` or ``--node`` to show less."""
     parser.add_argument("rev", nargs="?", help="a branch name or commit id")
     parser.add_argument("--stat", action="store_true", help="list the node ids this commit changed")
     parser.add_argument("--node", metavar="ID", help="only this node: its MemoryNode, or null (extension)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Print the memory at ``REV`` (working memory without one), one node, or what a commit changed."""
     repo = ctx.repo()
     paint = ctx.paint
     if args.stat:

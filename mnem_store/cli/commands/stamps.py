@@ -15,6 +15,7 @@ from ..render import fmt_time
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``stamps``' arguments: the revision and, optionally, which nodes."""
     parser.add_argument("rev", nargs="?", help="a branch name or commit id (default: HEAD's commit)")
     parser.add_argument(
         "--node", metavar="ID", action="append", help="only this node (repeatable); absent nodes are left out"
@@ -22,6 +23,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Print each node at ``REV`` with the times it was created and last updated."""
     stamped = porcelain.stamps(ctx.repo(), args.rev, args.node)
     data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
     paint = ctx.paint

@@ -10,10 +10,11 @@ from ..render import first_line, marker, short
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    pass
+    """``status`` takes no arguments of its own."""
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Report HEAD, its tip commit, and what is staged."""
     paint = ctx.paint
     found = porcelain.status(ctx.repo())
     head, tip, changes = found.head, found.tip, found.changes

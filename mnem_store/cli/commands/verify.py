@@ -10,10 +10,11 @@ from ..context import Context, Outcome
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    pass
+    """``verify`` takes no arguments of its own."""
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Verify the store; any problem raises ``VerifyError``, which lists them all."""
     report = porcelain.verify(ctx.repo())
     if report.problems:
         raise VerifyError(report)

@@ -24,6 +24,7 @@ _PUT_KEYS = {"id", "content", "content_kind", "event_time", *_PROVENANCE_KEYS}
 
 
 def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``write``'s arguments: the commit to record, and where the payload comes from."""
     parser.add_argument("-m", "--message", required=True, help="the commit message")
     parser.add_argument("--author", help='who made the commit; falls back to $MNEM_AUTHOR, then "unknown"')
     parser.add_argument("--time", type=commit_time, metavar="MS", help="commit time in Unix ms (default now)")
@@ -32,6 +33,11 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def parse_put(item: Any, index: int) -> MemoryNode:
+    """One ``put`` entry of the payload as a node; ``index`` names the entry in error messages.
+
+    Every key is checked here, so a bad batch is refused, naming the entry
+    at fault, before anything is written.
+    """
     where = f"put[{index}]"
     if not isinstance(item, dict) or "id" not in item or "content" not in item:
         raise UsageError(f"{where} must be an object with at least id and content")
@@ -54,10 +60,12 @@ def parse_put(item: Any, index: int) -> MemoryNode:
             raise UsageError(f"{where}.{key} must be a string or null")
         if value is not None:
             prov[field] = value
-    return MemoryNode(item["id"], check_content(item["content"], f"{where}.content"), kind, Provenance(**prov), event_time)
+    content = check_content(item["content"], f"{where}.content")
+    return MemoryNode(item["id"], content, kind, Provenance(**prov), event_time)
 
 
 def parse_payload(raw: bytes) -> tuple[list[MemoryNode], list[str]]:
+    """The payload ``{"put": [...], "delete": [...]}`` as the nodes to write and the ids to delete."""
     payload = parse_json(raw, "the write payload", check=False)  # each put's content is checked by parse_put
     if not isinstance(payload, dict) or set(payload) - {"put", "delete"}:
         raise UsageError('the write payload must be an object with "put" and/or "delete"')
@@ -70,6 +78,7 @@ def parse_payload(raw: bytes) -> tuple[list[MemoryNode], list[str]]:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
     try:
         if args.file is not None and args.file != "-":
             with open(args.file, "rb") as handle:

@@ -1,0 +1,91 @@
+"""The house's import rules, for all four packages and for the engine's layers.
+
+Data flows one way: ``mnem_mcp`` / ``mnem_langgraph`` -> ``mnem_bridge`` ->
+(a process boundary) -> ``mnem_store``.  Inside the engine, each layer uses
+only the ones below it (docs/engine.md): the storage seam and the SQLite
+backend know nothing of the repo, the porcelain or the CLI, and the CLI
+reaches the store only through the porcelain (and ``Repo``, which a worker
+keeps open), never through a backend module.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+#: package -> the other project packages it must never import.
+FORBIDDEN = {
+    "mnem_store": {"mnem_bridge", "mnem_mcp", "mnem_langgraph"},
+    "mnem_bridge": {"mnem_store", "mnem_mcp", "mnem_langgraph"},
+    "mnem_mcp": {"mnem_store", "mnem_langgraph"},
+    "mnem_langgraph": {"mnem_store", "mnem_mcp"},
+}
+
+#: engine module (prefix) -> engine modules (prefixes) it must never import.
+ENGINE_LAYERS = {
+    "mnem_store.backend": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite"},
+    "mnem_store.sqlite": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.location"},
+    "mnem_store.objects": {"mnem_store.backend", "mnem_store.sqlite", "mnem_store.repo", "mnem_store.porcelain",
+                           "mnem_store.cli"},
+    "mnem_store.repo": {"mnem_store.porcelain", "mnem_store.cli"},
+    "mnem_store.porcelain": {"mnem_store.cli", "mnem_store.sqlite"},
+    "mnem_store.cli": {"mnem_store.sqlite", "mnem_store.backend"},
+}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, relative imports resolved to absolute names."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            found.add(module)
+            found.update(f"{module}.{alias.name}" for alias in node.names)
+    return found
+
+
+def sources(package: str) -> list[Path]:
+    found = sorted((ROOT / package).rglob("*.py"))
+    assert found, package
+    return found
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_each_package_imports_only_what_the_one_way_rule_allows(package: str) -> None:
+    offenders = {
+        module_name(path): sorted(name for name in imports(path) if name.split(".")[0] in FORBIDDEN[package])
+        for path in sources(package)
+    }
+    assert {name: found for name, found in offenders.items() if found} == {}
+
+
+def test_the_engines_layers_import_only_downwards() -> None:
+    offenders = {}
+    for path in sources("mnem_store"):
+        name = module_name(path)
+        banned = set().union(*(rule for prefix, rule in ENGINE_LAYERS.items() if name.startswith(prefix)))
+        found = sorted(i for i in imports(path) if any(i == b or i.startswith(b + ".") for b in banned))
+        if found:
+            offenders[name] = found
+    assert offenders == {}
+
+
+def test_the_rules_see_relative_imports() -> None:
+    """A rule that cannot see ``from ..sqlite import x`` would pass for the wrong reason."""
+    names = imports(ROOT / "mnem_store" / "cli" / "commands" / "init.py")
+    assert "mnem_store.porcelain" in names or "mnem_store" in names
+    assert "mnem_store.sqlite" in imports(ROOT / "mnem_store" / "repo.py")

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from .errors import BusyError, ProtocolError, UsageError
 from .store import Store
 
-__all__ = ["remember", "remember_many", "forget", "with_retry", "ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS"]
+__all__ = ["ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS", "forget", "remember", "remember_many", "with_retry"]
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,7 @@ T = TypeVar("T")
 
 def remember(
     store: Store,
-    id: str,  # noqa: A002 - upstream's name
+    id: str,
     content: Any,
     *,
     source: str | None = None,
@@ -118,7 +118,7 @@ def _item(index: int, item: Any) -> dict[str, Any]:
 
 def forget(
     store: Store,
-    id: str,  # noqa: A002 - upstream's name
+    id: str,
     *,
     summary: str | None = None,
     author: str = "agent",

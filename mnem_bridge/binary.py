@@ -29,7 +29,7 @@ from .echo import shell_line
 from .errors import BinaryNotFoundError, ContractError
 from .process import Runner
 
-__all__ = ["Binary", "SUPPORTED_CONTRACTS", "find_binary", "describe"]
+__all__ = ["SUPPORTED_CONTRACTS", "Binary", "describe", "find_binary"]
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ import signal
 from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, TypeVar, overload
 
 import orjson
 
@@ -29,12 +29,14 @@ from .process import Runner, RunResult, SubprocessRunner
 from .text import is_utf8, shown, text_problem
 from .worker import WorkerRunner
 
-__all__ = ["Mnem", "DEFAULT_TIMEOUT", "MODES", "interpret", "check_arguments"]
+__all__ = ["DEFAULT_TIMEOUT", "MODES", "Mnem", "check_arguments", "interpret"]
 
 #: How the client runs the binary: a persistent worker, or one process per call.
 MODES = ("worker", "oneshot")
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 #: Seconds one invocation may take before its process group is killed.  Far
 #: above a normal call (~0.1 s) and above the binary's own 10 s wait for a
@@ -89,12 +91,20 @@ class Mnem:
             self._runner = WorkerRunner(self.path) if self.mode == "worker" and serves else self._oneshot
         return self._runner
 
+    @overload
+    def call(self, root: str | os.PathLike[str], *args: str, payload: str | None = None, parse: None = None) -> Any: ...
+
+    @overload
+    def call(
+        self, root: str | os.PathLike[str], *args: str, payload: str | None = None, parse: Callable[[Any], T]
+    ) -> T: ...
+
     def call(
         self,
         root: str | os.PathLike[str],
         *args: str,
         payload: str | None = None,
-        parse: Callable[[Any], Any] | None = None,
+        parse: Callable[[Any], T] | None = None,
     ) -> Any:
         """Run one subcommand against the store at ``root``.
 
@@ -173,9 +183,9 @@ ARG_MAX_ONE = 128 * 1024
 
 
 def check_arguments(path: str, args: tuple[str, ...], payload: str | None) -> None:
-    """Refuse, before running anything, text no ``mnem`` invocation can carry.
+    r"""Refuse, before running anything, text no ``mnem`` invocation can carry.
 
-    An argv cannot hold NUL, and a lone surrogate (``"\\ud800"``) is not
+    An argv cannot hold NUL, and a lone surrogate (``"\ud800"``) is not
     text: it has no UTF-8 encoding, so neither the worker's JSON request nor
     stdin can hold it, and a one-shot ``Popen`` fails on it with a bare
     ``ValueError`` or ``UnicodeEncodeError``.  Checking here makes every such

@@ -21,7 +21,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-__all__ = ["shell_line", "heredoc_delimiter", "echo"]
+__all__ = ["echo", "heredoc_delimiter", "shell_line"]
 
 logger = logging.getLogger(__name__)
 

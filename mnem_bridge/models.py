@@ -16,17 +16,17 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
-    "ContentKind",
-    "ChangeKind",
-    "ConflictKind",
-    "MergeStatus",
-    "Provenance",
-    "MemoryNode",
-    "Commit",
-    "NodeChange",
-    "Conflict",
-    "MergeResult",
     "Blame",
+    "ChangeKind",
+    "Commit",
+    "Conflict",
+    "ConflictKind",
+    "ContentKind",
+    "MemoryNode",
+    "MergeResult",
+    "MergeStatus",
+    "NodeChange",
+    "Provenance",
     "TimedNode",
     "node_or_none",
 ]

@@ -26,6 +26,7 @@ pipes cannot deadlock.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -146,10 +147,8 @@ class SubprocessRunner:
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole session (its pgid is its pid: ``start_new_session``)."""
-    try:
+    with contextlib.suppress(ProcessLookupError):  # the group is already gone
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:  # the group is already gone
-        pass
 
 
 def _reap(proc: subprocess.Popen[bytes]) -> tuple[bytes, bytes]:

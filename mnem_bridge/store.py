@@ -41,7 +41,7 @@ from .client import Mnem
 from .errors import InvalidRefError, NoStoreError, ProtocolError, UsageError
 from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 
-__all__ = ["Store", "init", "open", "find_root", "MNEM_DIR", "Resolution", "Memory", "Predicate"]
+__all__ = ["MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "find_root", "init", "open"]
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +170,7 @@ def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> S
     return store
 
 
-def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None) -> Store:  # noqa: A001 - upstream's name
+def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None) -> Store:
     """Open the store whose root is exactly ``path``, or with no path the nearest one at or above the current folder.
 
     An explicit path is never walked up from (unlike upstream's SDK): a typo
@@ -195,7 +195,8 @@ def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = No
         if owner != os.geteuid():  # git's safe.directory rule, as the binary applies it to its own discovery
             raise NoStoreError(
                 f"the store at {root} belongs to another user (uid {owner}) and was only found by walking up "
-                f"from {start}, so it is not used; if you trust it, open it by its path: mnem_bridge.open({str(root)!r})"
+                f"from {start}, so it is not used; if you trust it, open it by its path: "
+                f"mnem_bridge.open({str(root)!r})"
             )
     else:
         start = Path(path).absolute()
@@ -239,7 +240,7 @@ class Store:
 
     def _read(self, parse: Callable[[Any], T], *args: str, payload: str | None = None) -> T:
         """One invocation whose result ``parse`` reads; a misshapen result is a ``ProtocolError``."""
-        return self._client.call(self.root, *args, payload=payload, parse=parse)  # type: ignore[no-any-return]
+        return self._client.call(self.root, *args, payload=payload, parse=parse)
 
     def close(self) -> None:
         """Release the client if this store created it; no process is left running either way."""
@@ -266,11 +267,12 @@ class Store:
 
     def head_commit(self) -> str | None:
         """The commit HEAD points at, or ``None`` on an unborn branch."""
-        return self._status(lambda status: status["commit"])
+        commit = self._status(lambda status: status["commit"])
+        return None if commit is None else str(commit)
 
     def add(
         self,
-        id: str,  # noqa: A002 - upstream's name
+        id: str,
         content: Any,
         *,
         content_kind: ContentKind = "note",
@@ -321,7 +323,7 @@ class Store:
             event_time=node.event_time,
         )
 
-    def rm(self, id: str) -> None:  # noqa: A002 - upstream's name
+    def rm(self, id: str) -> None:
         """Stage the deletion of a node (a tombstone; a pending add is simply dropped).
 
         Args:
@@ -340,7 +342,7 @@ class Store:
         """Node ids staged for deletion, sorted."""
         return self._status(lambda status: list(status["staged_deletions"]))
 
-    def unstage(self, id: str) -> bool:  # noqa: A002 - upstream's name
+    def unstage(self, id: str) -> bool:
         """Drop a staged add or deletion.
 
         Args:
@@ -506,7 +508,7 @@ class Store:
         """The HEAD state with staging applied, in node-id order."""
         return self._read(_memory, "show")
 
-    def working_node(self, id: str) -> MemoryNode | None:  # noqa: A002 - upstream's name
+    def working_node(self, id: str) -> MemoryNode | None:
         """One node of working memory (a staged version wins over HEAD).
 
         Args:

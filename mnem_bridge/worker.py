@@ -31,6 +31,7 @@ took ~89 s for a 120 MB answer).
 from __future__ import annotations
 
 import atexit
+import contextlib
 import logging
 import os
 import selectors
@@ -84,7 +85,7 @@ class WorkerRunner:
             deadline = None if timeout is None else time.monotonic() + timeout
             proc = self._send(request + b"\n", deadline)
             line = None if proc is None else self._read_line(proc, deadline)
-            if line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
+            if proc is None or line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
                 self._stop(kill=True)
                 return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
             if not line:  # its output ended: it died, or exited, while answering
@@ -102,10 +103,8 @@ class WorkerRunner:
 
     def _ended(self, proc: subprocess.Popen[bytes]) -> int:
         """The exit status of a worker whose output ended (killed if it lingers without output)."""
-        try:
+        with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=REAP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
         self._stop(kill=True)
         return proc.returncode
 
@@ -206,17 +205,13 @@ class WorkerRunner:
             except (OSError, subprocess.TimeoutExpired):
                 pass
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):  # the group is already gone
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             proc.wait()
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
-                try:
+                with contextlib.suppress(OSError):
                     stream.close()
-                except OSError:
-                    pass
 
     @property
     def pid(self) -> int | None:
@@ -274,10 +269,8 @@ def _write_all(proc: subprocess.Popen[bytes], data: bytes, deadline: float | Non
     with selectors.DefaultSelector() as selector:
         selector.register(fd, selectors.EVENT_WRITE)
         while True:
-            try:
+            with contextlib.suppress(BlockingIOError):  # the pipe is full: the worker has not read the last write yet
                 pending = pending[os.write(fd, pending) :]
-            except BlockingIOError:  # the pipe is full: the worker has not read the last write yet
-                pass
             if not pending:
                 return True
             wait = _remaining(deadline)

@@ -15,6 +15,6 @@ from .keys import node_id, parse_node_id
 from .store import MnemosyneStore, Resolution
 from .view import MemoryView, ReadOnlyError
 
-__all__ = ["MnemosyneStore", "MemoryView", "ReadOnlyError", "Resolution", "node_id", "parse_node_id"]
+__all__ = ["MemoryView", "MnemosyneStore", "ReadOnlyError", "Resolution", "node_id", "parse_node_id"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

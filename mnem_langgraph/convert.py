@@ -18,32 +18,33 @@ from __future__ import annotations
 import copy
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from langgraph.store.base import Item, MatchCondition, SearchItem
+
 from mnem_bridge import UsageError
 from mnem_bridge.agents import ITEM_KEYS
 
 __all__ = [
     "META_KEY",
     "Entry",
-    "split_meta",
     "from_ms",
-    "value_of",
     "matches_filter",
-    "matches_query",
     "matches_namespace",
+    "matches_query",
+    "split_meta",
+    "value_of",
 ]
 
 logger = logging.getLogger(__name__)
 
 #: The reserved value key whose dict is lifted into provenance.
 META_KEY = "_meta"
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
-_COMPARISONS = {
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
     "$gt": lambda a, b: a > b,
     "$gte": lambda a, b: a >= b,
     "$lt": lambda a, b: a < b,
@@ -123,7 +124,9 @@ class Entry:
 
     def search_item(self) -> SearchItem:
         """A fresh ``SearchItem`` with no score: the filter does not rank."""
-        return SearchItem(self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated))
+        return SearchItem(
+            self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated)
+        )
 
 
 def matches_filter(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
@@ -149,22 +152,22 @@ def matches_filter(value: Mapping[str, Any], conditions: Mapping[str, Any] | Non
     return all(_compare(value.get(key), wanted) for key, wanted in (conditions or {}).items())
 
 
-def _compare(found: Any, wanted: Any) -> bool:
+def _compare(found: object, wanted: object) -> bool:
     if isinstance(wanted, dict):
         if any(key.startswith("$") for key in wanted):
             return all(_operator(found, op, operand) for op, operand in wanted.items())
         return isinstance(found, dict) and all(_compare(found.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, (list, tuple)):
         return (isinstance(found, (list, tuple)) and len(found) == len(wanted)
-                and all(_compare(f, w) for f, w in zip(found, wanted)))
+                and all(_compare(f, w) for f, w in zip(found, wanted, strict=True)))
     return found == wanted
 
 
 def _operator(found: Any, op: str, operand: Any) -> bool:
     if op == "$eq":
-        return found == operand
+        return bool(found == operand)
     if op == "$ne":
-        return found != operand
+        return bool(found != operand)
     if op not in _COMPARISONS:
         raise ValueError(f"Unsupported operator: {op}")
     try:
@@ -203,10 +206,11 @@ def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> 
         ValueError: A match type other than ``prefix`` and ``suffix``.
     """
     path = condition.path
+    # Only the path's labels are compared, so the namespace is cut to its length.
     if condition.match_type == "prefix":
-        pairs = zip(namespace, path)
+        pairs = zip(namespace, path, strict=False)
     elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path))
+        pairs = zip(reversed(namespace), reversed(path), strict=False)
     else:
         raise ValueError(f"Unsupported match type: {condition.match_type}")
     return len(namespace) >= len(path) and all(p == "*" or label == p for label, p in pairs)

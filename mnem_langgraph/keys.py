@@ -20,8 +20,6 @@ from __future__ import annotations
 import logging
 import re
 
-import mnem_bridge
-from mnem_bridge.text import is_utf8, shown
 from langgraph.store.base import (
     GetOp,
     InvalidNamespaceError,
@@ -32,7 +30,10 @@ from langgraph.store.base import (
     validate_op_namespace,
 )
 
-__all__ = ["SEPARATOR", "ESCAPE", "encode_part", "decode_part", "node_id", "parse_node_id", "check_op"]
+import mnem_bridge
+from mnem_bridge.text import is_utf8, shown
+
+__all__ = ["ESCAPE", "SEPARATOR", "check_op", "decode_part", "encode_part", "node_id", "parse_node_id"]
 
 logger = logging.getLogger(__name__)
 
@@ -96,9 +97,12 @@ def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
     parts = text.split(SEPARATOR)
     if len(parts) < 2:
         return None
-    decoded = [decode_part(part) for part in parts]
-    if any(part is None for part in decoded):
-        return None
+    decoded: list[str] = []
+    for part in parts:
+        plain = decode_part(part)
+        if plain is None:
+            return None
+        decoded.append(plain)
     *labels, key = decoded
     if any(not label or "." in label or "\x00" in label for label in labels):
         return None
@@ -128,14 +132,14 @@ def check_op(op: Op) -> None:
     and may not live under the reserved ``"langgraph"`` root, as ``put``
     requires.
 
-    Args:
-        op: One op of a batch.
-
     A get, put or delete must also name a node ``mnem`` can address: its
     labels and key must be text (no lone surrogates) and the key may not
     hold NUL (no command line can carry it; labels with NUL are refused
     above).  Without this the op failed deep in the bridge, with a message
     about an argument or a payload rather than about the key.
+
+    Args:
+        op: One op of a batch.
 
     Raises:
         InvalidNamespaceError: The namespace breaks a rule above.

@@ -12,6 +12,7 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
+
 from mnem_bridge import Store, TimedNode
 
 from .convert import Entry, matches_filter, matches_namespace, matches_query, value_of
@@ -65,8 +66,8 @@ class Snapshot:
         Returns:
             The snapshot.
         """
-        gets_only = all(isinstance(op, GetOp) for op in reads)
-        ids = [node_id(op.namespace, op.key) for op in reads if op.namespace] if gets_only else None
+        gets = [op for op in reads if isinstance(op, GetOp)]
+        ids = [node_id(op.namespace, op.key) for op in gets if op.namespace] if len(gets) == len(reads) else None
         return cls.of(store.node_times(ids, at=at))
 
     def answer(self, op: Op) -> Result:

@@ -23,8 +23,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import mnem_bridge
 from langgraph.store.base import BaseStore, Op, PutOp, Result
+
+import mnem_bridge
 from mnem_bridge import Blame, Commit, MemoryNode, MergeResult
 from mnem_bridge.agents import with_retry
 
@@ -139,7 +140,8 @@ class MnemosyneStore(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def _write(self, writes: Mapping[str, PutOp]) -> None:
-        puts, deletes = [], []
+        puts: list[dict[str, Any]] = []
+        deletes: list[str] = []
         for nid, op in writes.items():
             if op.value is None:
                 deletes.append(nid)

@@ -14,6 +14,7 @@ import logging
 from collections.abc import Iterable
 
 from langgraph.store.base import BaseStore, Op, PutOp, Result
+
 from mnem_bridge import Store
 
 from .keys import check_op

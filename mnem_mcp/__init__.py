@@ -15,6 +15,6 @@ import logging
 from .binding import StoreBinding, default_store_path, locate_store
 from .server import TOOLS, build_server
 
-__all__ = ["build_server", "TOOLS", "StoreBinding", "default_store_path", "locate_store"]
+__all__ = ["TOOLS", "StoreBinding", "build_server", "default_store_path", "locate_store"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

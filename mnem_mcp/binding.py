@@ -25,10 +25,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import mnem_bridge
 import platformdirs
 
-__all__ = ["APP_NAME", "StoreLocation", "StoreBinding", "default_store_path", "locate_store"]
+import mnem_bridge
+
+__all__ = ["APP_NAME", "StoreBinding", "StoreLocation", "default_store_path", "locate_store"]
 
 logger = logging.getLogger(__name__)
 
@@ -37,12 +38,12 @@ APP_NAME = "mnemosyne"
 
 
 def default_store_path() -> Path:
-    """The per-user default store: ``<user data dir>/mnemosyne/default``.
+    r"""The per-user default store: ``<user data dir>/mnemosyne/default``.
 
     Returns:
         e.g. ``~/.local/share/mnemosyne/default`` on Linux (``$XDG_DATA_HOME``
         wins), ``~/Library/Application Support/mnemosyne/default`` on macOS,
-        ``%LOCALAPPDATA%\\mnemosyne\\default`` on Windows.
+        ``%LOCALAPPDATA%\mnemosyne\default`` on Windows.
     """
     return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False)) / "default"
 

@@ -21,12 +21,13 @@ import logging
 import re
 from typing import Any
 
-import mnem_bridge
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 
-__all__ = ["error_code", "error_text", "tool_error", "resource_error", "CodedToolErrors"]
+import mnem_bridge
+
+__all__ = ["CodedToolErrors", "error_code", "error_text", "resource_error", "tool_error"]
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,13 @@
 """The JSON shapes the tools take and return, as types the MCP SDK can publish.
 
 Results are ``TypedDict``s that mirror the bridge's ``to_dict()`` shapes key
-for key (docs/cli-json.md), so a tool hands the bridge's dicts through
-unchanged while the SDK derives each tool's ``outputSchema`` from the return
-annotation and sends the same dict as ``structuredContent``.  Every tool
-result is a JSON object (never a bare list or ``null``), so clients always
-get structured content rather than the SDK's ``{"result": ...}`` wrapping.
+for key and in the same order (docs/cli-json.md).  The ``*_json`` functions
+build them from the bridge's typed results (the dicts ``to_dict()`` would
+return, so a type checker holds each shape against the bridge's field types),
+and the SDK derives each tool's ``outputSchema`` from the return annotation
+and sends the same dict as ``structuredContent``.  Every tool result is a
+JSON object (never a bare list or ``null``), so clients always get structured
+content rather than the SDK's ``{"result": ...}`` wrapping.
 
 Argument types carry their descriptions here, once, because several tools
 share them (``remember``, ``revise`` and each ``remember_many`` item take the
@@ -17,39 +19,45 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
-import mnem_bridge
 from pydantic import BaseModel, ConfigDict, Field
 from typing_extensions import TypedDict
 
+import mnem_bridge
+
 __all__ = [
-    "Provenance",
-    "MemoryNode",
-    "Commit",
     "Blame",
-    "Conflict",
-    "Written",
-    "Recalled",
-    "History",
-    "Found",
-    "Changes",
-    "MergeOutcome",
     "BranchCreated",
-    "Head",
-    "memory_json",
-    "RememberItem",
-    "ContentResolution",
-    "NodeId",
-    "OptionalNodeId",
+    "Changes",
+    "Commit",
+    "CommitRef",
+    "Conflict",
     "Content",
+    "ContentResolution",
+    "Found",
+    "Head",
+    "History",
+    "MemoryNode",
+    "MergeOutcome",
+    "NodeId",
+    "Note",
+    "Observation",
+    "OptionalNodeId",
+    "Provenance",
+    "Recalled",
+    "RememberItem",
     "Source",
     "Step",
-    "Observation",
-    "ToolCall",
-    "Note",
     "Summary",
-    "CommitRef",
+    "ToolCall",
+    "Written",
+    "blame_json",
+    "changes_json",
+    "commit_json",
+    "memory_json",
+    "merge_json",
+    "node_json",
 ]
 
 logger = logging.getLogger(__name__)
@@ -160,9 +168,83 @@ class Head(TypedDict):
     head: str
 
 
+# --- the bridge's results in those shapes (what their to_dict() returns) ----------------------
+
+
+def _provenance_json(provenance: mnem_bridge.Provenance) -> Provenance:
+    return {
+        "agent_step": provenance.agent_step,
+        "observation": provenance.observation,
+        "tool_call": provenance.tool_call,
+        "source": provenance.source,
+        "note": provenance.note,
+    }
+
+
+def node_json(node: mnem_bridge.MemoryNode) -> MemoryNode:
+    """A bridge node in its JSON shape, as ``node.to_dict()``."""
+    return {
+        "id": node.id,
+        "content": node.content,
+        "content_kind": node.content_kind,
+        "provenance": _provenance_json(node.provenance),
+        "event_time": node.event_time,
+    }
+
+
+def _optional_node_json(node: mnem_bridge.MemoryNode | None) -> MemoryNode | None:
+    return None if node is None else node_json(node)
+
+
 def memory_json(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, MemoryNode]:
     """A bridge memory map (``working_memory``, ``state_at``) in its JSON shape, ``{id: node}``."""
-    return {node_id: node.to_dict() for node_id, node in memory.items()}
+    return {node_id: node_json(node) for node_id, node in memory.items()}
+
+
+def commit_json(commit: mnem_bridge.Commit) -> Commit:
+    """A bridge commit in its JSON shape, as ``commit.to_dict()``."""
+    return {
+        "id": commit.id,
+        "parents": list(commit.parents),
+        "state": commit.state,
+        "message": commit.message,
+        "author": commit.author,
+        "time": commit.time,
+    }
+
+
+def blame_json(blame: mnem_bridge.Blame) -> Blame:
+    """A bridge blame in its JSON shape, as ``blame.to_dict()``."""
+    return {"commit": blame.commit, "node": node_json(blame.node), "time": blame.time}
+
+
+def _conflict_json(conflict: mnem_bridge.Conflict) -> Conflict:
+    return {
+        "id": conflict.id,
+        "kind": conflict.kind,
+        "base": _optional_node_json(conflict.base),
+        "ours": _optional_node_json(conflict.ours),
+        "theirs": _optional_node_json(conflict.theirs),
+    }
+
+
+def merge_json(result: mnem_bridge.MergeResult) -> MergeOutcome:
+    """A bridge merge result in its JSON shape, as ``result.to_dict()``."""
+    return {
+        "status": result.status,
+        "commit": result.commit,
+        "conflicts": [_conflict_json(conflict) for conflict in result.conflicts],
+    }
+
+
+def changes_json(changed: Mapping[str, str]) -> dict[str, ChangeKind]:
+    """``Store.changed_by``'s map as a new dict typed with its three change kinds.
+
+    The bridge types the kinds as ``str``; the binary only ever prints
+    ``added``, ``modified`` or ``removed`` there (docs/cli-json.md, ``show REV
+    --stat``), and the SDK validates a tool result against ``Changes``.
+    """
+    return cast(dict[str, ChangeKind], dict(changed))
 
 
 # --- argument types ------------------------------------------------------------------------------

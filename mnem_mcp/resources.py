@@ -18,28 +18,29 @@ from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
-import mnem_bridge
 from mcp.server import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
-from .models import Commit, MemoryNode, memory_json
+import mnem_bridge
+
+from .models import Commit, MemoryNode, commit_json, memory_json, node_json
 
 __all__ = [
+    "COMMIT_URI",
+    "IMMUTABLE",
+    "LIVE",
+    "LOG_LIMIT",
+    "LOG_URI",
     "MEMORY_URI",
     "NODE_URI",
-    "LOG_URI",
-    "COMMIT_URI",
-    "LOG_LIMIT",
-    "LIVE",
-    "IMMUTABLE",
+    "ResourceCacheHints",
+    "cache_hint",
+    "commit",
+    "log",
     "memory",
     "node",
-    "log",
-    "commit",
-    "cache_hint",
-    "stale_after_write",
     "node_uri",
-    "ResourceCacheHints",
+    "stale_after_write",
 ]
 
 logger = logging.getLogger(__name__)
@@ -74,15 +75,15 @@ def node(store: mnem_bridge.Store, node_id: str) -> MemoryNode:
     found = store.working_node(node_id)
     if found is None:
         raise mnem_bridge.NotFoundError(f"no node {node_id!r} in memory")
-    return found.to_dict()
+    return node_json(found)
 
 
 def log(store: mnem_bridge.Store) -> list[Commit]:
     """``mnem://log``: the latest ``LOG_LIMIT`` commits, newest first."""
-    return [entry.to_dict() for entry in store.log(limit=LOG_LIMIT)]
+    return [commit_json(entry) for entry in store.log(limit=LOG_LIMIT)]
 
 
-def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:  # noqa: A002 - the URI's variable
+def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:
     """``mnem://commit/{id}``: what the commit changed and the memory it recorded.
 
     Returns:

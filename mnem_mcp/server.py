@@ -32,18 +32,20 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import anyio.to_thread
-import mnem_bridge
 from mcp.server import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resources import ResourceSecurity
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field
+from pydantic.config import JsonDict
+
+import mnem_bridge
 
 from . import resources, tools
 from .binding import StoreBinding
 from .errors import CodedToolErrors, resource_error, tool_error
 
-__all__ = ["ToolSet", "TOOLS", "ToolSpec", "build_server", "INSTRUCTIONS"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "ToolSet", "ToolSpec", "build_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -60,9 +62,9 @@ where it took that value).
 Every write is one commit; nothing is ever half-written."""
 
 #: Reads: no side effects, same answer until the next write.
-READ = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 #: Writes that add to memory and history; repeating one records another commit.
-WRITE = ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False)
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 #: List results are fixed for the life of the process.
 STATIC = CacheHint(ttl_ms=3_600_000, scope="public")
@@ -122,7 +124,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "Remove a fact from current memory as its own commit; history keeps it (`recall_at` and `why` at "
         "older commits still see it). Use it when a fact no longer holds and has no replacement. Fails with "
         "invalid_ref when nothing is remembered under that id. Returns {commit}.",
-        ToolAnnotations(readOnlyHint=False, destructiveHint=True, idempotentHint=False, openWorldHint=False),
+        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
         writes=True,
     ),
     ToolSpec(
@@ -178,7 +180,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "switch", tools.switch, "Switch branch",
         "Make a branch the current one (or look at a commit, read-only); every later read and write uses it. "
         "Returns {head}: 'ref: <branch>', or a commit id when detached.",
-        ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
         harness=True, writes=True,
     ),
     ToolSpec(
@@ -187,7 +189,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "sides changed differently are conflicts: then nothing is written and the result lists each with its "
         "base / ours / theirs, so call again with resolutions or a strategy. "
         "Returns {status, commit, conflicts}.",
-        ToolAnnotations(readOnlyHint=False, destructiveHint=False, idempotentHint=True, openWorldHint=False),
+        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
         harness=True, writes=True,
     ),
 )
@@ -284,8 +286,13 @@ def _schema_parameter(parameter: inspect.Parameter) -> inspect.Parameter:
     parameter = parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
     if parameter.default is not tools.UNSET:
         return parameter
-    unadvertised = Field(json_schema_extra=lambda schema: schema.pop("default", None))
+    unadvertised = Field(json_schema_extra=_drop_default)
     return parameter.replace(default=None, annotation=Annotated[parameter.annotation, unadvertised])
+
+
+def _drop_default(schema: JsonDict) -> None:
+    """Take ``default`` out of a property's JSON schema (pydantic's ``json_schema_extra`` hook)."""
+    schema.pop("default", None)
 
 
 def _add_resources(server: MCPServer, binding: StoreBinding) -> None:
@@ -318,9 +325,13 @@ def _resource_function(fn: Callable[..., Any], uri: str, binding: StoreBinding) 
     return _present(read, fn.__name__, parameters, signature.return_annotation)
 
 
-def _present(wrapper: Callable[..., Any], name: str, parameters: list[inspect.Parameter], returns: Any) -> Any:
+def _present(
+    wrapper: Callable[..., Any], name: str, parameters: list[inspect.Parameter], returns: Any
+) -> Callable[..., Any]:
     """Make ``wrapper`` look, to the SDK's introspection, like a function with this name and signature."""
     wrapper.__name__ = name
+    # inspect.signature() honours a function's __signature__, but typeshed does not declare that attribute on
+    # function objects, so mypy cannot see it.
     wrapper.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
     wrapper.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
     return wrapper

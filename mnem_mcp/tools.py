@@ -16,9 +16,10 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any, Final, Literal
 
+from pydantic import Field
+
 import mnem_bridge
 from mnem_bridge import agents
-from pydantic import Field
 
 from .models import (
     Blame,
@@ -42,23 +43,28 @@ from .models import (
     Summary,
     ToolCall,
     Written,
+    blame_json,
+    changes_json,
+    commit_json,
     memory_json,
+    merge_json,
+    node_json,
 )
 
 __all__ = [
     "UNSET",
-    "remember",
-    "remember_many",
+    "branch",
     "forget",
+    "history",
+    "merge",
     "recall",
     "recall_at",
-    "history",
-    "why",
-    "when_did",
-    "whats_new",
-    "branch",
+    "remember",
+    "remember_many",
     "switch",
-    "merge",
+    "whats_new",
+    "when_did",
+    "why",
 ]
 
 logger = logging.getLogger(__name__)
@@ -132,7 +138,7 @@ def recall(store: mnem_bridge.Store, id: OptionalNodeId = None) -> Recalled:
     if id is None:
         return {"memory": memory_json(store.working_memory())}
     node = store.working_node(id)
-    return {"memory": {} if node is None else {id: node.to_dict()}}
+    return {"memory": {} if node is None else {id: node_json(node)}}
 
 
 def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = None) -> Recalled:
@@ -156,7 +162,7 @@ def history(
     Returns:
         ``{"commits": [commit, ...]}``.
     """
-    return {"commits": [commit.to_dict() for commit in store.log(limit=limit)]}
+    return {"commits": [commit_json(commit) for commit in store.log(limit=limit)]}
 
 
 def why(
@@ -171,7 +177,7 @@ def why(
     Returns:
         The blame: ``{"commit", "node", "time"}``.
     """
-    return store.blame(id, at=at).to_dict()
+    return blame_json(store.blame(id, at=at))
 
 
 def when_did(
@@ -211,7 +217,7 @@ def when_did(
         raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {got})")
     condition: dict[str, Any] = {"equals": equals} if chosen == ["equals"] else {chosen[0]: True}
     commit, blame = store.bisect_explain(node=id, good=good, **condition)
-    return {"commit": commit, "blame": None if blame is None else blame.to_dict()}
+    return {"commit": commit, "blame": None if blame is None else blame_json(blame)}
 
 
 def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
@@ -220,7 +226,7 @@ def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
     Returns:
         ``{"changed": {id: "added" | "modified" | "removed"}}``.
     """
-    return {"changed": dict(store.changed_by(commit))}
+    return {"changed": changes_json(store.changed_by(commit))}
 
 
 def branch(
@@ -273,4 +279,4 @@ def merge(
     """
     settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                else choice for node_id, choice in (resolutions or {}).items()}
-    return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary).to_dict()
+    return merge_json(store.merge(theirs, resolutions=settled, strategy=strategy, message=summary))

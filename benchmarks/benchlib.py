@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-__all__ = ["RESULTS", "Samples", "timed", "machine", "table", "write_report", "dir_size"]
+__all__ = ["RESULTS", "Samples", "dir_size", "machine", "table", "timed", "write_report"]
 
 RESULTS = Path(__file__).parent / "results"
 

@@ -37,10 +37,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import mnem_bridge  # noqa: E402
-from benchlib import Samples, table, write_report  # noqa: E402
-from mnem_bridge import agents  # noqa: E402
-from mnem_bridge.worker import WorkerRunner  # noqa: E402
+from benchlib import Samples, table, write_report
+
+import mnem_bridge
+from mnem_bridge import agents
+from mnem_bridge.worker import WorkerRunner
 
 MNEM = str(Path(sys.executable).with_name("mnem"))
 #: The read may take at most this many times the write.

@@ -22,11 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import mnem_bridge  # noqa: E402
-from benchlib import Samples, table, write_report  # noqa: E402
-from mnem_store import porcelain  # noqa: E402
-from mnem_store.objects import MemoryNode  # noqa: E402
-from mnem_store.repo import Repo  # noqa: E402
+from benchlib import Samples, table, write_report
+
+import mnem_bridge
+from mnem_store import porcelain
+from mnem_store.objects import MemoryNode
+from mnem_store.repo import Repo
 
 
 def grow(root: Path, commits: int, merges: bool) -> None:

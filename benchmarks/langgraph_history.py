@@ -26,10 +26,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import mnem_bridge  # noqa: E402
-from benchlib import Samples, table, timed, write_report  # noqa: E402
-from langgraph.store.base import PutOp  # noqa: E402
-from mnem_langgraph import MnemosyneStore  # noqa: E402
+from benchlib import Samples, table, timed, write_report
+from langgraph.store.base import PutOp
+
+import mnem_bridge
+from mnem_langgraph import MnemosyneStore
 
 NAMESPACE = ("memories", "acme")
 

@@ -23,12 +23,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import mnem_bridge  # noqa: E402
-from benchlib import Samples, table, timed, write_report  # noqa: E402
-from langgraph.store.base import BaseStore  # noqa: E402
-from langgraph.store.memory import InMemoryStore  # noqa: E402
-from langgraph.store.sqlite import SqliteStore  # noqa: E402
-from mnem_langgraph import MnemosyneStore  # noqa: E402
+from benchlib import Samples, table, timed, write_report
+from langgraph.store.base import BaseStore
+from langgraph.store.memory import InMemoryStore
+from langgraph.store.sqlite import SqliteStore
+
+import mnem_bridge
+from mnem_langgraph import MnemosyneStore
 
 NAMESPACE = ("memories", "acme")
 

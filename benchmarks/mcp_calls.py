@@ -28,6 +28,7 @@ import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import Samples, table, write_report  # noqa: E402
+from benchlib import Samples, table, write_report
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -107,7 +108,7 @@ async def measure(store: Path, memory_file: Path, calls: int) -> tuple[Samples, 
             for i in range(calls):
                 for name, (kind, _) in servers.items():
                     n = i if name != "mnem-mcp (one-shot)" else i + calls  # separate ids per mnem mode
-                    times[op][name].add(await timed(lambda: by_kind[kind](clients[name], n)))
+                    times[op][name].add(await timed(partial(by_kind[kind], clients[name], n)))
     return boot, times
 
 

@@ -35,13 +35,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-import mnem_bridge  # noqa: E402
-from benchlib import Samples, table, timed, write_report  # noqa: E402
-from mnem_bridge import agents  # noqa: E402
-from mnem_store.bisect import bisect, content_equals  # noqa: E402
-from mnem_store.blame import blame, find_blame  # noqa: E402
-from mnem_store.objects import MemoryNode, Provenance  # noqa: E402
-from mnem_store.repo import Repo  # noqa: E402
+from benchlib import Samples, table, timed, write_report
+
+import mnem_bridge
+from mnem_bridge import agents
+from mnem_store.bisect import bisect, content_equals
+from mnem_store.blame import blame, find_blame
+from mnem_store.objects import MemoryNode, Provenance
+from mnem_store.repo import Repo
 
 ROOT = Path(__file__).resolve().parent.parent
 MNEM = str(Path(sys.executable).with_name("mnem"))

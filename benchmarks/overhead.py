@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import Samples, dir_size, table, timed, write_report  # noqa: E402
+from benchlib import Samples, dir_size, table, timed, write_report
 
-from mnem_store.objects import MemoryNode, Provenance  # noqa: E402
-from mnem_store.repo import MNEM_DIR, Repo  # noqa: E402
+from mnem_store.objects import MemoryNode, Provenance
+from mnem_store.repo import MNEM_DIR, Repo
 
 #: Upstream's published medians (docs/benchmark.md): write p50, write p99, full read, bytes/step.
 UPSTREAM = {256: (12.0, 24.0, 1.5, 10_320), 1024: (12.0, 24.0, 1.5, 7_470)}

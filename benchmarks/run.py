@@ -17,7 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import RESULTS, machine  # noqa: E402
+from benchlib import RESULTS, machine
 
 HERE = Path(__file__).parent
 #: script -> (arguments for a full run, arguments for --quick)

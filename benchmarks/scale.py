@@ -42,13 +42,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import Samples, table, timed, write_report  # noqa: E402
+from benchlib import Samples, table, timed, write_report
 
-from mnem_store.bisect import bisect, content_equals  # noqa: E402
-from mnem_store.blame import blame  # noqa: E402
-from mnem_store.objects import MemoryNode, Provenance  # noqa: E402
-from mnem_store.repo import Repo  # noqa: E402
-from mnem_store.verify import verify  # noqa: E402
+from mnem_store.bisect import bisect, content_equals
+from mnem_store.blame import blame
+from mnem_store.objects import MemoryNode, Provenance
+from mnem_store.repo import Repo
+from mnem_store.verify import verify
 
 FAULT = "node-0000001"
 OLDEST = "node-0000002"  # written by the bulk commit only

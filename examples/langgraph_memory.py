@@ -32,11 +32,11 @@ import tempfile
 from pathlib import Path
 from typing import TypedDict
 
-import mnem_bridge
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+import mnem_bridge
 from mnem_langgraph import MnemosyneStore
 
 CUSTOMER = ("customers", "acme")

@@ -21,8 +21,9 @@ import sys
 import tempfile
 from typing import Any
 
-import mnem_bridge
 from mcp import Client, StdioServerParameters
+
+import mnem_bridge
 
 CUSTOMER = "customer-4821"
 ENTERPRISE = "on the Enterprise plan"
@@ -66,7 +67,8 @@ async def main(store: str) -> None:
         print(f"   {short(first)}  remember {CUSTOMER} = {json.dumps(ENTERPRISE)}  (source ticket-4821)")
         second = (await call(client, "revise", id=CUSTOMER, content=PRO, source="billing-note-8842", step="step-31",
                              summary="reconcile the plan tier"))["commit"]
-        print(f"   {short(second)}  revise   {CUSTOMER} = {json.dumps(PRO)}  (source billing-note-8842, step step-31)\n")
+        print(f"   {short(second)}  revise   {CUSTOMER} = {json.dumps(PRO)}  "
+              "(source billing-note-8842, step step-31)\n")
 
         print("2. What does it believe now?  recall")
         memory = (await call(client, "recall"))["memory"]

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
 from conftest import Run, run_mnem, set_store_meta
 
 

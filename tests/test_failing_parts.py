@@ -34,10 +34,10 @@ from typing import Any
 
 import pytest
 from bridge.support import fake_mnem, still_running
+from conftest import MNEM, run_mnem
 from mcp_support import connect
 
 import mnem_bridge
-from conftest import MNEM, run_mnem
 from mnem_bridge import (
     BinaryNotFoundError,
     CommandTimeoutError,

@@ -151,7 +151,7 @@ def test_cli_text_log_is_in_the_same_order(graph) -> None:
     assert result.code == 0, result.err
     shorts = [line.split()[0] for line in result.out.splitlines()]
     assert len(shorts) == len(graph["full"]) and graph["tip"].startswith(shorts[0])
-    assert shorts == [entry["id"][: len(short)] for entry, short in zip(graph["full"], shorts)]
+    assert shorts == [entry["id"][: len(short)] for entry, short in zip(graph["full"], shorts, strict=True)]
 
 
 # --------------------------------------------------------------------------- bridge

@@ -7,8 +7,9 @@
    hostile id is pasted back into a shell; the bridge's own lines are in
    tests/bridge/test_echo.py.
 3. Everything created under ``.mnem/``, and every folder ``init`` makes on the
-   way to a store, is owner-only even under ``umask 000``: by ``init``, by writes (SQLite's WAL and shared-memory files included), by a
-   branch switch (HEAD is rewritten through a temporary file), by the MCP
+   way to a store, is owner-only even under ``umask 000``: by ``init``, by
+   writes (SQLite's WAL and shared-memory files included), by a branch
+   switch (HEAD is rewritten through a temporary file), by the MCP
    server's default store and by ``MnemosyneStore``; ``mnem export -o`` too.
 4. No tool argument and no LangGraph key or namespace reaches a path on disk.
    The store's own path is the one path by design: ``build_server(store)``,
@@ -20,21 +21,23 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
 import os
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bridge.support import paste
+from conftest import MNEM, run_mnem, store_meta
 from mcp_support import connect
 
 import mnem_bridge
-from conftest import MNEM, run_mnem, store_meta
 from mnem_bridge import agents
 from mnem_bridge.worker import WorkerRunner
 from mnem_langgraph import MnemosyneStore
@@ -159,12 +162,11 @@ def test_every_spawn_is_an_argv_headed_by_the_resolved_binary(mode: str, tmp_pat
         for value in HOSTILE:
             assert store.working_node(value).content == value  # the binary read each value as a value
             assert store.blame(value).node.provenance.agent_step == value
-            for attempt in (lambda: store.new_branch(value), lambda: store.merge(value),
-                            lambda: store.resolve(value), lambda: store.state_at(value)):
-                try:
+            for attempt in (partial(store.new_branch, value), partial(store.merge, value),
+                            partial(store.resolve, value), partial(store.state_at, value)):
+                # Most are not valid names or revisions; the point is the argv.
+                with contextlib.suppress(mnem_bridge.MnemError):
                     attempt()
-                except mnem_bridge.MnemError:  # most are not valid names or revisions; the point is the argv
-                    pass
         assert "-rf" in dict(store.branches())  # a branch literally named -rf, not a flag
         store.checkout("-rf")
         store.checkout("main")
@@ -367,23 +369,22 @@ def test_no_langgraph_key_or_namespace_reaches_a_path(jail: tuple[Path, Path]) -
             lg.put(("facts",), value, {"v": value})
             assert lg.get(("facts",), value).value == {"v": value}
             calls: list[Callable[[], Any]] = [
-                lambda: lg.put((value,), value, {"v": value}),
-                lambda: lg.put(("facts", value), "k", {"v": value}),
-                lambda: lg.get((value,), value),
-                lambda: lg.search((value,)),
-                lambda: lg.list_namespaces(prefix=(value,)),
-                lambda: lg.why(("facts",), value),
-                lambda: lg.branch(value),
-                lambda: lg.switch(value),
-                lambda: lg.merge(value),
-                lambda: lg.at(value),
-                lambda: lg.delete((value,), value),
+                partial(lg.put, (value,), value, {"v": value}),
+                partial(lg.put, ("facts", value), "k", {"v": value}),
+                partial(lg.get, (value,), value),
+                partial(lg.search, (value,)),
+                partial(lg.list_namespaces, prefix=(value,)),
+                partial(lg.why, ("facts",), value),
+                partial(lg.branch, value),
+                partial(lg.switch, value),
+                partial(lg.merge, value),
+                partial(lg.at, value),
+                partial(lg.delete, (value,), value),
             ]
             for step in calls:
-                try:
+                # Refused (InvalidNamespaceError is a ValueError).
+                with contextlib.suppress(mnem_bridge.MnemError, ValueError):
                     step()
-                except (mnem_bridge.MnemError, ValueError):  # refused (InvalidNamespaceError is a ValueError)
-                    pass
             lg.delete(("facts",), value)
             assert lg.get(("facts",), value) is None
     assert _listing(top, store) == before

@@ -75,7 +75,8 @@ def leaked(text: str, tree: dict[str, Any]) -> bool:
 
 
 # --------------------------------------------------------------------------- (a) explicit paths never walk up
-def test_dash_C_names_exactly_that_folder(tree) -> None:
+def test_dash_c_names_exactly_that_folder(tree) -> None:
+    """``mnem -C A/sub`` (a capital C) means that folder: no store there is ``no_store``, not ``A``'s store."""
     sub = str(tree["sub"])
     assert_no_store(run_mnem("-C", sub, "--json", "status", cwd=tree["elsewhere"]), tree["sub"])
     assert_no_store(run_mnem("-C", sub, "--json", "show", cwd=tree["elsewhere"]), tree["sub"])

@@ -6,9 +6,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import MNEM
 
 import mnem_bridge
-from conftest import MNEM
 
 
 @pytest.fixture

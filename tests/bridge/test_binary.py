@@ -6,8 +6,8 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import MNEM
+
 from mnem_bridge import BinaryNotFoundError, find_binary
 from mnem_bridge.binary import describe
 from mnem_bridge.process import SubprocessRunner

@@ -25,17 +25,18 @@ import json
 import math
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import MNEM, run_mnem, store_fingerprint, strict_equal
+from damaged_exports import damaged_export
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import mnem_bridge
-from conftest import MNEM, run_mnem, store_fingerprint, strict_equal
-from damaged_exports import damaged_export
-from mnem_bridge import InvalidRefError, MnemError, Mnem, Provenance, Store, UsageError, agents
+from mnem_bridge import InvalidRefError, Mnem, MnemError, Provenance, Store, UsageError, agents
 
 #: The contract's error codes (docs/cli-json.md); every error the bridge raises carries one.
 CODES = frozenset({"not_found", "invalid_ref", "conflict", "corrupt_store", "format_version", "store_exists",
@@ -107,7 +108,10 @@ def no_check(_: Any) -> None:
 
 
 def committed(store: Store, node_id: str) -> Any:
-    """The node as HEAD's commit holds it: earlier examples may have staged the same id, and staging wins in ``working_node``."""
+    """The node as HEAD's commit holds it.
+
+    Earlier examples may have staged the same id, and staging wins in ``working_node``.
+    """
     timed = store.node_times([node_id]).get(node_id)
     return None if timed is None else timed.node
 
@@ -367,7 +371,7 @@ def test_huge_values_round_trip_or_are_refused_clearly(tmp_path: Path, mode: str
 
 def test_a_store_at_a_path_that_is_not_utf8(tmp_path: Path) -> None:
     """A directory name is bytes: one that is not UTF-8 works in both modes (the worker protocol is JSON text)."""
-    root = tmp_path / Path(bytes(b"st\xff\xfe").decode("utf-8", "surrogateescape"))
+    root = tmp_path / Path(b"st\xff\xfe".decode("utf-8", "surrogateescape"))
     for mode in ("worker", "oneshot"):
         with mnem_bridge.init(root / mode, client=Mnem(MNEM, mode=mode)) as store:
             agents.remember(store, "plan", "pro")
@@ -399,15 +403,19 @@ def ambiguous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store,
         raise AssertionError("no shared 4-hex prefix in 5000 commits")
 
 
-revision = st.one_of(st.sampled_from(["main", "MAIN", "HEAD", "", "-", "--", "0000", "ffff", "abc", "a" * 64, "g" * 64]),
-                     hostile_text, st.text("0123456789abcdefABCDEF", max_size=66))
+revision = st.one_of(
+    st.sampled_from(["main", "MAIN", "HEAD", "", "-", "--", "0000", "ffff", "abc", "a" * 64, "g" * 64]),
+    hostile_text, st.text("0123456789abcdefABCDEF", max_size=66))
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_revisions_resolve_exactly_when_they_name_one_commit(ambiguous: tuple[Store, list[str], str],
                                                              data: st.DataObject) -> None:
-    """The oracle: a branch name, or 4 to 64 lowercase hex that prefix exactly one commit; anything else is invalid_ref."""
+    """The oracle: a branch name, or 4 to 64 lowercase hex that prefix exactly one commit.
+
+    Anything else is invalid_ref.
+    """
     store, commits, shared = ambiguous
     spec = data.draw(st.one_of(
         st.just(shared), st.sampled_from(commits).flatmap(lambda c: st.integers(1, 64).map(lambda n: c[:n])),
@@ -442,9 +450,9 @@ def test_revisions_resolve_exactly_when_they_name_one_commit(ambiguous: tuple[St
 @pytest.fixture(scope="module")
 def both_runners(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store, Store]]:
     """One seeded store, open twice: through a worker and one process per call (the calls below change nothing)."""
-    with seeded(tmp_path_factory.mktemp("agree") / "store", "worker") as worker:
-        with Store(worker.root, client=Mnem(MNEM, mode="oneshot")) as oneshot:
-            yield worker, oneshot
+    with (seeded(tmp_path_factory.mktemp("agree") / "store", "worker") as worker,
+          Store(worker.root, client=Mnem(MNEM, mode="oneshot")) as oneshot):
+        yield worker, oneshot
 
 
 @settings(max_examples=30, deadline=None)
@@ -454,11 +462,11 @@ def test_worker_and_oneshot_agree(both_runners: tuple[Store, Store], text: str, 
     """The worker is an optimisation: any input gets the same result, or the same error, as a one-shot call."""
     outcomes = []
     for store in both_runners:
-        call = {"working_node": lambda: store.working_node(text), "resolve": lambda: store.resolve(text),
-                "state_at": lambda: store.state_at(text), "blame": lambda: store.blame(text, at=other),
-                "node_times": lambda: store.node_times([text], at=other),
-                "unstage": lambda: store.unstage(text), "changed_by": lambda: store.changed_by(text),
-                "diff": lambda: store.diff(text, other)}[read]
+        call = {"working_node": partial(store.working_node, text), "resolve": partial(store.resolve, text),
+                "state_at": partial(store.state_at, text), "blame": partial(store.blame, text, at=other),
+                "node_times": partial(store.node_times, [text], at=other),
+                "unstage": partial(store.unstage, text), "changed_by": partial(store.changed_by, text),
+                "diff": partial(store.diff, text, other)}[read]
         try:
             outcomes.append(("ok", call()))
         except MnemError as exc:

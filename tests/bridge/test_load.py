@@ -1,9 +1,10 @@
 """Eight agent processes remember 2,000 facts through the bridge while three readers watch.
 
-Issue 8's load: 8 writer processes × 250 ``remember`` calls on one store, with
-readers throughout (two through the bridge, one through one-shot ``mnem`` as
-a user at a terminal).  The processes are real and share nothing but the
-store on disk; ``load_agents`` holds what each of them runs and the checks.
+Issue 8's load: 8 writer processes making 250 ``remember`` calls each on one
+store, with readers throughout (two through the bridge, one through one-shot
+``mnem`` as a user at a terminal).  The processes are real and share nothing
+but the store on disk; ``load_agents`` holds what each of them runs and the
+checks.
 """
 
 from __future__ import annotations
@@ -13,9 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import load_agents
+import orjson
 from conftest import MNEM
 from load_agents import PER_WRITER, WRITERS, assert_every_write_landed_once, assert_readers_saw_only_whole_states
 

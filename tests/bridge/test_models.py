@@ -7,8 +7,8 @@ from typing import Any
 
 import orjson
 import pytest
-
 from conftest import run_mnem
+
 from mnem_bridge import (
     Blame,
     Commit,

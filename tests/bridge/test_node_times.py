@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import orjson
-
 from conftest import run_mnem
+
 from mnem_bridge import MemoryNode, Store, TimedNode
 
 

@@ -6,9 +6,9 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import MNEM
 
 import mnem_bridge
-from conftest import MNEM
 from mnem_bridge import (
     InvalidRefError,
     MemoryNode,
@@ -128,10 +128,9 @@ def test_branch_context_manager_returns_even_on_error(bstore: Store) -> None:
     assert bstore.head() == "ref: main" and bstore.staged() == []
     assert bstore.working_node("plan").content == "enterprise"  # type: ignore[union-attr]
     assert bstore.state_at("hypothesis")["plan"].content == "churned"
-    with pytest.raises(RuntimeError):
-        with bstore.branch("doomed"):
-            bstore.add("scratch", 1)
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), bstore.branch("doomed"):
+        bstore.add("scratch", 1)
+        raise RuntimeError("boom")
     assert bstore.head() == "ref: main" and bstore.staged() == []
     assert [name for name, _ in bstore.branches()] == ["doomed", "hypothesis", "main"]
 
@@ -158,7 +157,8 @@ def test_reading_memory_and_diffs(bstore: Store) -> None:
 def test_diff_to_a_commit_from_an_unborn_branch(bstore: Store, tmp_path: Path) -> None:
     tip = agents.remember(bstore, "plan", "pro", time_ms=1)
     # HEAD on a branch with no commits while the export holds commits: allowed only while there are no refs at all
-    unborn = Store.import_(tmp_path / "unborn", {**bstore.export(), "head": "ref: fresh", "refs": {}}, client=bstore.client)
+    unborn = Store.import_(tmp_path / "unborn", {**bstore.export(), "head": "ref: fresh", "refs": {}},
+                           client=bstore.client)
     assert unborn.head() == "ref: fresh" and unborn.head_commit() is None
     [change] = unborn.diff(to=tip)
     assert (change.id, change.kind, change.old, change.new) == ("plan", "added", None, bstore.working_node("plan"))

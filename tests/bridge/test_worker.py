@@ -14,9 +14,9 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import MNEM
 
 import mnem_bridge
-from conftest import MNEM
 from mnem_bridge import agents
 from mnem_bridge.errors import CommandTimeoutError, InvalidRefError
 from mnem_bridge.process import SubprocessRunner
@@ -35,7 +35,8 @@ def replay(store: mnem_bridge.Store) -> list:
     """A fixed run touching writes, reads, history and errors; returns everything observed."""
     seen: list = []
     seen.append(agents.remember(store, "plan", "enterprise", source="ticket-1", time_ms=1000))
-    seen.append(agents.remember_many(store, [{"id": "seats", "content": 40}, {"id": "x", "content": None}], time_ms=2000))
+    seen.append(agents.remember_many(store, [{"id": "seats", "content": 40}, {"id": "x", "content": None}],
+                                     time_ms=2000))
     seen.append(agents.remember(store, "plan", "pro", observation="bill", step="s31", time_ms=3000))
     seen.append(agents.forget(store, "x", time_ms=4000))
     seen.append([c.to_dict() for c in store.log()])

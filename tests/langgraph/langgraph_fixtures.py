@@ -1,9 +1,11 @@
 """Fixtures for the LangGraph adapter tests: a fresh store, opened through the bridge.
 
-Test modules import these by name.  They are not in a ``conftest.py``
-because this directory has no ``__init__.py`` (one would make the
-directory a package named ``langgraph`` and shadow the real one), and two
-``conftest`` modules without packages collide.
+Test modules load this module as a plugin, ``pytest_plugins =
+["langgraph_fixtures"]``, rather than import the fixtures by name (a
+parameter named like an imported fixture redefines it).  They are not in a
+``conftest.py`` because this directory has no ``__init__.py`` (one would
+make the directory a package named ``langgraph`` and shadow the real one),
+and two ``conftest`` modules without packages collide.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import MNEM
 
 import mnem_bridge
-from conftest import MNEM
 from mnem_langgraph import MnemosyneStore
 
 

@@ -8,7 +8,7 @@ non-numeric fields are the one documented difference.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from hypothesis import given
@@ -41,9 +41,9 @@ def test_bad_meta_is_refused_not_dropped(meta, error):
 
 
 def test_times_are_exact_utc():
-    assert from_ms(0) == datetime(1970, 1, 1, tzinfo=timezone.utc)
-    assert from_ms(1_700_000_000_123) == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=timezone.utc)
-    assert from_ms(-1) == datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=timezone.utc)
+    assert from_ms(0) == datetime(1970, 1, 1, tzinfo=UTC)
+    assert from_ms(1_700_000_000_123) == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC)
+    assert from_ms(-1) == datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
 
 
 def test_foreign_content_is_wrapped():
@@ -63,7 +63,8 @@ def test_query_is_a_case_insensitive_substring_of_the_json():
 scalars = st.none() | st.booleans() | st.integers(-5, 5) | st.sampled_from(["a", "b", "7", "x"])
 values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=2) | st.dictionaries(
     st.sampled_from(["a", "b", "c"]), inner, max_size=2), max_leaves=5)
-operators = st.dictionaries(st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), scalars, min_size=1, max_size=2)
+operators = st.dictionaries(st.sampled_from(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]), scalars,
+                            min_size=1, max_size=2)
 filters = st.dictionaries(st.sampled_from(["a", "b", "c"]), values | operators, max_size=2)
 
 

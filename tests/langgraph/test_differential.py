@@ -22,13 +22,13 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from conftest import MNEM
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 from langgraph.store.memory import InMemoryStore
 
 import mnem_bridge
-from conftest import MNEM
 from mnem_langgraph import MnemosyneStore
 
 NAMESPACES = [("a",), ("a", "b"), ("a", "b:c"), ("c",), ("p%",)]
@@ -94,7 +94,7 @@ def oracle_answers(oracle: InMemoryStore, ops: list) -> list:
     sent = [op._replace(limit=BIG, offset=0) if isinstance(op, SearchOp) else op for op in ops]
     raw = oracle.batch(sent)
     answers = []
-    for op, result in zip(ops, raw):
+    for op, result in zip(ops, raw, strict=True):
         if isinstance(op, SearchOp):
             ordered = sorted(as_tuples(result), key=lambda t: (t[0], t[1]))
             answers.append(ordered[op.offset : op.offset + op.limit])
@@ -109,7 +109,7 @@ def oracle_answers(oracle: InMemoryStore, ops: list) -> list:
 
 def our_answers(store: MnemosyneStore, ops: list) -> list:
     answers = []
-    for op, result in zip(ops, store.batch(ops)):
+    for op, result in zip(ops, store.batch(ops), strict=True):
         if isinstance(op, SearchOp):
             answers.append(as_tuples(result))
         elif isinstance(op, GetOp):

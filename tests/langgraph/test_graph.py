@@ -16,7 +16,8 @@ from langgraph.prebuilt import InjectedStore, create_react_agent
 from langgraph.runtime import Runtime
 from langgraph.warnings import LangGraphDeprecatedSinceV10
 
-from langgraph_fixtures import mstore, store_root  # noqa: F401 - fixtures
+#: The ``store_root`` and ``mstore`` fixtures (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 
 class Turn(TypedDict, total=False):

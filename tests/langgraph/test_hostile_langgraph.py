@@ -32,14 +32,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import MNEM, store_fingerprint, strict_equal
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from langgraph.store.base import GetOp, InvalidNamespaceError, PutOp, SearchOp
 
 import mnem_bridge
-from conftest import MNEM, store_fingerprint, strict_equal
-from langgraph_fixtures import store_root  # noqa: F401 - fixture
 from mnem_langgraph import MnemosyneStore
+
+#: The ``store_root`` fixture (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 ANY_CHAR = st.characters(exclude_categories=())
 LONG = "L" * 100_000
@@ -113,7 +115,7 @@ class World:
 
 
 @pytest.fixture
-def world(store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:  # noqa: F811
+def world(store_root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
     """A ``MnemosyneStore`` on a fresh store, the cwd in the test's directory."""
     monkeypatch.chdir(tmp_path)
     with MnemosyneStore(store_root, author="tester", mnem=MNEM) as store:
@@ -199,7 +201,7 @@ def test_every_bad_value_is_a_usage_error_that_writes_nothing(world: World, valu
     assert world.store.get(("ns",), "k") is None
 
 
-@pytest.mark.parametrize("key", BAD_KEYS + [5])
+@pytest.mark.parametrize("key", [*BAD_KEYS, 5])
 def test_a_key_no_command_line_can_carry_is_refused_up_front(world: World, key: Any) -> None:
     """NUL, a lone surrogate, a non-string: refused by ``batch`` itself, naming the key, for gets and puts alike."""
     before = store_fingerprint(world.root)

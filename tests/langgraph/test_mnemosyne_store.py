@@ -6,14 +6,16 @@ import asyncio
 import time
 
 import pytest
+from bridge.support import mnem_workers
+from conftest import MNEM
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
 
 import mnem_bridge
-from bridge.support import mnem_workers
-from conftest import MNEM
-from langgraph_fixtures import mstore, store_root  # noqa: F401 - fixtures
 from mnem_langgraph import MnemosyneStore, ReadOnlyError
 from mnem_langgraph.convert import from_ms
+
+#: The ``store_root`` and ``mstore`` fixtures (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 U1 = ("memories", "u1")
 

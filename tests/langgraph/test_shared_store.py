@@ -5,9 +5,10 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from langgraph_fixtures import mstore, store_root  # noqa: F401 - fixtures
-
 from mnem_langgraph import MnemosyneStore
+
+#: The ``store_root`` and ``mstore`` fixtures (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 THREADS, PUTS = 6, 10
 

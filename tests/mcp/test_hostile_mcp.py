@@ -39,13 +39,13 @@ from typing import Any
 
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
+from conftest import store_fingerprint, strict_equal
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp import Client
 from mcp.types import CallToolResult
 from mcp_support import connect
 
-from conftest import store_fingerprint, strict_equal
 from mnem_bridge.text import is_utf8
 
 #: The contract's codes (docs/cli-json.md); ``error``, the server's code for the unforeseen, is not among them.
@@ -104,13 +104,13 @@ class Session:
 @pytest.fixture
 def session(store: Path) -> Iterator[Session]:
     """One server over a store with ``plan`` on ``main`` and a branch ``side``, for all of a test's examples."""
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(connect("in-process", store, tools="all")) as client:
-            tools = portal.call(client.list_tools).tools
-            opened = Session(portal, client, store, {tool.name: tool.input_schema for tool in tools})
-            opened.ok("remember", id="plan", content="pro")
-            opened.ok("branch", name="side")
-            yield opened
+    with (start_blocking_portal() as portal,
+          portal.wrap_async_context_manager(connect("in-process", store, tools="all")) as client):
+        tools = portal.call(client.list_tools).tools
+        opened = Session(portal, client, store, {tool.name: tool.input_schema for tool in tools})
+        opened.ok("remember", id="plan", content="pro")
+        opened.ok("branch", name="side")
+        yield opened
 
 
 def value_for(schema: dict[str, Any]) -> st.SearchStrategy[Any]:

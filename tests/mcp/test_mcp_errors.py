@@ -14,15 +14,17 @@ from pathlib import Path
 
 import pytest
 from bridge.support import fake_mnem
-from mcp_support import MODES, Mode, call, connect, fail
-
 from conftest import MNEM
+from mcp_support import MODES, Mode, call, connect, fail
 
 pytestmark = pytest.mark.anyio
 
 
 def misbehaving_mnem(directory: Path, misbehave: str, *, on: str = "blame") -> Path:
-    """A fake ``mnem`` that runs ``misbehave`` for subcommand ``on`` (``blame``: the ``why`` tool), else the real one."""
+    """A fake ``mnem`` that runs ``misbehave`` for subcommand ``on``, else the real one.
+
+    ``on`` defaults to ``blame``, the subcommand behind the ``why`` tool.
+    """
     return fake_mnem(directory, f"""\
         if {on!r} in sys.argv:
             {misbehave}
@@ -70,7 +72,8 @@ async def test_an_error_document_is_passed_on_and_the_server_keeps_serving(store
 
 async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_path: Path) -> None:
     attempts = tmp_path / "attempts"
-    busy = f'open({str(attempts)!r}, "a").write("x"); print(\'{{"error": {{"code": "busy", "message": "locked"}}}}\'); sys.exit(1)'
+    busy = (f'open({str(attempts)!r}, "a").write("x"); '
+            'print(\'{"error": {"code": "busy", "message": "locked"}}\'); sys.exit(1)')
     binary = misbehaving_mnem(tmp_path, busy, on="write")
     async with connect("in-process", store, mnem=binary) as client:
         assert (await fail(client, "remember", id="plan", content="pro")).startswith("busy: locked\nrerun: ")

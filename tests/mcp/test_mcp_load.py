@@ -14,12 +14,15 @@ from typing import Any
 import anyio
 import orjson
 import pytest
-from mcp import Client
-
 from load_agents import (
-    PER_WRITER, WRITERS, assert_every_write_landed_once, assert_readers_saw_only_whole_states, node_id,
+    PER_WRITER,
+    WRITERS,
+    assert_every_write_landed_once,
+    assert_readers_saw_only_whole_states,
+    node_id,
     prefix_violation,
 )
+from mcp import Client
 from mcp_support import connect
 
 SERVERS = 4

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mnem_bridge
 import pytest
 
+import mnem_bridge
 from mnem_mcp import tools
 from mnem_mcp.models import ContentResolution, RememberItem
 

@@ -15,6 +15,7 @@ Mounting needs root, which CI and developers are here.  Every mount is undone by
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -110,10 +111,8 @@ class Checker:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        try:
+        with contextlib.suppress(OSError):
             proc.stdin.close()  # type: ignore[union-attr]
-        except OSError:
-            pass
         try:
             proc.wait(timeout=20)
         except subprocess.TimeoutExpired:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from conftest import run_mnem
 from mnem_history import ok, write
 

@@ -68,7 +68,8 @@ def test_status_branch_checkout_diff_shapes(store):
 
 def test_write_is_one_commit_and_leaves_staging_alone(store):
     j("add", "staged-only", "x", cwd=store)
-    payload = '{"put": [{"id": "plan", "content": "pro", "step": "s31", "observation": "bill", "event_time": 17}, {"id": "seats", "content": 40}]}'
+    payload = ('{"put": [{"id": "plan", "content": "pro", "step": "s31", "observation": "bill", "event_time": 17}, '
+               '{"id": "seats", "content": 40}]}')
     first = j("write", "-m", "remember 2 nodes", "--author", "agent", "--time", "1", cwd=store, input=payload)
     assert first["changes"] == {"plan": "added", "seats": "added"}
     assert first["commit"]["message"] == "remember 2 nodes" and first["commit"]["author"] == "agent"

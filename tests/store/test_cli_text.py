@@ -14,13 +14,15 @@ def ok(*args, cwd, input=None):
 
 def test_quickstart_sequence(tmp_path):
     """Upstream README's quickstart, with commit times pinned so ids and dates are fixed."""
-    assert ok("init", "./agent-memory", cwd=tmp_path) == "Initialised an empty Mnemosyne store in ./agent-memory/.mnem\n"
+    assert (ok("init", "./agent-memory", cwd=tmp_path)
+            == "Initialised an empty Mnemosyne store in ./agent-memory/.mnem\n")
     store = tmp_path / "agent-memory"
     out = ok("add", "customer-4821", "on the Enterprise plan", "--source", "ticket-4821", cwd=store)
     assert out.startswith("Staged customer-4821 as ") and len(out.split()[-1]) == 12
     first = ok("commit", "-m", "open the case", "--author", "agent", "--time", "1757170500000", cwd=store)
     assert first.startswith("[") and first.endswith("] open the case\n")
-    ok("add", "customer-4821", "downgraded to Pro last month", "--source", "billing-note-8842", "--step", "step-31", cwd=store)
+    ok("add", "customer-4821", "downgraded to Pro last month", "--source", "billing-note-8842", "--step", "step-31",
+       cwd=store)
     second = ok("commit", "-m", "reconcile the plan tier", "--author", "agent", "--time", "1757170560000", cwd=store)
     c1, c2 = first[1:13], second[1:13]
     full = run_mnem("--json", "log", cwd=store).json

@@ -20,7 +20,8 @@ WRITER = textwrap.dedent(
                                    input=payload.encode(), capture_output=True)]
         else:
             runs = [subprocess.run([mnem, "-C", store, "--json", "add", node, str(i)], capture_output=True),
-                    subprocess.run([mnem, "-C", store, "--json", "commit", "-m", f"commit {node}"], capture_output=True)]
+                    subprocess.run([mnem, "-C", store, "--json", "commit", "-m", f"commit {node}"],
+                                   capture_output=True)]
         for run in runs:
             if run.returncode != 0:
                 failures.append(json.loads(run.stdout)["error"])

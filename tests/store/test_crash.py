@@ -1,5 +1,9 @@
-"""Writers killed with SIGKILL at random moments: the store always opens, verifies, and keeps every acknowledged write."""
+"""Writers killed with SIGKILL at random moments.
 
+The store always opens, verifies, and keeps every acknowledged write.
+"""
+
+import contextlib
 import json
 import random
 import signal
@@ -82,8 +86,6 @@ def test_a_worker_killed_at_random_between_and_during_requests(store):
         worker.send_signal(signal.SIGKILL)
         worker.wait()
         for stream in (worker.stdin, worker.stdout):
-            try:
+            with contextlib.suppress(BrokenPipeError):
                 stream.close()
-            except BrokenPipeError:
-                pass
     check_whole(store, acknowledged)

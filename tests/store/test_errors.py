@@ -57,7 +57,7 @@ def test_invalid_json_content(seeded, content, cause):
 )
 def test_bad_branch_names(seeded, name, reason):
     err = fails(seeded, "branch", name, code="invalid_ref", message=reason)
-    assert err.startswith(f"Error: invalid ref: ") and not (seeded / "touch_pwned").exists()
+    assert err.startswith("Error: invalid ref: ") and not (seeded / "touch_pwned").exists()
 
 
 def test_empty_branch_name(seeded):
@@ -100,7 +100,8 @@ def test_state_errors(seeded):
 
 def test_nothing_staged_and_detached_commit(store):
     fails(store, "commit", "-m", "x", code="invalid_ref", message="nothing staged; use `mnem add` or `mnem rm` first")
-    fails(store, "branch", "x", code="invalid_ref", message="cannot create a branch: HEAD does not point at a commit yet")
+    fails(store, "branch", "x", code="invalid_ref",
+          message="cannot create a branch: HEAD does not point at a commit yet")
     run_mnem("add", "a", "1", cwd=store)
     commit = run_mnem("--json", "commit", "-m", "c", cwd=store).json["id"]
     run_mnem("checkout", commit, cwd=store)
@@ -113,14 +114,16 @@ def test_nothing_staged_and_detached_commit(store):
 @pytest.mark.parametrize(
     "payload,message",
     [("[]", "must be an object"), ('{"put": [{"id": 1, "content": 2}]}', "put[0].id must be a string"),
-     ('{"put": [{"id": "a"}]}', "at least id and content"), ('{"put": [{"id": "a", "content": 1, "x": 1}]}', "unknown keys: x"),
+     ('{"put": [{"id": "a"}]}', "at least id and content"),
+     ('{"put": [{"id": "a", "content": 1, "x": 1}]}', "unknown keys: x"),
      ('{"put": [{"id": "a", "content": 1, "event_time": 1.5}]}', "event_time must be an integer"),
      ('{"delete": [1]}', "array of node ids"), ('{"delete": ["ghost"]}', 'no node "ghost" in memory'),
      ('{"put": [{"id": "a", "content": NaN}]}', "not valid JSON"), ("", "not valid JSON")],
 )
 def test_bad_write_payloads(seeded, payload, message):
     code = "invalid_ref" if "ghost" in payload else "usage"
-    fails(seeded, "write", "-m", "x", code=code, message=message, exit_code=1 if code == "invalid_ref" else 2, input=payload)
+    fails(seeded, "write", "-m", "x", code=code, message=message, exit_code=1 if code == "invalid_ref" else 2,
+          input=payload)
 
 
 def test_no_store(tmp_path):
@@ -132,7 +135,8 @@ def test_no_store(tmp_path):
 
 def test_init_refuses_existing_and_nested_stores(store):
     fails(store, "init", str(store), code="store_exists", message=f"a store already exists at {store / '.mnem'}")
-    fails(store, "init", str(store / "inner"), code="store_exists", message=f"a store already exists at {store / '.mnem'}")
+    fails(store, "init", str(store / "inner"), code="store_exists",
+          message=f"a store already exists at {store / '.mnem'}")
     assert not (store / "inner").exists()
 
 
@@ -180,7 +184,8 @@ def test_bad_imports(seeded, tmp_path):
                        "unsupported format version 9"),
         "algo.json": (good.replace('"blake3"', '"sha256"'), "corrupt_store", 'export uses hash_algo "sha256"'),
         "missing.json": ('{"format_version": 1}', "corrupt_store", "the export has no"),
-        "badid.json": (good.replace('"objects": {\n    "', '"objects": {\n    "zz'), "corrupt_store", "not a valid object id"),
+        "badid.json": (good.replace('"objects": {\n    "', '"objects": {\n    "zz'), "corrupt_store",
+                       "not a valid object id"),
     }
     for name, (text, code, message) in cases.items():
         (tmp_path / name).write_text(text)

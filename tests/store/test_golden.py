@@ -69,10 +69,15 @@ DERIVED = [
         MemoryNode("n", {"b": [1, -1, True, None, "s"], "aa": {"zz": 0, "a": -1000}}, event_time=-5),
         "5024f80ba0f98c2f5a3481f7dcff7d9e2cbcc1bc149038e43a00b6fbc397eec6",
     ),
-    ("state_two", State({"b": ID_MINIMAL, "aa": ID_FULL}), "91eb76c0982eaacea98336ce4e1cf1f2bd5e7128c022760d1572b1f4b9a54906"),
+    (
+        "state_two",
+        State({"b": ID_MINIMAL, "aa": ID_FULL}),
+        "91eb76c0982eaacea98336ce4e1cf1f2bd5e7128c022760d1572b1f4b9a54906",
+    ),
     (
         "benchmark_golden",
-        MemoryNode("canonical", {"plan": "Enterprise", "seats": 40}, provenance=Provenance(source="ticket-1"), event_time=1757000000000),
+        MemoryNode("canonical", {"plan": "Enterprise", "seats": 40}, provenance=Provenance(source="ticket-1"),
+                   event_time=1757000000000),
         "a197a6c57aa46723469daf377bcc2336b42ac95f155dda456f5fa36f4b98bb11",
     ),
 ]
@@ -85,7 +90,8 @@ def test_derived_vector(name, obj, expected):
 
 @pytest.mark.parametrize(
     "value,cbor_hex",
-    [(1.5, "f93e00"), (1.0, "f93c00"), (-0.0, "f98000"), (100.0, "f95640"), (1e10, "fa501502f9"), (0.1, "fb3fb999999999999a")],
+    [(1.5, "f93e00"), (1.0, "f93c00"), (-0.0, "f98000"), (100.0, "f95640"), (1e10, "fa501502f9"),
+     (0.1, "fb3fb999999999999a")],
 )
 def test_floats_use_the_shortest_lossless_width(value, cbor_hex):
     assert encode(value).hex() == cbor_hex

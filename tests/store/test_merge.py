@@ -8,7 +8,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import MNEM, run_mnem
 from mnem_history import clone, export, memory, ok, set_head, write
 

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
+from conftest import run_mnem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import run_mnem
 from mnem_store import porcelain
 from mnem_store.errors import InvalidRefError
 from mnem_store.merge import SIDES, Conflict, MergeResult, StateMerge, merge_states, preview, resolve_conflicts
@@ -80,7 +80,7 @@ def test_merge_is_total_and_partitions_every_id(states):
                     else "edit/delete" if c.theirs is None else "edit/edit")
         assert c.kind == expected
     for strategy in ("ours", "theirs"):
-        nodes, unresolved, new_nodes = resolve_conflicts(result, {}, strategy)
+        _nodes, unresolved, new_nodes = resolve_conflicts(result, {}, strategy)
         assert unresolved == () and new_nodes == []
 
 
@@ -131,7 +131,7 @@ def test_resolving_every_conflict_one_way_equals_the_strategy(states, side):
 @given(three_way(OBJECTS), st.data())
 def test_any_resolutions_give_a_state_or_a_typed_error(states, data):
     result = merge_states(*states)
-    chosen = {c.id: data.draw(st.sampled_from(SIDES + ("unresolved",))) for c in result.conflicts}
+    chosen = {c.id: data.draw(st.sampled_from((*SIDES, "unresolved"))) for c in result.conflicts}
     resolutions = {node_id: side for node_id, side in chosen.items() if side != "unresolved"}
     strategy = data.draw(st.sampled_from((None, "ours", "theirs")))
     base_on_add_add = any(resolutions.get(c.id) == "base" and c.kind == "add/add" for c in result.conflicts)

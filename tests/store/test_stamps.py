@@ -14,10 +14,10 @@ import json
 import tempfile
 from pathlib import Path
 
+from conftest import run_mnem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import run_mnem
 from mnem_store import porcelain
 from mnem_store.blame import find_blame
 from mnem_store.objects import MemoryNode
@@ -178,7 +178,7 @@ def build(repo: Repo, steps) -> None:
 
             def pick(a, b, picks=picks):
                 chosen = {}
-                for node_id, how in zip(IDS, picks):
+                for node_id, how in zip(IDS, picks, strict=True):
                     side = a if how == "ours" else b if how == "theirs" else {}
                     if node_id in side:
                         chosen[node_id] = side[node_id]

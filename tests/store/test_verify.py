@@ -52,7 +52,8 @@ def damaged(store, *statements):
 
 
 def test_a_tampered_node_is_named(history):
-    problems = damaged(history, ("UPDATE objects SET data = X'a0' WHERE key = (SELECT min(key) FROM objects WHERE kind = 0)",))
+    problems = damaged(history, (
+        "UPDATE objects SET data = X'a0' WHERE key = (SELECT min(key) FROM objects WHERE kind = 0)",))
     assert any(p["what"] == "object" and "does not hash to its id" in p["message"] for p in problems)
 
 

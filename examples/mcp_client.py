@@ -81,7 +81,7 @@ async def main(store: str) -> None:
         print(f"   commit {short(why['commit'])} set it: {describe(why['node'])}\n")
 
         print(f"4. Since when?  when_did {CUSTOMER} equals {json.dumps(PRO)}")
-        found = await call(client, "when_did", id=CUSTOMER, equals=PRO)
+        found = await call(client, "when_did", id=CUSTOMER, condition="equals", value=PRO)
         before = (await call(client, "recall_at", commit=first, id=CUSTOMER))["memory"][CUSTOMER]
         print(f"   first true at commit {short(found['commit'])}: {describe(found['blame']['node'])}")
         print(f"   before it, at {short(first)}: {describe(before)}\n")

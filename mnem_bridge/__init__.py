@@ -9,9 +9,10 @@ the adapters share.  Each invocation is logged (DEBUG, and to stderr with
 ``Store.last_command``.
 
 Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
-``process`` (the only place that spawns; the pluggable runner), ``binary``
-(finding and checking ``mnem``), ``echo`` (shell lines), ``client`` (one
-invocation), ``store`` (the facade), ``agents`` (atomic writes).
+``process`` (the runner protocol and the one-shot runner), ``worker`` (the
+persistent ``mnem serve`` runner; these two are the only places that start a
+process), ``binary`` (finding and checking ``mnem``), ``echo`` (shell lines),
+``client`` (one invocation), ``store`` (the facade), ``agents`` (atomic writes).
 """
 
 from __future__ import annotations

@@ -1,10 +1,12 @@
-"""The process layer: the only place in the bridge that starts a process.
+"""The process layer: the ``Runner`` protocol and the one-shot runner.
 
 A *runner* takes an argv, optional stdin bytes and a timeout, and returns
 the exit status and both output streams.  ``SubprocessRunner`` is the
 one-shot runner: one ``mnem`` process per call, nothing left running
-between calls.  A later persistent worker (``mnem serve --stdio``) plugs in
-behind the same ``Runner`` protocol, with ``close()`` as its explicit end.
+between calls.  The bridge starts processes in two places: here, and in
+``worker`` (``WorkerRunner``, one persistent ``mnem serve --stdio`` behind
+the same ``Runner`` protocol, with ``close()`` as its explicit end).  Both
+follow the rules below.
 
 Why ``subprocess`` and not ``sh`` (the design's first choice): measured side
 by side in one run (benchmarks/spawn_cost.py; benchmarks/results/spawn_cost.md),

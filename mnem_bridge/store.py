@@ -38,10 +38,12 @@ from typing import Any, Final, Literal, TypeVar
 
 from .bisect import first_commit_where
 from .client import Mnem
-from .errors import InvalidRefError, NoStoreError, ProtocolError, UsageError
+from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
 from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 
-__all__ = ["MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "find_root", "init", "open"]
+__all__ = [
+    "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "creation_refused", "find_root", "init", "open",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -170,7 +172,9 @@ def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> S
     return store
 
 
-def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None) -> Store:
+def open(
+    path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None, create: bool = False
+) -> Store:
     """Open the store whose root is exactly ``path``, or with no path the nearest one at or above the current folder.
 
     An explicit path is never walked up from (unlike upstream's SDK): a typo
@@ -178,15 +182,24 @@ def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = No
     silently serving a store further up, which could be another user's.
     ``path`` may also be the store's ``.mnem`` folder itself.
 
+    With ``create=True`` (what ``MnemosyneStore`` and ``mnem-mcp --store``
+    use), a store that does not exist yet is created on first use, logged
+    at INFO, but only where nothing else is: see ``creation_refused`` for
+    the paths that are refused instead.
+
     Args:
         path: The store's root (or its ``.mnem`` folder); ``None`` to discover from the current folder.
         client: How to run ``mnem`` (default: a new ``Mnem()``).
+        create: Create the store at ``path`` if it is a new folder (its parent
+            exists) or an empty one of yours.  Ignored without ``path``.
 
     Returns:
         The store.
 
     Raises:
-        NoStoreError: No store there (the binary's own error, with a command to rerun).
+        NoStoreError: No store there (the binary's own error, with a command to
+            rerun), or with ``create`` a path where no store is created (the
+            message says why and what to do).
     """
     if path is None:
         start = Path.cwd()
@@ -202,10 +215,71 @@ def open(path: str | os.PathLike[str] | None = None, *, client: Mnem | None = No
         start = Path(path).absolute()
         root = start.parent if start.name == MNEM_DIR and start.is_dir() else start
         root = root if (root / MNEM_DIR).is_dir() else None
+    if root is None and create and path is not None:
+        return _create(start, client)
     store = Store(root or start, client=client)
     if root is None:
         store._call("status")  # raises the binary's own NoStoreError, with a command to rerun
         raise ProtocolError(f"mnem found a store at {start}, but there is no {MNEM_DIR} directory")
+    return store
+
+
+def creation_refused(path: Path) -> str | None:
+    """Why no store may be created at ``path`` on first use, or ``None`` when one may.
+
+    The rule (docs/bridge.md, "A store is created on first use"): a store is
+    created only in a *new* folder whose parent exists, or in an *empty*
+    folder that belongs to you.  Refused, each with the fix in the message:
+
+    * a path that is a file, or a ``.mnem`` folder that does not exist;
+    * a path inside an existing store (at or below the folder holding a
+      ``.mnem``): most likely a typo for that store, and ``mnem init`` refuses
+      nested stores anyway;
+    * a folder that already holds files but no store: a store silently created
+      inside a random project folder is a surprise, so that takes ``mnem init``;
+    * an empty folder that belongs to another user;
+    * a new folder whose parent does not exist (a typo in the parent would
+      otherwise create a whole tree of folders).
+
+    Args:
+        path: An absolute path with no store at it.
+
+    Returns:
+        The refusal message, or ``None``.
+    """
+    init = f"`mnem init {path}`"
+    if path.name == MNEM_DIR:
+        return f"{path} names a {MNEM_DIR} folder that does not exist; pass the folder that should hold the store"
+    outer = find_root(path.parent)
+    if outer is not None:
+        return (f"{path} is inside the store at {outer}, and no store is created inside another; to use that store "
+                f"pass {outer}, for a new store pass a path outside it")
+    if path.exists() and not path.is_dir():
+        return f"{path} is a file, not a store; pass the folder that holds (or should hold) the store"
+    if path.is_dir():
+        held = sorted(entry.name for entry in path.iterdir() if not entry.name.startswith(f"{MNEM_DIR}.new-"))
+        if held:
+            shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
+            return (f"{path} holds files ({shown}) but no store, so none is created there on first use; "
+                    f"if that folder is meant to hold one, run {init}, else pass a new or empty folder")
+        if path.stat().st_uid != os.geteuid():
+            return f"{path} belongs to another user (uid {path.stat().st_uid}); run {init} if you trust it"
+        return None
+    if not path.parent.is_dir():
+        return f"{path.parent} does not exist, so no store is created at {path}; create the folder or run {init}"
+    return None
+
+
+def _create(path: Path, client: Mnem | None) -> Store:
+    """``open(path, create=True)`` where no store is: create one if ``creation_refused`` allows it."""
+    refused = creation_refused(path)
+    if refused is not None:
+        raise NoStoreError(f"no mnemosyne store at {path}: {refused}")
+    try:
+        store = init(path, client=client)
+    except StoreExistsError:  # another process created it first: use that one
+        return open(path, client=client)
+    logger.info("created a new store at %s (it did not exist yet)", path)
     return store
 
 
@@ -447,13 +521,7 @@ class Store:
         Raises:
             InvalidRefError: ``name`` is the current branch.
         """
-        try:
-            self._call("branch", f"--delete={name}")
-        except InvalidRefError as exc:
-            if exc.message == f"no branch '{name}'":  # the CLI's error for an absent branch
-                return False
-            raise
-        return True
+        return self._read(_deleted, "branch", f"--delete={name}")
 
     def checkout(self, target: str | None = None, *, create: str | None = None, discard: bool = False) -> None:
         """Move HEAD to a branch (attached) or a commit (detached).
@@ -692,6 +760,7 @@ class Store:
         present: bool = False,
         good: str | None = None,
         bad: str | None = None,
+        include_root: bool = False,
     ) -> tuple[str, Blame | None]:
         """``bisect``'s helper form, also returning the blame at the commit found.
 
@@ -702,16 +771,23 @@ class Store:
             present: It must be present.
             good: Where the condition is false (default: the root of the chain).
             bad: Where it is true (default HEAD).
+            include_root: With no ``good``, the root of the chain is a candidate
+                too: when the condition already holds there, the root is the
+                answer instead of an ``InvalidRefError`` (the engine's
+                ``mnem bisect --include-root`` extension).
 
         Returns:
             ``(commit, blame of node there)``; the blame is ``None`` when the node is absent.
 
         Raises:
-            UsageError (a ValueError): Not exactly one of ``equals``/``absent``/``present``.
+            UsageError (a ValueError): Not exactly one of ``equals``/``absent``/``present``,
+                or ``include_root`` with ``good``.
             InvalidRefError: Upstream's preconditions.
         """
         if (equals is not UNSET) + absent + present != 1:
             raise UsageError("bisect by node needs exactly one of equals=, absent=True or present=True")
+        if include_root and good is not None:
+            raise UsageError("include_root= goes without good= (it makes the root itself a candidate)")
         args = ["bisect", f"--node={node}"]
         if equals is not UNSET:
             args.append(f"--equals={encode_json(equals)}")
@@ -719,6 +795,8 @@ class Store:
             args.append("--absent" if absent else "--present")
         if good is not None:
             args.append(f"--good={good}")
+        if include_root:
+            args.append("--include-root")
         return self._read(_found, *args, "--", *([] if bad is None else [bad]))
 
     def _bisect_locally(self, predicate: Predicate, good: str | None, bad: str | None) -> str:
@@ -813,6 +891,14 @@ class Store:
         store = cls(Path(path).absolute(), client=client)
         store._call("import", "-", payload=data if isinstance(data, str) else encode_json(data))
         return store
+
+
+def _deleted(doc: Mapping[str, Any]) -> bool:
+    """``mnem branch --delete``'s document: whether the branch existed (``{"name", "deleted": bool}``)."""
+    deleted = doc["deleted"]
+    if not isinstance(deleted, bool):
+        raise TypeError(f"deleted is {type(deleted).__name__}, not a bool")
+    return deleted
 
 
 def _memory(doc: Mapping[str, Any]) -> Memory:

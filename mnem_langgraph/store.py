@@ -50,8 +50,13 @@ class MnemosyneStore(BaseStore):
             explicit path is never walked up from.  ``None`` uses
             ``$MNEM_STORE`` if set (also exact), else the nearest store at or
             above the current directory that the current user owns, the
-            discovery the ``mnem`` command does.  The store must exist
-            (``mnem init`` or ``mnem_bridge.init``).
+            discovery the ``mnem`` command does.  An explicit store (``path``
+            or ``$MNEM_STORE``) that does not exist yet is created on first
+            use, logged at INFO on ``mnem_bridge.store``, if the path is a new
+            folder (its parent exists) or an empty one of yours; a file, a
+            folder that already holds other files, or a path inside another
+            store is refused (``NoStoreError`` saying why and what to do; see
+            ``mnem_bridge.store.creation_refused``).
         author: The author of every commit this store makes.
         mnem: The ``mnem`` binary to run (default: ``$MNEM_BIN``, then
             ``mnem`` on PATH, then the one beside this Python).
@@ -61,7 +66,8 @@ class MnemosyneStore(BaseStore):
             default minute when the caller can afford less.
 
     Raises:
-        NoStoreError: No store at ``path`` (or, with no path, none found).
+        NoStoreError: No store at ``path`` and none may be created there (or,
+            with no path, none found).
         BinaryNotFoundError: No ``mnem`` binary.
     """
 
@@ -77,7 +83,11 @@ class MnemosyneStore(BaseStore):
     ) -> None:
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
-        self._store = mnem_bridge.open(where, client=self._client)
+        try:
+            self._store = mnem_bridge.open(where, client=self._client, create=True)
+        except BaseException:
+            self._client.close()  # no worker outlives a store that could not be opened
+            raise
         self.author = author
 
     @property

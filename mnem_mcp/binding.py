@@ -1,10 +1,18 @@
 """Which store a server serves, and a fresh bridge ``Store`` for every call.
 
 ADR-0016 binds one store per server process.  Its location comes from
-``--store``, else ``$MNEM_STORE``, else a per-user default store (created on
-first use) so that ``mnem-mcp`` with no arguments just works.  An explicit
-location is never created: a typo there should fail loudly (``no_store``),
-not start an empty memory somewhere unexpected.
+``--store``, else ``$MNEM_STORE``, else a per-user default store, so that
+``mnem-mcp`` with no arguments just works.  Every one of them is created on
+first use (``mnem-mcp`` start-up), by one rule with one exception:
+
+* the default store is created with any missing parent folders (it lives
+  in the user's data folder, which may not exist yet);
+* an explicit store (``--store``, ``$MNEM_STORE``) is created only where
+  nothing else is: a new folder whose parent exists, or an empty folder of
+  yours (``mnem_bridge.open(create=True)``).  A file, a folder already
+  holding other files, or a path inside another store is refused with a
+  message saying what to do, so a typo cannot start an empty memory inside
+  an unrelated project or beside the store that was meant.
 
 The server keeps no store state between calls: each call opens the store
 through the bridge (a path walk, no process) and runs its ``mnem``
@@ -116,16 +124,26 @@ class StoreBinding:
         with mnem_bridge.open(self.path, client=self._mnem()) as store:
             yield store
 
-    def create(self) -> Path:
-        """Create the store at ``path`` (the default store's first use).
+    def create(self, *, parents: bool = False) -> Path:
+        """Create the store at ``path`` on its first use.
+
+        Args:
+            parents: The per-user default store: create it with any missing
+                parent folders.  Otherwise ``mnem_bridge.open(create=True)``'s
+                rule applies: only a new folder whose parent exists, or an
+                empty folder of yours.
 
         Returns:
-            The new store's root.
+            The store's root.
 
         Raises:
+            mnem_bridge.NoStoreError: ``path`` is refused (the message says why and what to do).
             mnem_bridge.MnemError: It could not be created.
         """
-        return mnem_bridge.init(self.path, client=self._mnem()).root
+        if parents:
+            return mnem_bridge.init(self.path, client=self._mnem()).root
+        with mnem_bridge.open(self.path, client=self._mnem(), create=True) as store:  # the shared client stays open
+            return store.root
 
     def close(self) -> None:
         """End the shared client's worker; a later call starts a new one."""

@@ -1,8 +1,9 @@
 """``mnem-mcp``: serve one store's memory as MCP tools and resources over stdio.
 
 Standard output is the protocol, so everything this process says goes to
-standard error through ``logging``: which store is served (and that the
-default store was just created), a store that cannot be used, and with
+standard error through ``logging``: which store is served (and that it
+was just created: a store that does not exist yet is created on first use,
+see ``binding``), a store that cannot be used, and with
 ``--echo`` every ``mnem`` command line.  Start-up never fails on the store:
 an unusable one is reported once here, and every tool call then answers
 with the typed error until it is fixed.
@@ -32,10 +33,15 @@ def parser() -> argparse.ArgumentParser:
         prog="mnem-mcp",
         description="Serve a Mnemosyne store (an agent's version-controlled memory) as MCP tools and resources "
         "over stdio.",
-        epilog="Store resolution: --store, else $MNEM_STORE, else a per-user default store created on first use. "
+        epilog="Store resolution: --store, else $MNEM_STORE, else a per-user default store. A store that does not "
+        "exist yet is created on first use: the default one always, an explicit one in a new or empty folder only "
+        "(never in a folder holding other files, nor inside another store). "
         "Logs go to standard error; standard output is the MCP protocol.",
     )
-    p.add_argument("--store", metavar="PATH", help="the store to serve (a path at or below its root)")
+    p.add_argument(
+        "--store", metavar="PATH",
+        help="the store to serve: its root (the folder holding .mnem), exactly; created if new or empty",
+    )
     p.add_argument(
         "--tools", choices=("core", "all"), default="core",
         help="core: the agent tools (default); all: also the harness tools branch, switch and merge",
@@ -76,14 +82,17 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _announce(location: StoreLocation, binding: StoreBinding) -> None:
-    """Create the default store on its first use, then log which store is served, or why it cannot be."""
+    """Create the store on its first use, then log which store is served, or why it cannot be."""
     try:
         try:
             head = _head(binding)
         except mnem_bridge.NoStoreError:
-            if location.origin != "default":
-                raise
-            logger.info("created the default store at %s (use --store or MNEM_STORE for another)", binding.create())
+            if location.origin == "default":
+                root = binding.create(parents=True)
+                logger.info("created the default store at %s (use --store or MNEM_STORE for another)", root)
+            else:
+                root = binding.create()
+                logger.info("created a new store at %s (from %s): nothing was there yet", root, location.origin)
             head = _head(binding)
     except mnem_bridge.MnemError as exc:
         logger.error(

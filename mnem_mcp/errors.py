@@ -6,28 +6,36 @@ begins ``<code>: `` (``invalid_ref``, ``not_found``, ``busy``, ``no_store``,
 the ``mnem`` command line that reproduces it.  A model can branch on the
 code; a person can paste the command.
 
-The SDK's own ``ToolError`` path would prefix every message with "Error
-executing tool X: ", so the server builds the error ``CallToolResult``
-itself (``tool_error``).  The SDK still answers two failures before our
-code runs, arguments that break the input schema and unknown tool names;
-``CodedToolErrors`` rewrites those into ``usage: ...`` so that every error
-text starts with a code.  Resource reads fail as JSON-RPC errors whose
-message carries the same text (``resource_error``).
+Failures are mapped by type, never by their text: a bridge ``MnemError``
+carries its code; a ``ValueError`` is a refused argument (``usage``); a
+pydantic ``ValidationError`` from the SDK's argument check becomes a short
+``usage`` line naming each bad argument (``usage_error``); anything else is
+``error``, with the traceback in the server log only.  Resource reads fail
+as JSON-RPC errors whose message carries the same text (``resource_error``).
 """
 
 from __future__ import annotations
 
 import logging
-import re
-from typing import Any
+from collections.abc import Iterable
 
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
+from pydantic import ValidationError
 
 import mnem_bridge
 
-__all__ = ["CodedToolErrors", "error_code", "error_text", "resource_error", "tool_error"]
+__all__ = [
+    "MAX_PART",
+    "UNEXPECTED",
+    "USAGE",
+    "error_code",
+    "error_text",
+    "resource_error",
+    "tool_error",
+    "unknown_tool",
+    "usage_error",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -36,10 +44,21 @@ USAGE = "usage"
 #: Code for anything unforeseen (upstream's fallback code); the traceback stays in the server log.
 UNEXPECTED = "error"
 
-_CODED = re.compile(r"^[a-z][a-z_]*: ")
+#: The Display prefix that the contract's message carries for these kinds (docs/cli-json.md: "with their
+#: Display prefix, e.g. `invalid ref: …`").  It only repeats the code, so it is left out after it.  Most
+#: specific class first (``BusyError`` is a ``StoreIoError``).
+_DISPLAY_PREFIXES: tuple[tuple[type[mnem_bridge.MnemError], str], ...] = (
+    (mnem_bridge.BusyError, "store busy: "),
+    (mnem_bridge.InvalidRefError, "invalid ref: "),
+    (mnem_bridge.CorruptStoreError, "corrupt store: "),
+    (mnem_bridge.StoreIoError, "storage error: "),
+)
+
+#: How many argument problems one ``usage`` text lists (pydantic reports each union arm separately).
+MAX_PROBLEMS = 3
 
 
-def error_code(exc: Exception) -> str:
+def error_code(exc: BaseException) -> str:
     """The stable code for a failure.
 
     Args:
@@ -48,10 +67,14 @@ def error_code(exc: Exception) -> str:
     Returns:
         The bridge error's ``code``; ``usage`` for a refused argument value
         (the bridge raises ``ValueError`` for those, as upstream's SDK does);
-        ``error`` for anything else.
+        ``error`` for anything else, including a pydantic ``ValidationError``
+        that reaches here (arguments are refused before a tool runs, by
+        ``usage_error``, so it can only be a result breaking its schema).
     """
     if isinstance(exc, mnem_bridge.MnemError):
         return exc.code
+    if isinstance(exc, ValidationError):  # a result that broke its own schema: our bug, not the caller's
+        return UNEXPECTED
     if isinstance(exc, ValueError):
         return USAGE
     return UNEXPECTED
@@ -63,7 +86,17 @@ def error_code(exc: Exception) -> str:
 MAX_PART = 2000
 
 
-def error_text(exc: Exception, *, bounded: bool = False) -> str:
+def _message(exc: BaseException) -> str:
+    """The failure's message without a Display prefix that only repeats its code."""
+    if not isinstance(exc, mnem_bridge.MnemError):
+        return str(exc)
+    for kind, prefix in _DISPLAY_PREFIXES:
+        if isinstance(exc, kind):
+            return exc.message.removeprefix(prefix)
+    return exc.message
+
+
+def error_text(exc: BaseException, *, bounded: bool = False) -> str:
     """``<code>: <message>``, then the command that reproduces it when one ran.
 
     Args:
@@ -74,7 +107,7 @@ def error_text(exc: Exception, *, bounded: bool = False) -> str:
     Returns:
         The text.
     """
-    message = str(exc)
+    message = _message(exc)
     command = exc.command if isinstance(exc, mnem_bridge.MnemError) else None
     if bounded:
         message = _cut(message, "message")
@@ -89,7 +122,11 @@ def _cut(text: str, what: str) -> str:
     return f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the whole {what})"
 
 
-def tool_error(exc: Exception, tool: str) -> CallToolResult:
+def _result(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+
+
+def tool_error(exc: BaseException, tool: str) -> CallToolResult:
     """The error result for a failed tool call, logged the way the failure deserves.
 
     Args:
@@ -100,15 +137,66 @@ def tool_error(exc: Exception, tool: str) -> CallToolResult:
         An ``isError`` result whose text starts with the code.
     """
     if error_code(exc) == UNEXPECTED:
-        logger.exception("tool %s failed unexpectedly", tool, exc_info=exc)
-        text = f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); the server log has the details"
-    else:
-        logger.info("tool %s: %s", tool, error_text(exc))
-        text = error_text(exc, bounded=True)
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+        logger.error("tool %s failed unexpectedly", tool, exc_info=exc)
+        return _result(f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); "
+                       "the server log has the details")
+    logger.info("tool %s: %s", tool, error_text(exc))
+    return _result(error_text(exc, bounded=True))
 
 
-def resource_error(exc: Exception, uri: str) -> ResourceError:
+def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> CallToolResult:
+    """The error result for arguments that break a tool's input schema.
+
+    One short line naming each bad argument and what is wrong with it (at
+    most ``MAX_PROBLEMS``), without pydantic's echo of the input or its
+    documentation links; an unknown argument also lists the ones the tool
+    takes.
+
+    Args:
+        tool: The tool's name.
+        error: The SDK's argument validation failure.
+        arguments: The names the tool takes.
+
+    Returns:
+        An ``isError`` result starting ``usage: ``.
+    """
+    problems: list[str] = []
+    unknown = False
+    for problem in error.errors(include_url=False, include_context=False, include_input=False):
+        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        if problem["type"] == "extra_forbidden":
+            unknown = unknown or len(problem["loc"]) == 1
+            said = "unknown argument" if len(problem["loc"]) == 1 else "unknown key"
+        elif problem["type"] == "missing":
+            said = "required"
+        else:
+            said = problem["msg"]
+        line = f"{where}: {said}"
+        if line not in problems:
+            problems.append(line)
+    shown = "; ".join(problems[:MAX_PROBLEMS])
+    if len(problems) > MAX_PROBLEMS:
+        shown += f"; and {len(problems) - MAX_PROBLEMS} more"
+    takes = f" ({tool} takes {', '.join(arguments)})" if unknown else ""
+    logger.info("tool %s refused its arguments: %s", tool, shown)
+    return _result(f"{USAGE}: {tool}: {_cut(shown, 'message')}{takes}")
+
+
+def unknown_tool(name: str, known: Iterable[str]) -> CallToolResult:
+    """The error result for a call to a tool this server does not have (the SDK's wording, with the code).
+
+    Args:
+        name: The name the client asked for.
+        known: The tools the server has (for the log).
+
+    Returns:
+        An ``isError`` result starting ``usage: ``.
+    """
+    logger.info("unknown tool %r (the tools are %s)", name[:200], ", ".join(known))
+    return _result(f"{USAGE}: Unknown tool: {_cut(name, 'message')}")
+
+
+def resource_error(exc: BaseException, uri: str) -> ResourceError:
     """The SDK error to raise for a failed resource read.
 
     Args:
@@ -121,37 +209,8 @@ def resource_error(exc: Exception, uri: str) -> ResourceError:
         (-32603); the message is ``error_text``.
     """
     if error_code(exc) == UNEXPECTED:
-        logger.exception("reading %s failed unexpectedly", uri, exc_info=exc)
+        logger.error("reading %s failed unexpectedly", uri, exc_info=exc)
     else:
         logger.info("resource %s: %s", uri, error_text(exc))
     missing = isinstance(exc, mnem_bridge.NotFoundError | mnem_bridge.InvalidRefError)
     return (ResourceNotFoundError if missing else ResourceError)(error_text(exc, bounded=True))
-
-
-class CodedToolErrors:
-    """Server middleware: give the SDK's own tool-call errors a ``usage:`` code.
-
-    The SDK rejects schema-breaking arguments ("Error executing tool X: 1
-    validation error ...") and unknown tools ("Unknown tool: X") before any
-    tool code runs.  This rewrites the text of any error result that does not
-    already start with a code, so clients can rely on the prefix; a crash
-    the SDK caught after the tool returned becomes ``error:``.
-    """
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        """Pass the request on; recode an uncoded ``tools/call`` error on the way back."""
-        result = await call_next(ctx)
-        if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
-            return result
-        content = result.get("content") or []
-        first = content[0] if content else {}
-        text = first.get("text", "") if isinstance(first, dict) else ""
-        if _CODED.match(text):
-            return result
-        name = (ctx.params or {}).get("name", "")
-        if text == f"Error executing tool {name}":  # the SDK's text for a crash it caught (output conversion)
-            text = f"{UNEXPECTED}: {name} failed unexpectedly; the server log has the details"
-        else:  # pydantic quotes each bad input in full: bound it as our own errors are
-            logger.info("tool %s refused: %s", name, text)
-            text = f"{USAGE}: {_cut(text.removeprefix(f'Error executing tool {name}: '), 'message')}"
-        return {**result, "content": [{**first, "type": "text", "text": text}, *content[1:]]}

@@ -27,17 +27,25 @@ from typing_extensions import TypedDict
 import mnem_bridge
 
 __all__ = [
+    "At",
     "Blame",
     "BranchCreated",
+    "BranchName",
     "Changes",
     "Commit",
     "CommitRef",
+    "Condition",
+    "ConditionValue",
     "Conflict",
     "Content",
     "ContentResolution",
+    "ExistingNodeId",
     "Found",
+    "Good",
     "Head",
     "History",
+    "Items",
+    "Limit",
     "MemoryNode",
     "MergeOutcome",
     "NodeId",
@@ -47,9 +55,14 @@ __all__ = [
     "Provenance",
     "Recalled",
     "RememberItem",
+    "Resolutions",
     "Source",
+    "Start",
     "Step",
+    "Strategy",
     "Summary",
+    "Target",
+    "Theirs",
     "ToolCall",
     "Written",
     "blame_json",
@@ -257,6 +270,25 @@ NodeId = Annotated[
         "The same id always names the same fact; writing it again revises it.",
     ),
 ]
+ExistingNodeId = Annotated[
+    str,
+    Field(min_length=1, description="The id of a fact you remembered, e.g. 'customer-4821'."),
+]
+Condition = Annotated[
+    Literal["equals", "absent", "present"],
+    Field(
+        description="What to look for: 'equals' (the fact's content equals value), 'absent' (the fact is gone) "
+        "or 'present' (the fact exists, whatever its content)."
+    ),
+]
+ConditionValue = Annotated[
+    Any,
+    Field(
+        description="For condition 'equals': the JSON value the content must equal, compared exactly "
+        "(1 is not 1.0, 'Pro' is not 'pro'); null or omitted means JSON null. Leave it out for 'absent' and "
+        "'present'."
+    ),
+]
 Content = Annotated[
     Any,
     Field(description="The fact itself: any JSON value (a sentence, a number, an object...)."),
@@ -311,3 +343,36 @@ class ContentResolution(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     content: Content
+
+
+Items = Annotated[
+    list[RememberItem],
+    Field(min_length=1, description="The facts, each {id, content} plus optional provenance fields."),
+]
+Limit = Annotated[int, Field(ge=1, le=1000, description="How many commits to return at most.")]
+At = Annotated[
+    str | None,
+    Field(description="Explain the value as of this commit or branch instead of the current one."),
+]
+Good = Annotated[
+    str | None,
+    Field(
+        description="A commit known to be before the change; the search starts after it, and fails when the "
+        "condition already holds there. Omit it to search the whole line from its first commit."
+    ),
+]
+BranchName = Annotated[str, Field(min_length=1, description="The new branch's name, e.g. 'hypothesis-churn'.")]
+Start = Annotated[str | None, Field(description="Where it starts (default: the current commit).")]
+Target = Annotated[str, Field(min_length=1, description="A branch name, or a commit to look at.")]
+Theirs = Annotated[str, Field(min_length=1, description="The branch (or commit) to merge into the current one.")]
+Resolutions = Annotated[
+    dict[str, Literal["ours", "theirs", "base", "delete"] | ContentResolution] | None,
+    Field(
+        description="How to settle conflicting facts, by id, after a merge reported conflicts: "
+        "a side ('ours', 'theirs', 'base'), 'delete', or {\"content\": <new value>}."
+    ),
+]
+Strategy = Annotated[
+    Literal["ours", "theirs"] | None,
+    Field(description="Settle every conflict not in resolutions by taking this side."),
+]

@@ -1,17 +1,19 @@
 """``build_server``: the tools and resources of ``mnem-mcp`` registered on an ``MCPServer``.
 
 The logic lives in ``tools`` and ``resources`` as plain functions that take
-a bridge ``Store`` first; this module only adapts each one into what the SDK
-registers.  The adapter drops the ``store`` parameter from the signature the
-SDK reads (so the input schema is the function's other parameters, with
-their descriptions), opens the store for the call, runs the blocking
-``mnem`` invocations on a worker thread, and turns any failure into an
-error result whose text starts with its code (``errors``).  The SDK derives
-``outputSchema`` from each function's return type.
+a bridge ``Store`` first.  Here each tool is a plain typed function, a
+closure over the server's ``StoreBinding`` that opens the store on a worker
+thread and calls its ``tools`` function; its parameters (with their
+descriptions, from ``models``) are the tool's input schema, and its return
+type gives the exact ``outputSchema``.  Nothing reads request internals,
+so every tool works the same through a client session or through
+``server.call_tool(name, arguments)`` with none.
 
-The adapter passes a function only the arguments the client actually sent,
-so a parameter's Python default decides what "not given" means.  That is how
-``when_did`` tells an omitted ``equals`` from ``"equals": null``.
+Each input schema has ``additionalProperties: false``: an unknown argument
+(``sources`` for ``source``) is refused rather than silently dropped.
+Failures are answered by ``MnemServer.call_tool`` as coded error results,
+mapped by exception type (``errors``); the SDK's own "Error executing tool"
+text never reaches a client.
 
 Descriptions are written for the model: when to reach for the tool and what
 comes back.  The harness tools (``branch``, ``switch``, ``merge``) are
@@ -20,34 +22,73 @@ registered only with ``tools="all"`` (ADR-0016).
 
 from __future__ import annotations
 
-import inspect
 import logging
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
 
 import anyio.to_thread
 from mcp.server import CacheHint
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
-from mcp.types import CallToolResult, ToolAnnotations
-from pydantic import Field
-from pydantic.config import JsonDict
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
+from pydantic import ValidationError, create_model
 
 import mnem_bridge
 
 from . import resources, tools
 from .binding import StoreBinding
-from .errors import CodedToolErrors, resource_error, tool_error
+from .errors import resource_error, tool_error, unknown_tool, usage_error
+from .models import (
+    At,
+    Blame,
+    BranchCreated,
+    BranchName,
+    Changes,
+    Commit,
+    CommitRef,
+    Condition,
+    ConditionValue,
+    Content,
+    ExistingNodeId,
+    Found,
+    Good,
+    Head,
+    History,
+    Items,
+    Limit,
+    MemoryNode,
+    MergeOutcome,
+    NodeId,
+    Note,
+    Observation,
+    OptionalNodeId,
+    Recalled,
+    Resolutions,
+    Source,
+    Start,
+    Step,
+    Strategy,
+    Summary,
+    Target,
+    Theirs,
+    ToolCall,
+    Written,
+)
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "ToolSet", "ToolSpec", "build_server"]
+__all__ = ["INSTRUCTIONS", "TOOLS", "MnemServer", "ToolSet", "ToolSpec", "build_server"]
 
 logger = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 ToolSet = Literal["core", "all"]
 
@@ -76,123 +117,160 @@ NOT_PATHS = ResourceSecurity(reject_path_traversal=False, reject_absolute_paths=
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """One MCP tool: the function that does the work and how the model sees it.
+    """How the model sees one MCP tool.
 
     Attributes:
-        name: The tool's name.
-        fn: A ``tools`` function (store first).
+        name: The tool's name (also the name of its function in ``build_server``).
         title: A short human-readable name.
         description: What the model reads: when to use it and what it returns.
         annotations: Behaviour hints for clients.
         harness: Only registered with ``tools="all"``.
-        writes: Changes memory, so the memory resources are announced as updated afterwards.
     """
 
     name: str
-    fn: Callable[..., Any]
     title: str
     description: str
     annotations: ToolAnnotations
     harness: bool = False
-    writes: bool = False
 
 
 TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
-        "remember", tools.remember, "Remember a fact",
+        "remember", "Remember a fact",
         "Remember one fact as its own commit, together with where it came from. Use it whenever you learn "
         "something worth keeping. Give each fact a stable id and reuse that id to update it later; fill in "
         "source (and step / observation when you have them) so `why` can trace the fact back. "
         "Returns {commit}.",
-        WRITE, writes=True,
+        WRITE,
     ),
     ToolSpec(
-        "revise", tools.remember, "Revise a belief",
+        "revise", "Revise a belief",
         "Change a fact you already hold: records the new value under the same id as its own commit; the old "
         "value stays in history. Use it when new evidence updates or contradicts a belief, and give the source "
         "of that evidence. Same arguments and result as `remember`.",
-        WRITE, writes=True,
+        WRITE,
     ),
     ToolSpec(
-        "remember_many", tools.remember_many, "Remember several facts",
+        "remember_many", "Remember several facts",
         "Remember several facts as one commit (all or nothing), e.g. everything one document told you. Each "
         "item is {id, content} plus optional source, step, observation, tool_call, note. Returns {commit}.",
-        WRITE, writes=True,
+        WRITE,
     ),
     ToolSpec(
-        "forget", tools.forget, "Forget a fact",
+        "forget", "Forget a fact",
         "Remove a fact from current memory as its own commit; history keeps it (`recall_at` and `why` at "
         "older commits still see it). Use it when a fact no longer holds and has no replacement. Fails with "
         "invalid_ref when nothing is remembered under that id. Returns {commit}.",
         ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-        writes=True,
     ),
     ToolSpec(
-        "recall", tools.recall, "Recall memory",
+        "recall", "Recall memory",
         "Read what you currently remember: one fact by id, or everything when id is omitted. Returns "
         "{memory: {id: {id, content, content_kind, provenance, event_time}}}; the map is empty when nothing "
         "is remembered under the id.",
         READ,
     ),
     ToolSpec(
-        "recall_at", tools.recall_at, "Recall memory at a commit",
+        "recall_at", "Recall memory at a commit",
         "Read memory as it stood at a past commit (an id from `history`, `why` or `when_did`, or a branch), "
         "without changing anything. Use it to see what you believed before a change. Returns {memory} at "
         "that commit, narrowed to id when given.",
         READ,
     ),
     ToolSpec(
-        "history", tools.history, "Memory history",
-        "List the latest commits on the current branch, newest first; every write is one commit with a "
-        "message, author and time. Use it to find commit ids for `recall_at` and `whats_new`. "
+        "history", "Memory history",
+        "List the latest commits of the current branch's history (merged branches included), newest first; every "
+        "write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and "
+        "`whats_new`. "
         "Returns {commits: [{id, parents, state, message, author, time}]}.",
         READ,
     ),
     ToolSpec(
-        "why", tools.why, "Why do I believe this?",
+        "why", "Why do I believe this?",
         "Explain a fact: the commit that set its current value and the provenance recorded with it (source, "
         "step, observation, tool_call, note). Use it when a belief looks wrong or needs a citation. Returns "
         "{commit, node, time}; fails with invalid_ref when the fact is not in memory.",
         READ,
     ),
     ToolSpec(
-        "when_did", tools.when_did, "When did this become true?",
-        "Find the first commit where a fact took a value (equals), disappeared (absent) or appeared "
-        "(present), by bisecting the current branch. Give exactly one of equals / absent / present. Use it to "
-        "date when a wrong belief crept in. Returns {commit, blame}: blame is the fact as set at that commit "
-        "with its provenance (null for absent). Fails with invalid_ref when the condition already holds at "
-        "the start (pass an earlier `good`) or does not hold now.",
+        "when_did", "When did this become true?",
+        "Find the first commit where a fact took a value (condition 'equals' with value), disappeared "
+        "(condition 'absent') or appeared (condition 'present'), by bisecting the current branch's first-parent "
+        "line; it assumes that once the condition held it kept holding. Use it to date when a wrong belief crept "
+        "in. When the condition already held at the line's first commit, that first commit is the answer. Returns "
+        "{commit, blame}: blame is the fact as set at that commit with its provenance (null for 'absent'). Fails "
+        "with invalid_ref when the condition does not hold now, or when it already holds at the `good` you gave.",
         READ,
     ),
     ToolSpec(
-        "whats_new", tools.whats_new, "What did a commit change?",
+        "whats_new", "What did a commit change?",
         "Show what one commit did: each fact it added, modified or removed, compared with the commit before. "
         "Returns {changed: {id: 'added' | 'modified' | 'removed'}}.",
         READ,
     ),
     ToolSpec(
-        "branch", tools.branch, "Create a memory branch",
+        "branch", "Create a memory branch",
         "Create a branch of memory at the current commit (or at start) without switching to it, to explore a "
-        "hypothesis away from the main line; then `switch` to it. Returns {branch}.",
+        "hypothesis away from the main line; then `switch` to it. Fails with invalid_ref when the name is taken. "
+        "Returns {branch}.",
         WRITE, harness=True,
     ),
     ToolSpec(
-        "switch", tools.switch, "Switch branch",
-        "Make a branch the current one (or look at a commit, read-only); every later read and write uses it. "
+        "switch", "Switch branch",
+        "Make a branch the current one, or look at a commit (read-only: writes fail until you switch to a "
+        "branch again); every later read and write uses it. "
         "Returns {head}: 'ref: <branch>', or a commit id when detached.",
         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        harness=True, writes=True,
+        harness=True,
     ),
     ToolSpec(
-        "merge", tools.merge, "Merge a branch",
+        "merge", "Merge a branch",
         "Merge another branch into the current one. Facts changed on one side only merge cleanly; facts both "
         "sides changed differently are conflicts: then nothing is written and the result lists each with its "
         "base / ours / theirs, so call again with resolutions or a strategy. "
         "Returns {status, commit, conflicts}.",
         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        harness=True, writes=True,
+        harness=True,
     ),
 )
+
+
+class MnemServer(MCPServer[dict[str, Any]]):
+    """``MCPServer`` whose ``call_tool`` answers every failure with a coded error result.
+
+    The SDK raises ``ToolError`` for arguments that break the input schema
+    and for unknown tools, and ``UnexpectedToolError`` around anything a
+    tool raised, each with a fixed "Error executing tool" text.  Here each
+    failure is mapped by its type (the ``ValidationError`` or the tool's own
+    exception, the SDK's ``__cause__``) to ``usage: ...``, the bridge
+    error's code, or ``error: ...``, for a client session and a direct
+    ``call_tool`` alike.
+    """
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[dict[str, Any], Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        """Call a tool; a failure is an ``isError`` result whose text starts with its code (``errors``).
+
+        Args:
+            name: The tool.
+            arguments: Its arguments, as a client sends them.
+            context: The request's context (``None``: a call with no session).
+
+        Returns:
+            The tool's result, or the coded error result.
+        """
+        taken = {tool.name: list(tool.input_schema["properties"]) for tool in await self.list_tools()}
+        if name not in taken:
+            return unknown_tool(name, taken)
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError as exc:  # the tool (or the SDK converting its result) raised
+            return tool_error(exc.__cause__ or exc, name)
+        except ToolError as exc:  # the SDK refused the arguments
+            if isinstance(exc.__cause__, ValidationError):
+                return usage_error(name, exc.__cause__, taken[name])
+            return tool_error(exc.__cause__ or exc, name)
 
 
 def build_server(
@@ -201,7 +279,7 @@ def build_server(
     tools: ToolSet = "core",
     mnem: str | os.PathLike[str] | None = None,
     timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
-) -> MCPServer:
+) -> MnemServer:
     """The ``mnem-mcp`` server for one store.
 
     Nothing is opened here: every tool call and resource read opens the store
@@ -220,130 +298,170 @@ def build_server(
         timeout: Seconds one ``mnem`` invocation may take before its process group is killed.
 
     Returns:
-        The server, ready for ``run("stdio")`` or an in-process ``Client``.
+        The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
     """
     binding = StoreBinding(Path(store).absolute(), None if mnem is None else os.fspath(mnem), timeout)
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer) -> AsyncIterator[dict[str, Any]]:
+    async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         try:
             yield {}
         finally:
             binding.close()  # the mnem worker ends with the session, not at interpreter exit
 
-    server = MCPServer(
+    functions = _tool_functions(binding)
+    server = MnemServer(
         "mnem",
         title="Mnemosyne memory",
         version=version("mnemosyne-toolkit"),
         instructions=INSTRUCTIONS,
+        tools=[_strict_tool(functions[spec.name], spec) for spec in TOOLS if tools == "all" or not spec.harness],
         cache_hints={
             "resources/read": resources.LIVE,
             "resources/list": STATIC,
             "resources/templates/list": STATIC,
             "tools/list": STATIC,
         },
-        middleware=[CodedToolErrors(), resources.ResourceCacheHints()],
+        middleware=[resources.ResourceCacheHints()],
         lifespan=lifespan,
     )
-    for spec in TOOLS:
-        if tools == "all" or not spec.harness:
-            server.add_tool(
-                _tool_function(spec, binding), name=spec.name, title=spec.title, description=spec.description,
-                annotations=spec.annotations,
-            )
     _add_resources(server, binding)
     return server
 
 
-def _tool_function(spec: ToolSpec, binding: StoreBinding) -> Callable[..., Any]:
-    """An async MCP tool function for ``spec``: the store parameter gone, a ``Context`` added."""
-    signature = inspect.signature(spec.fn, eval_str=True)
-    parameters = [_schema_parameter(p) for p in list(signature.parameters.values())[1:]]
+def _strict_tool(fn: Callable[..., Any], spec: ToolSpec) -> Tool:
+    """The SDK's ``Tool`` for ``fn``, with an input model that refuses unknown arguments.
 
-    async def call(ctx: Context, **arguments: Any) -> Any:
-        sent = (ctx.request_context.params or {}).get("arguments") or {}
-        given = {name: value for name, value in arguments.items() if name in sent}
-        try:
-            result = await anyio.to_thread.run_sync(partial(_with_store, binding, spec.fn, given))
-        except Exception as exc:  # every failure becomes a coded error result; nothing escapes to the SDK
-            return tool_error(exc, spec.name)
-        if spec.writes:
-            for uri in resources.stale_after_write(_written_ids(given)):
-                await ctx.notify_resource_updated(uri)
-        return result
-
-    context = inspect.Parameter("ctx", inspect.Parameter.KEYWORD_ONLY, annotation=Context)
-    # The declared result model gives outputSchema; the function may also return an error CallToolResult.
-    return _present(call, spec.name, [*parameters, context], Annotated[CallToolResult, signature.return_annotation])
-
-
-def _schema_parameter(parameter: inspect.Parameter) -> inspect.Parameter:
-    """A tool parameter as the SDK should see it: keyword-only; an ``UNSET`` default becomes optional with no default.
-
-    The schema cannot express "absent" as a default, and advertising ``null``
-    would tell the model that sending nothing means sending null.
+    ``MCPServer`` builds each tool's argument model from the function's
+    signature with pydantic's default of ignoring extra keys; this derives
+    the same model with ``extra="forbid"``, so the schema says
+    ``additionalProperties: false`` and validation refuses what it says.
     """
-    parameter = parameter.replace(kind=inspect.Parameter.KEYWORD_ONLY)
-    if parameter.default is not tools.UNSET:
-        return parameter
-    unadvertised = Field(json_schema_extra=_drop_default)
-    return parameter.replace(default=None, annotation=Annotated[parameter.annotation, unadvertised])
+    tool = Tool.from_function(fn, name=spec.name, title=spec.title, description=spec.description,
+                              annotations=spec.annotations)
+    loose = tool.fn_metadata.arg_model
+    strict = create_model(f"{spec.name}Arguments", __base__=loose, __cls_kwargs__={"extra": "forbid"})
+    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
 
 
-def _drop_default(schema: JsonDict) -> None:
-    """Take ``default`` out of a property's JSON schema (pydantic's ``json_schema_extra`` hook)."""
-    schema.pop("default", None)
-
-
-def _add_resources(server: MCPServer, binding: StoreBinding) -> None:
-    """Register the four resources, each reading through a fresh store."""
-    for uri, fn, title, description in (
-        (resources.MEMORY_URI, resources.memory, "Current memory",
-         "Everything currently remembered, as {id: node} JSON."),
-        (resources.NODE_URI, resources.node, "One remembered fact",
-         "One fact of current memory as JSON (id, content, content_kind, provenance, event_time)."),
-        (resources.LOG_URI, resources.log, "Recent commits",
-         f"The latest {resources.LOG_LIMIT} commits, newest first, as JSON."),
-        (resources.COMMIT_URI, resources.commit, "One commit",
-         'A commit as JSON: {"changed": {id: kind}, "state": {id: node}}. Immutable when named by full id.'),
-    ):
-        server.resource(uri, name=fn.__name__, title=title, description=description, mime_type="application/json",
-                        security=NOT_PATHS)(_resource_function(fn, uri, binding))
-
-
-def _resource_function(fn: Callable[..., Any], uri: str, binding: StoreBinding) -> Callable[..., Any]:
-    """A resource function for ``fn``: the store parameter gone, failures raised as the SDK's resource errors."""
-    signature = inspect.signature(fn, eval_str=True)
-    parameters = list(signature.parameters.values())[1:]
-
-    def read(**arguments: str) -> Any:
-        try:
-            return _with_store(binding, fn, arguments)
-        except Exception as exc:
-            raise resource_error(exc, uri.format(**arguments)) from exc
-
-    return _present(read, fn.__name__, parameters, signature.return_annotation)
-
-
-def _present(
-    wrapper: Callable[..., Any], name: str, parameters: list[inspect.Parameter], returns: Any
-) -> Callable[..., Any]:
-    """Make ``wrapper`` look, to the SDK's introspection, like a function with this name and signature."""
-    wrapper.__name__ = name
-    # inspect.signature() honours a function's __signature__, but typeshed does not declare that attribute on
-    # function objects, so mypy cannot see it.
-    wrapper.__signature__ = inspect.Signature(parameters, return_annotation=returns)  # type: ignore[attr-defined]
-    wrapper.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": returns}
-    return wrapper
-
-
-def _with_store(binding: StoreBinding, fn: Callable[..., Any], arguments: dict[str, Any]) -> Any:
-    """Open the store, run ``fn`` on it with ``arguments``, close it (runs on a worker thread)."""
+def _open_and_call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
+                   *args: P.args, **kwargs: P.kwargs) -> T:
+    """Open the store, run ``fn`` on it, close it (runs on a worker thread)."""
     with binding.open() as store:
-        return fn(store, **arguments)
+        return fn(store, *args, **kwargs)
 
 
-def _written_ids(arguments: dict[str, Any]) -> list[str]:
-    """The node ids a write tool was asked to touch (``id``, or each of ``items``)."""
-    ids = [arguments["id"]] if "id" in arguments else []
-    return ids + [item.id for item in arguments.get("items", ())]
+def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
+    """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s)."""
+
+    async def run(fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        return await anyio.to_thread.run_sync(partial(_open_and_call, binding, fn, *args, **kwargs))
+
+    async def stale(ctx: Context[dict[str, Any], Any], node_ids: Iterable[str] = ()) -> None:
+        for uri in resources.stale_after_write(node_ids):
+            await ctx.notify_resource_updated(uri)
+
+    async def remember(
+        ctx: Context[dict[str, Any], Any],
+        id: NodeId,
+        content: Content,
+        source: Source = None,
+        step: Step = None,
+        observation: Observation = None,
+        tool_call: ToolCall = None,
+        note: Note = None,
+        summary: Summary = None,
+    ) -> Written:
+        written = await run(tools.remember, id, content, source=source, step=step, observation=observation,
+                            tool_call=tool_call, note=note, summary=summary)
+        await stale(ctx, [id])
+        return written
+
+    async def remember_many(ctx: Context[dict[str, Any], Any], items: Items, summary: Summary = None) -> Written:
+        written = await run(tools.remember_many, items, summary=summary)
+        await stale(ctx, [item.id for item in items])
+        return written
+
+    async def forget(ctx: Context[dict[str, Any], Any], id: ExistingNodeId, summary: Summary = None) -> Written:
+        written = await run(tools.forget, id, summary=summary)
+        await stale(ctx, [id])
+        return written
+
+    async def recall(id: OptionalNodeId = None) -> Recalled:
+        return await run(tools.recall, id)
+
+    async def recall_at(commit: CommitRef, id: OptionalNodeId = None) -> Recalled:
+        return await run(tools.recall_at, commit, id)
+
+    async def history(limit: Limit = 20) -> History:
+        return await run(tools.history, limit)
+
+    async def why(id: ExistingNodeId, at: At = None) -> Blame:
+        return await run(tools.why, id, at)
+
+    async def when_did(id: ExistingNodeId, condition: Condition, value: ConditionValue = None,
+                       good: Good = None) -> Found:
+        return await run(tools.when_did, id, condition, value, good)
+
+    async def whats_new(commit: CommitRef) -> Changes:
+        return await run(tools.whats_new, commit)
+
+    async def branch(name: BranchName, start: Start = None) -> BranchCreated:
+        return await run(tools.branch, name, start)
+
+    async def switch(ctx: Context[dict[str, Any], Any], target: Target) -> Head:
+        head = await run(tools.switch, target)
+        await stale(ctx)
+        return head
+
+    async def merge(
+        ctx: Context[dict[str, Any], Any],
+        theirs: Theirs,
+        resolutions: Resolutions = None,
+        strategy: Strategy = None,
+        summary: Summary = None,
+    ) -> MergeOutcome:
+        outcome = await run(tools.merge, theirs, resolutions, strategy, summary)
+        await stale(ctx)
+        return outcome
+
+    return {
+        "remember": remember, "revise": remember, "remember_many": remember_many, "forget": forget,
+        "recall": recall, "recall_at": recall_at, "history": history, "why": why, "when_did": when_did,
+        "whats_new": whats_new, "branch": branch, "switch": switch, "merge": merge,
+    }
+
+
+def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> None:
+    """Register the four resources, each reading through a fresh store."""
+    options: dict[str, Any] = {"mime_type": "application/json", "security": NOT_PATHS}
+
+    def read(uri: str, fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return _open_and_call(binding, fn, *args, **kwargs)
+        except Exception as exc:
+            raise resource_error(exc, uri) from exc
+
+    @server.resource(resources.MEMORY_URI, name="memory", title="Current memory",
+                     description="Everything currently remembered, as {id: node} JSON.", **options)
+    def memory() -> dict[str, MemoryNode]:
+        return read(resources.MEMORY_URI, resources.memory)
+
+    @server.resource(resources.NODE_URI, name="node", title="One remembered fact",
+                     description="One fact of current memory as JSON (id, content, content_kind, provenance, "
+                     "event_time). Percent-encode the id as a URI path segment: 'a/b' is mnem://memory/a%2Fb.",
+                     **options)
+    def node(node_id: str) -> MemoryNode:
+        return read(resources.node_uri(node_id), resources.node, node_id)
+
+    @server.resource(resources.LOG_URI, name="log", title="Recent commits",
+                     description=f"The latest {resources.LOG_LIMIT} commits, newest first, as JSON.", **options)
+    def log() -> list[Commit]:
+        return read(resources.LOG_URI, resources.log)
+
+    @server.resource(resources.COMMIT_URI, name="commit", title="One commit",
+                     description='A commit as JSON: {"changed": {id: kind}, "state": {id: node}}. '
+                     "Immutable when named by full id.", **options)
+    def commit(id: str) -> dict[str, Any]:
+        return read(resources.COMMIT_URI.format(id=id), resources.commit, id)

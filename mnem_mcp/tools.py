@@ -2,45 +2,58 @@
 
 Nothing here knows about MCP: every function takes a ``mnem_bridge.Store``
 first, then the tool's arguments, and returns a JSON-ready dict shaped like
-``models``.  That keeps the logic testable without a session and lets the
-server register one function per tool (``revise`` is ``remember`` under a
-second description).  Failures are the bridge's typed ``MnemError``s, raised
-unchanged; the server turns them into tool errors.
+``models``.  That keeps the logic testable without a session; the server
+registers a typed closure per tool that opens the store and calls one of
+these (``revise`` is ``remember`` under a second description).  Failures
+are the bridge's typed ``MnemError``s, raised unchanged; the server turns
+them into tool errors.
 
-Writes go through ``mnem_bridge.agents`` and are exactly one commit each:
-nothing is ever left staged between calls (ADR-0016, "no staging over MCP").
+Writes go through ``mnem_bridge.agents`` (``merge`` through the store) and
+are exactly one commit each: nothing is ever left staged between calls
+(ADR-0016, "no staging over MCP").  Every write records ``AUTHOR`` as its
+author, ``merge`` included.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Final, Literal
-
-from pydantic import Field
+from typing import Final
 
 import mnem_bridge
 from mnem_bridge import agents
 
 from .models import (
+    At,
     Blame,
     BranchCreated,
+    BranchName,
     Changes,
     CommitRef,
+    Condition,
+    ConditionValue,
     Content,
     ContentResolution,
+    ExistingNodeId,
     Found,
+    Good,
     Head,
     History,
+    Items,
+    Limit,
     MergeOutcome,
     NodeId,
     Note,
     Observation,
     OptionalNodeId,
     Recalled,
-    RememberItem,
+    Resolutions,
     Source,
+    Start,
     Step,
+    Strategy,
     Summary,
+    Target,
+    Theirs,
     ToolCall,
     Written,
     blame_json,
@@ -52,7 +65,7 @@ from .models import (
 )
 
 __all__ = [
-    "UNSET",
+    "AUTHOR",
     "branch",
     "forget",
     "history",
@@ -70,15 +83,8 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-class _Unset:
-    """The type of ``UNSET``: an argument the caller did not send (distinct from JSON null)."""
-
-    def __repr__(self) -> str:
-        return "UNSET"
-
-
-#: Default of an argument whose absence means something different from null (``when_did``'s ``equals``).
-UNSET: Final = _Unset()
+#: The author every write over MCP records (what ``mnem_bridge.agents`` writes by default; ``merge`` too).
+AUTHOR: Final = "agent"
 
 
 def remember(
@@ -99,17 +105,14 @@ def remember(
     """
     commit = agents.remember(
         store, id, content, source=source, step=step, observation=observation, tool_call=tool_call, note=note,
-        summary=summary,
+        summary=summary, author=AUTHOR,
     )
     return {"commit": commit}
 
 
 def remember_many(
     store: mnem_bridge.Store,
-    items: Annotated[
-        list[RememberItem],
-        Field(min_length=1, description="The facts, each {id, content} plus optional provenance fields."),
-    ],
+    items: Items,
     summary: Summary = None,
 ) -> Written:
     """Record several facts as a single commit (all or nothing).
@@ -117,16 +120,17 @@ def remember_many(
     Returns:
         ``{"commit": id}`` of the new commit.
     """
-    return {"commit": agents.remember_many(store, [item.model_dump() for item in items], summary=summary)}
+    items_json = [item.model_dump() for item in items]
+    return {"commit": agents.remember_many(store, items_json, summary=summary, author=AUTHOR)}
 
 
-def forget(store: mnem_bridge.Store, id: NodeId, summary: Summary = None) -> Written:
+def forget(store: mnem_bridge.Store, id: ExistingNodeId, summary: Summary = None) -> Written:
     """Drop one fact from current memory as one commit; history keeps every past value.
 
     Returns:
         ``{"commit": id}`` of the new commit.
     """
-    return {"commit": agents.forget(store, id, summary=summary)}
+    return {"commit": agents.forget(store, id, summary=summary, author=AUTHOR)}
 
 
 def recall(store: mnem_bridge.Store, id: OptionalNodeId = None) -> Recalled:
@@ -155,7 +159,7 @@ def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = 
 
 def history(
     store: mnem_bridge.Store,
-    limit: Annotated[int, Field(ge=1, le=1000, description="How many commits to return at most.")] = 20,
+    limit: Limit = 20,
 ) -> History:
     """The most recent commits on the current branch, newest first.
 
@@ -167,10 +171,8 @@ def history(
 
 def why(
     store: mnem_bridge.Store,
-    id: NodeId,
-    at: Annotated[
-        str | None, Field(description="Explain the value as of this commit or branch instead of the current one.")
-    ] = None,
+    id: ExistingNodeId,
+    at: At = None,
 ) -> Blame:
     """The commit that set a fact's current value, with the provenance recorded then.
 
@@ -182,41 +184,34 @@ def why(
 
 def when_did(
     store: mnem_bridge.Store,
-    id: NodeId,
-    equals: Annotated[
-        Any,
-        Field(
-            description="Find the first commit where the fact's content equals this JSON value "
-            "(null means the content is JSON null). Omit it when using absent or present."
-        ),
-    ] = UNSET,
-    absent: Annotated[bool, Field(description="Find the first commit where the fact is gone.")] = False,
-    present: Annotated[bool, Field(description="Find the first commit where the fact exists.")] = False,
-    good: Annotated[
-        str | None,
-        Field(
-            description="A commit known to be before the change (default: the first commit of the current branch)."
-        ),
-    ] = None,
+    id: ExistingNodeId,
+    condition: Condition,
+    value: ConditionValue = None,
+    good: Good = None,
 ) -> Found:
-    """Bisect the current branch for the first commit where a condition on one fact holds.
+    """Bisect the current branch's first-parent line for the first commit where a condition on one fact holds.
 
-    Exactly one of ``equals`` / ``absent`` / ``present`` must be given.
+    With no ``good`` the first commit of the line is a candidate too: when
+    the condition already holds there, it is the answer (the engine's
+    ``mnem bisect --include-root``), since a caller has no earlier commit to
+    offer.
 
     Returns:
         ``{"commit", "blame"}``: the first commit where it holds and the blame of
         the fact there (``null`` when the fact is absent there).
 
     Raises:
-        mnem_bridge.UsageError: Not exactly one condition was given.
+        mnem_bridge.UsageError: A ``value`` was given with ``absent`` or ``present``.
     """
-    chosen = [name for name, given in (("equals", equals is not UNSET), ("absent", absent), ("present", present))
-              if given]
-    if len(chosen) != 1:
-        got = " and ".join(chosen) if chosen else "none"
-        raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {got})")
-    condition: dict[str, Any] = {"equals": equals} if chosen == ["equals"] else {chosen[0]: True}
-    commit, blame = store.bisect_explain(node=id, good=good, **condition)
+    root = good is None
+    if condition == "equals":
+        commit, blame = store.bisect_explain(id, equals=value, good=good, include_root=root)
+    elif value is not None:
+        raise mnem_bridge.UsageError(f"when_did: value goes with condition 'equals' only, not {condition!r}")
+    else:
+        commit, blame = store.bisect_explain(
+            id, absent=condition == "absent", present=condition == "present", good=good, include_root=root
+        )
     return {"commit": commit, "blame": None if blame is None else blame_json(blame)}
 
 
@@ -231,8 +226,8 @@ def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
 
 def branch(
     store: mnem_bridge.Store,
-    name: Annotated[str, Field(min_length=1, description="The new branch's name, e.g. 'hypothesis-churn'.")],
-    start: Annotated[str | None, Field(description="Where it starts (default: the current commit).")] = None,
+    name: BranchName,
+    start: Start = None,
 ) -> BranchCreated:
     """Create a branch of memory without switching to it.
 
@@ -245,7 +240,7 @@ def branch(
 
 def switch(
     store: mnem_bridge.Store,
-    target: Annotated[str, Field(min_length=1, description="A branch name, or a commit to look at read-only.")],
+    target: Target,
 ) -> Head:
     """Move HEAD to a branch (or detach it at a commit); later reads and writes follow it.
 
@@ -258,18 +253,9 @@ def switch(
 
 def merge(
     store: mnem_bridge.Store,
-    theirs: Annotated[str, Field(min_length=1, description="The branch (or commit) to merge into the current one.")],
-    resolutions: Annotated[
-        dict[str, Literal["ours", "theirs", "base", "delete"] | ContentResolution] | None,
-        Field(
-            description="How to settle conflicting facts, by id, after a merge reported conflicts: "
-            "a side ('ours', 'theirs', 'base'), 'delete', or {\"content\": <new value>}."
-        ),
-    ] = None,
-    strategy: Annotated[
-        Literal["ours", "theirs"] | None,
-        Field(description="Settle every conflict not in resolutions by taking this side."),
-    ] = None,
+    theirs: Theirs,
+    resolutions: Resolutions = None,
+    strategy: Strategy = None,
     summary: Summary = None,
 ) -> MergeOutcome:
     """Merge another branch into the current one; conflicts write nothing and are reported.
@@ -279,4 +265,4 @@ def merge(
     """
     settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                else choice for node_id, choice in (resolutions or {}).items()}
-    return merge_json(store.merge(theirs, resolutions=settled, strategy=strategy, message=summary))
+    return merge_json(store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=AUTHOR))

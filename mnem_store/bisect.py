@@ -3,6 +3,12 @@
 The predicate is assumed monotonic along the chain (false up to some commit,
 true from it on) and is not checked beyond its two ends, as upstream does;
 second parents are never descended, so a merge is one step.
+
+Extension (``mnem bisect --include-root``): upstream searches (good, bad],
+with good defaulting to the chain's root, so a predicate that already holds
+at the root has no answer and is refused.  With ``include_root`` and no
+``good``, the root itself is a candidate: when the predicate holds there
+(and at bad), the root is the answer.
 """
 
 from __future__ import annotations
@@ -52,20 +58,36 @@ def present(node_id: str) -> NodePredicate:
     return NodePredicate(node_id, lambda repo, raw: raw is not None)
 
 
-def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: str | None = None) -> bytes:
+def bisect(
+    repo: Repo, predicate: Predicate, *, bad: str | None = None, good: str | None = None, include_root: bool = False
+) -> bytes:
     """The first commit in (good, bad] on bad's first-parent chain where ``predicate`` holds.
 
     ``bad`` defaults to HEAD's commit and ``good`` to the chain's root.  The
     ends are checked (good false, bad true) so a wrong guess is an error
     rather than a misleading answer; between them a lower-bound binary
     search asks O(log n) commits.  A ``NodePredicate`` is asked one node
-    per commit, so no state is loaded at all.
+    per commit, so no state is loaded at all.  With ``include_root`` and
+    no ``good`` the search is [root, bad] instead: the root is the answer
+    when the predicate already holds there.
     """
+    include_root = include_root and good is None
     bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
     if bad_raw is None:
         raise InvalidRefError("cannot bisect: HEAD has no commit")
     chain = repo.first_parent_chain(bad_raw)
     good_raw = repo.resolve(good) if good is not None else chain[-1]
+
+    def holds(commit: bytes) -> bool:
+        if isinstance(predicate, NodePredicate):
+            return predicate.test(repo, repo.node_at(commit, predicate.node_id))
+        return predicate(repo, repo.commit_nodes(commit))
+
+    if include_root:
+        if not holds(bad_raw):
+            raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
+        if holds(good_raw):
+            return good_raw  # the root: nothing before it, so it is where the predicate first holds
     if good_raw == bad_raw:
         raise InvalidRefError("bisect: good and bad are the same commit")
     try:
@@ -74,12 +96,6 @@ def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: st
         raise InvalidRefError(
             f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
         ) from None
-
-    def holds(commit: bytes) -> bool:
-        if isinstance(predicate, NodePredicate):
-            return predicate.test(repo, repo.node_at(commit, predicate.node_id))
-        return predicate(repo, repo.commit_nodes(commit))
-
     if holds(good_raw):
         raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")
     if not holds(bad_raw):
@@ -93,4 +109,3 @@ def bisect(repo: Repo, predicate: Predicate, *, bad: str | None = None, good: st
         else:
             lo = mid + 1
     return candidates[lo]
-

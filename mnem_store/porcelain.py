@@ -336,13 +336,16 @@ def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
 
 
 def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = None,
-           good: str | None = None) -> Bisected:
-    """The first commit on ``bad``'s first-parent chain where ``predicate`` holds, explained by a blame."""
+           good: str | None = None, include_root: bool = False) -> Bisected:
+    """The first commit on ``bad``'s first-parent chain where ``predicate`` holds, explained by a blame.
+
+    ``include_root`` (with no ``good``) lets the chain's root be the answer (``mnem bisect --include-root``).
+    """
     from .bisect import bisect as bisect_commit
     from .blame import find_blame
 
     with repo.backend.read():
-        boundary = bisect_commit(repo, predicate, bad=bad, good=good)
+        boundary = bisect_commit(repo, predicate, bad=bad, good=good, include_root=include_root)
         return Bisected(boundary, repo.commit_obj(boundary).message, find_blame(repo, node_id, boundary))
 
 

@@ -1,11 +1,27 @@
-"""Fixtures shared by every test package: a clean environment and the real ``mnem``."""
+"""Fixtures shared by every test package: a clean environment, the real ``mnem``, and bounded processes.
+
+The suite runs on ``pytest-xdist`` workers (``-n 2`` in pyproject's ``addopts``).  Two rules keep it
+reliable there and cheap everywhere:
+
+* Tests that time something, kill processes at random points, mount file systems or run many writers
+  (``SERIAL_MODULES``, or ``@pytest.mark.serial``) run alone: they take a lock that every other test takes
+  shared, so no other test shares the cores with them (``pytest_runtest_protocol``).
+* Every test ends with at most ``MAX_LIVE_WORKERS`` ``mnem serve`` workers alive under this process
+  (``_bounded_workers``): a worker a test started and left open is closed at its end, and more than the
+  bound left over (held by module or session fixtures) fails the test.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +29,8 @@ from typing import Any
 import orjson
 import pytest
 from hypothesis import settings
+
+from mnem_bridge import worker as bridge_worker
 
 #: In CI the property suites draw a fixed sequence of examples, so a red run is reproducible and a green one
 #: lands the same way every time; a developer's runs draw new examples each time and keep any failure in the
@@ -23,6 +41,135 @@ if os.environ.get("CI"):
 
 #: The ``mnem`` console script installed beside this interpreter (the project's own).
 MNEM = str(Path(sys.executable).with_name("mnem"))
+
+
+#: The most ``mnem serve`` workers (children of this pytest process) a test may leave alive: those of module-
+#: and session-scoped fixtures.  Workers a test started and did not close are closed before the count.
+MAX_LIVE_WORKERS = 6
+
+#: Modules whose tests must not share the cores with another test (xdist): timing windows (test_worker's
+#: timeouts), SIGKILLs at random points and tmpfs mounts (test_atomic, test_crash), and load tests that run
+#: many writer processes.
+SERIAL_MODULES = frozenset({
+    "tests/bridge/test_load.py",
+    "tests/bridge/test_worker.py",
+    "tests/mcp/test_mcp_load.py",
+    "tests/store/test_crash.py",
+    "tests/store/test_atomic.py",
+})
+
+
+def live_workers() -> dict[int, bytes]:
+    """This process's children that are ``mnem serve --stdio`` workers, by pid (Linux: read from /proc)."""
+    found: dict[int, bytes] = {}
+    for task in Path("/proc/self/task").iterdir():
+        with contextlib.suppress(OSError):
+            for pid in (task / "children").read_text().split():
+                with contextlib.suppress(OSError):
+                    cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+                    if b"serve\0--stdio" in cmdline:
+                        found[int(pid)] = cmdline
+    return found
+
+
+_peak_workers = 0  # the most workers alive at the end of a test, before any were closed
+_peak_after = 0  # the most alive once the leftovers were closed (what the bound checks)
+
+
+def _close_worker(pid: int) -> None:
+    """End a worker this process started: through its open ``WorkerRunner`` if there is one, else directly.
+
+    A runner dropped without ``close()`` is collected, but ``subprocess`` keeps its running ``Popen`` (and
+    so the worker's stdin) alive until the interpreter exits; closing that stdin ends the worker politely.
+    """
+    for runner in list(bridge_worker._live):
+        if runner.pid == pid:
+            runner.close()
+            return
+    for proc in list(getattr(subprocess, "_active", None) or ()):
+        if getattr(proc, "pid", None) == pid and proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                proc.stdin.close()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=2)
+            break
+    with contextlib.suppress(ProcessLookupError):
+        if Path(f"/proc/{pid}/cmdline").read_bytes():  # still running (a zombie's is empty)
+            os.killpg(pid, signal.SIGKILL)  # the worker leads its own process group
+
+
+@pytest.fixture(autouse=True)
+def _bounded_workers() -> Iterator[None]:
+    """At most ``MAX_LIVE_WORKERS`` ``mnem serve`` workers outlive a test; the ones it left open are closed."""
+    global _peak_workers, _peak_after
+    before = set(live_workers())
+    yield
+    after = live_workers()  # every function-scoped fixture has closed what it opened by now
+    _peak_workers = max(_peak_workers, len(after))
+    for pid in after.keys() - before:  # started during this test (by its body) and never closed
+        with contextlib.suppress(OSError):
+            _close_worker(pid)
+    left = live_workers()
+    _peak_after = max(_peak_after, len(left))
+    if len(left) > MAX_LIVE_WORKERS:
+        pytest.fail(f"{len(left)} mnem serve workers alive after this test (bound {MAX_LIVE_WORKERS}): "
+                    f"a fixture opens bridge clients without closing them; pids {sorted(left)}")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.nodeid.split("::", 1)[0] in SERIAL_MODULES:
+            item.add_marker(pytest.mark.serial)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """Under xdist, a ``serial`` test holds the run's lock exclusively and every other test holds it shared.
+
+    The lock covers the whole protocol (module fixtures set up in a test's setup and torn down in its
+    teardown too).  A turnstile lock in front keeps a waiting serial test from being starved by a stream of
+    shared holders.  Without xdist (one process) there is nothing to exclude.
+    """
+    workerinput = getattr(item.config, "workerinput", None)
+    if workerinput is None:
+        return (yield)
+    # xdist gives each worker the basetemp <run's basetemp>/popen-gwN: the lock lives in the run's, shared by all.
+    basetemp = item.config.option.basetemp
+    directory = Path(basetemp).parent if basetemp else Path(tempfile.gettempdir())
+    base = directory / f"mnem-pytest-{workerinput['testrunuid']}"
+    serial = item.get_closest_marker("serial") is not None
+    with open(f"{base}.gate", "a") as gate, open(f"{base}.lock", "a") as lock:
+        fcntl.flock(gate, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX if serial else fcntl.LOCK_SH)
+        finally:
+            if not serial:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+        try:
+            return (yield)
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+            if serial:
+                fcntl.flock(gate, fcntl.LOCK_UN)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # an xdist worker: the controller reports its peak
+        workeroutput["mnem_peak_workers"] = (_peak_workers, _peak_after)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    global _peak_workers, _peak_after
+    peak, after = getattr(node, "workeroutput", {}).get("mnem_peak_workers", (0, 0))
+    _peak_workers, _peak_after = max(_peak_workers, peak), max(_peak_after, after)
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    terminalreporter.write_line(
+        f"mnem serve workers alive at the end of a test, per pytest process, at most: {_peak_workers} before the "
+        f"ones it left open were closed, {_peak_after} after (bound {MAX_LIVE_WORKERS})")
 
 
 @pytest.fixture

@@ -89,3 +89,13 @@ def test_the_rules_see_relative_imports() -> None:
     names = imports(ROOT / "mnem_store" / "cli" / "commands" / "init.py")
     assert "mnem_store.porcelain" in names or "mnem_store" in names
     assert "mnem_store.sqlite" in imports(ROOT / "mnem_store" / "repo.py")
+
+
+def test_command_modules_do_not_import_their_parent_package() -> None:
+    """``cli/__init__`` loads the command modules; a command importing it back would be a cycle."""
+    offenders = {
+        module_name(path): "mnem_store.cli"
+        for path in sources("mnem_store/cli/commands")
+        if "mnem_store.cli" in imports(path)
+    }
+    assert offenders == {}

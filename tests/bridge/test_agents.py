@@ -117,8 +117,8 @@ def test_busy_then_success_returns_after_the_third_attempt(bstore: Store, mocker
     assert write.call_count == 3
 
 
-def test_a_real_busy_store(bstore: Store, mocker: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("MNEM_BUSY_TIMEOUT_MS", "0")  # the binary gives up at once instead of waiting 10 s
+def test_a_real_busy_store(impatient_bstore: Store, mocker: Any) -> None:
+    bstore = impatient_bstore  # its worker runs with MNEM_BUSY_TIMEOUT_MS=0: it gives up at once, not after 10 s
     sleep = mocker.patch("mnem_bridge.agents.time").sleep
     holder = sqlite3.connect(bstore.root / ".mnem" / "store.sqlite3", isolation_level=None)
     holder.execute("BEGIN IMMEDIATE")  # another writer holds the lock

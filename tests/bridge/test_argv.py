@@ -46,6 +46,8 @@ class Recorder:
         if argv[1:] == ["--version", "--json"]:
             return RunResult(0, orjson.dumps(DESCRIPTION), b"")
         self.sent.append((argv, stdin))
+        if argv[4] == "branch" and any(arg.startswith("--delete=") for arg in argv):  # branch -d's own document
+            return RunResult(0, orjson.dumps({"name": argv[-1].split("=", 1)[1], "deleted": True}), b"")
         return RunResult(0, orjson.dumps(REPLIES[argv[4]]), b"")
 
     def close(self) -> None:

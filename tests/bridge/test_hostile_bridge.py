@@ -391,7 +391,7 @@ def ambiguous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store,
     commits).  Times are fixed, so the history, and the prefix, are the same
     on every run.
     """
-    with mnem_bridge.init(tmp_path_factory.mktemp("ambiguous") / "store", client=Mnem(MNEM)) as store:
+    with Mnem(MNEM) as client, mnem_bridge.init(tmp_path_factory.mktemp("ambiguous") / "store", client=client) as store:
         seen: dict[str, str] = {}
         for n in range(5000):
             commit = agents.remember(store, "counter", n, time_ms=1_000 + n)

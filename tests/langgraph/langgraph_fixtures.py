@@ -24,7 +24,8 @@ from mnem_langgraph import MnemosyneStore
 def store_root(tmp_path: Path) -> Path:
     """An initialised, empty store's root directory."""
     root = tmp_path / "memory"
-    mnem_bridge.init(root, client=mnem_bridge.Mnem(MNEM)).close()
+    with mnem_bridge.Mnem(MNEM) as client:
+        mnem_bridge.init(root, client=client).close()
     return root
 
 

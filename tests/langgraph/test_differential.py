@@ -124,7 +124,8 @@ def our_answers(store: MnemosyneStore, ops: list) -> list:
 def test_same_answers_as_inmemorystore(sequence):
     oracle = InMemoryStore()
     with tempfile.TemporaryDirectory() as tmp:
-        mnem_bridge.init(Path(tmp), client=mnem_bridge.Mnem(MNEM)).close()
+        with mnem_bridge.Mnem(MNEM) as client:  # closed here: its worker must not outlive the example
+            mnem_bridge.init(Path(tmp), client=client).close()
         with MnemosyneStore(tmp, mnem=MNEM) as ours:
             for ops in sequence:
                 assert our_answers(ours, ops) == oracle_answers(oracle, ops), ops

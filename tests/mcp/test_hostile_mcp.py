@@ -12,10 +12,11 @@ call must end in one of:
 * an ``isError`` result whose one text block starts ``<code>: `` with a code
   from the contract's taxonomy and then says something, and no traceback.
 
-The SDK refuses schema-breaking arguments before our code runs; its pydantic
-text, recoded ``usage: ...`` by ``CodedToolErrors``, names the argument and
-what was wrong with it, which is what a model needs to retry, so those count
-as clear.  The fallback code ``error`` (something unforeseen) is a failure
+The SDK refuses schema-breaking arguments (unknown ones included: every
+input schema has ``additionalProperties: false``) before our code runs; the
+server answers its pydantic ``ValidationError`` with a short ``usage: ...``
+line that names each argument and what was wrong with it, which is what a
+model needs to retry, so those count as clear.  The fallback code ``error`` (something unforeseen) is a failure
 here.  After every call a valid call must still work, and after an error the
 store's fingerprint (HEAD, config, every row) must be unchanged.
 

@@ -82,3 +82,39 @@ def test_help_and_bad_arguments_exit_without_a_traceback() -> None:
     assert helped.returncode == 0 and "--tools {core,all}" in helped.stdout and "MNEM_STORE" in helped.stdout
     bad = subprocess.run([MNEM_MCP, "--timeout", "0"], capture_output=True, text=True, env=server_env(), timeout=60)
     assert bad.returncode == 2 and "--timeout: must be positive" in bad.stderr and "Traceback" not in bad.stderr
+
+
+async def test_a_new_store_path_is_created_on_first_use_and_logged(tmp_path: Path) -> None:
+    """``mnem-mcp --store PATH`` on a new folder (the README's one-liner) creates the store there."""
+    new = tmp_path / "agent-memory"
+    with (tmp_path / "server.log").open("w+") as errlog:
+        async with connect("stdio", new, errlog=errlog) as client:
+            await call(client, "remember", id="plan", content="pro")
+        errlog.seek(0)
+        log = errlog.read()
+    assert f"created a new store at {new} (from --store)" in log and "HEAD ref: main" in log, log
+    assert (new / ".mnem").is_dir()
+    async with connect("stdio", None, env={"MNEM_STORE": str(tmp_path / "from-env")}) as client:
+        await call(client, "remember", id="plan", content="pro")
+    assert (tmp_path / "from-env" / ".mnem").is_dir()
+
+
+@pytest.mark.parametrize("where", ["project", "inside-a-store"])
+async def test_a_path_holding_something_else_is_refused_with_the_fix(where: str, tmp_path: Path, mnem) -> None:
+    if where == "project":
+        path = tmp_path / "project"
+        path.mkdir()
+        (path / "README.md").write_text("an unrelated project")
+        fix = f"run `mnem init {path}`"
+    else:
+        outer = tmp_path / "outer"
+        mnem("init", str(outer))
+        path = outer / "memroy"
+        fix = f"is inside the store at {outer}"
+    with (tmp_path / "server.log").open("w+") as errlog:
+        async with connect("stdio", path, errlog=errlog) as client:
+            assert (await fail(client, "recall")).startswith("no_store: ")
+        errlog.seek(0)
+        log = errlog.read()
+    assert f"the store at {path} (from --store) cannot be used" in log and fix in log, log
+    assert not (path / ".mnem").exists()

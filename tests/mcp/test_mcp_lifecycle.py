@@ -50,15 +50,15 @@ async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
         }
         assert (await call(client, "why", id="customer-4821", at=first))["commit"] == first
 
-        found = await call(client, "when_did", id="customer-4821", equals=PRO)
+        found = await call(client, "when_did", id="customer-4821", condition="equals", value=PRO)
         assert found["commit"] == misread and found["blame"] == why
-        assert (await call(client, "when_did", id="seats", present=True))["commit"] == batch
+        assert (await call(client, "when_did", id="seats", condition="present"))["commit"] == batch
         assert (await call(client, "whats_new", commit=batch))["changed"] == {"owner": "added", "seats": "added"}
         assert (await call(client, "whats_new", commit=misread))["changed"] == {"customer-4821": "modified"}
 
         gone = (await call(client, "forget", id="owner", summary="owner left"))["commit"]
         assert (await call(client, "recall", id="owner"))["memory"] == {}
-        absent = await call(client, "when_did", id="owner", absent=True, good=batch)
+        absent = await call(client, "when_did", id="owner", condition="absent", good=batch)
         assert absent == {"commit": gone, "blame": None}
 
         commits = (await call(client, "history"))["commits"]
@@ -72,19 +72,23 @@ async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
 
 
 @pytest.mark.parametrize("mode", MODES[:2])
-async def test_when_did_tells_an_omitted_equals_from_null(mode: Mode, store: Path) -> None:
+async def test_when_did_takes_an_explicit_condition(mode: Mode, store: Path) -> None:
     async with connect(mode, store) as client:
         await call(client, "remember", id="flag", content="on")
         cleared = (await call(client, "remember", id="flag", content=None))["commit"]
         assert (await call(client, "recall", id="flag"))["memory"]["flag"]["content"] is None
 
-        found = await call(client, "when_did", id="flag", equals=None)
+        found = await call(client, "when_did", id="flag", condition="equals", value=None)
         assert found["commit"] == cleared and found["blame"]["node"]["content"] is None
+        assert (await call(client, "when_did", id="flag", condition="equals"))["commit"] == cleared  # value: null
 
-        assert (await fail(client, "when_did", id="flag")) == (
-            "usage: when_did needs exactly one of equals, absent or present (got none)")
-        assert (await fail(client, "when_did", id="flag", equals=None, present=True)) == (
-            "usage: when_did needs exactly one of equals, absent or present (got equals and present)")
+        assert (await fail(client, "when_did", id="flag")) == "usage: when_did: condition: required"
+        assert (await fail(client, "when_did", id="flag", condition="present", value="on")) == (
+            "usage: when_did: value goes with condition 'equals' only, not 'present'")
+        assert (await fail(client, "when_did", id="flag", condition="equal")).startswith(
+            "usage: when_did: condition: Input should be 'equals', 'absent' or 'present'")
+        old_form = await fail(client, "when_did", id="flag", equals=None)
+        assert old_form.startswith("usage: when_did: condition: required; equals: unknown argument"), old_form
 
 
 async def test_the_sessions_mnem_worker_ends_with_the_session(store: Path) -> None:

@@ -32,14 +32,29 @@ def test_writes_are_one_commit_each_and_reads_return_json_shapes(bridge_store) -
     assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
 
 
-def test_when_did_needs_exactly_one_condition(bridge_store) -> None:
+def test_when_did_takes_one_condition_and_a_value_only_for_equals(bridge_store) -> None:
+    first = tools.remember(bridge_store, "plan", "enterprise")["commit"]
+    pro = tools.remember(bridge_store, "plan", "pro")["commit"]
+    assert tools.when_did(bridge_store, "plan", "equals", "pro")["commit"] == pro
+    assert tools.when_did(bridge_store, "plan", "present")["commit"] == first  # held at the first commit
+    with pytest.raises(mnem_bridge.UsageError, match=r"value goes with condition 'equals' only, not 'absent'"):
+        tools.when_did(bridge_store, "plan", "absent", "pro")
+    with pytest.raises(mnem_bridge.InvalidRefError):  # null is a value: never true here
+        tools.when_did(bridge_store, "plan", "equals", None)
+    with pytest.raises(mnem_bridge.InvalidRefError):  # with an explicit good, upstream's precondition stands
+        tools.when_did(bridge_store, "plan", "present", good=first)
+
+
+def test_every_write_records_the_same_author(bridge_store) -> None:
     tools.remember(bridge_store, "plan", "enterprise")
-    with pytest.raises(mnem_bridge.UsageError, match=r"exactly one of equals, absent or present \(got none\)"):
-        tools.when_did(bridge_store, "plan")
-    with pytest.raises(mnem_bridge.UsageError, match=r"\(got absent and present\)"):
-        tools.when_did(bridge_store, "plan", absent=True, present=True)
-    with pytest.raises(mnem_bridge.InvalidRefError):  # null is a value: never true here, so the bisect refuses
-        tools.when_did(bridge_store, "plan", equals=None)
+    tools.remember_many(bridge_store, [RememberItem(id="seats", content=1)])
+    tools.branch(bridge_store, "other")
+    tools.switch(bridge_store, "other")
+    tools.remember(bridge_store, "plan", "team")
+    tools.switch(bridge_store, "main")
+    tools.forget(bridge_store, "seats")
+    assert tools.merge(bridge_store, "other")["status"] == "merged"
+    assert {commit.author for commit in bridge_store.log()} == {tools.AUTHOR}
 
 
 def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> None:

@@ -1,7 +1,13 @@
-"""``mnem bisect --node ID (--equals JSON | --absent | --present) [--good REV] [BAD]``.
+"""``mnem bisect --node ID (--equals JSON | --absent | --present) [--good REV | --include-root] [BAD]``.
 
 Finds the first commit on BAD's first-parent chain where the node reaches
 the given state, then explains it with a blame of the node there.
+
+``--include-root`` is an extension (upstream has no such flag): with no
+``--good``, the chain's root is a candidate too, so a state that already
+holds at the root answers the root instead of failing with "the predicate is
+already true at good" (or, on a one-commit chain, "good and bad are the same
+commit").  Without the flag the search and its errors are upstream's.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--present", action="store_true", help="true when the node is in memory")
     parser.add_argument("--good", metavar="GOOD",
                         help="a commit where the predicate is false (default: the history root)")
+    parser.add_argument("--include-root", action="store_true",
+                        help="extension: with no --good, the history root is a candidate too (answered when the "
+                             "predicate already holds there)")
     parser.add_argument("bad", metavar="BAD", nargs="?", help="a commit where the predicate is true (default: HEAD)")
 
 
@@ -34,6 +43,8 @@ def _check_conflicts(args: argparse.Namespace) -> None:
         raise UsageError(f"the argument '--equals <JSON>' cannot be used with '{other}'")
     if args.absent and args.present:
         raise UsageError("the argument '--absent' cannot be used with '--present'")
+    if args.include_root and args.good is not None:
+        raise UsageError("the argument '--include-root' cannot be used with '--good <GOOD>'")
 
 
 def _predicate(args: argparse.Namespace) -> Predicate:
@@ -66,7 +77,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     _check_conflicts(args)
     repo = ctx.repo()
     predicate = _predicate(args)
-    found = porcelain.bisect(repo, node_id, predicate, bad=args.bad, good=args.good)
+    found = porcelain.bisect(repo, node_id, predicate, bad=args.bad, good=args.good, include_root=args.include_root)
     paint = ctx.paint
     data = {"commit": found.commit.hex(), "blame": found.blame.to_dict() if found.blame is not None else None}
     text = f"{paint(ID, short(found.commit))}  {first_line(found.message)}\n{_explain(node_id, found.blame, paint)}"

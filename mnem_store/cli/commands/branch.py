@@ -1,4 +1,9 @@
-"""``mnem branch``: list, create or delete branches."""
+"""``mnem branch``: list, create or delete branches.
+
+``branch -d NAME --json`` answers ``{"name", "deleted": false}`` for a branch
+that does not exist (exit 0), so a program learns the outcome from the
+result; text mode keeps upstream's ``Error: no branch 'NAME'`` and exit 1.
+"""
 
 from __future__ import annotations
 
@@ -25,7 +30,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         if args.name is not None or args.start is not None:
             raise UsageError("the argument '--delete <NAME>' cannot be used with '[NAME]' or '[START]'")
         if not porcelain.branch_delete(repo, args.delete):
-            raise CommandError(f"no branch '{args.delete}'")
+            if ctx.json:  # a result for programs: the bridge's delete_branch returns False, reading no error text
+                return Outcome({"name": args.delete, "deleted": False})
+            raise CommandError(f"no branch '{args.delete}'")  # upstream's text and exit status
         return Outcome({"name": args.delete, "deleted": True}, f"Deleted branch {paint('140', args.delete)}\n")
     if args.name is not None:
         name = check_text(args.name, "NAME")

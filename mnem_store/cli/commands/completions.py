@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from ..context import Context, Outcome
+from ..dispatch import COMMANDS, build_parser
 
 SHELLS = ("bash", "zsh", "fish", "powershell", "elvish")
 
@@ -16,8 +17,6 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def _words() -> tuple[list[str], dict[str, list[str]]]:
     """Subcommand names and each one's long options, read from the real parser."""
-    from .. import COMMANDS, build_parser
-
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     options = {

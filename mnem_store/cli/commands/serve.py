@@ -23,6 +23,7 @@ from ...errors import UsageError
 from ...location import discover_root, exact_root
 from ...repo import Repo
 from ..context import Context, Outcome
+from ..dispatch import Streams, build_parser, invoke
 
 __all__ = ["StoreCache", "serve"]
 
@@ -86,8 +87,6 @@ def _answer(code: int, out: bytes, err: bytes) -> bytes:
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
-    from .. import Streams, build_parser, invoke
-
     parser = build_parser(exclude=frozenset({"serve"}))  # a worker does not start another worker
     stores = StoreCache()
     try:

@@ -1,0 +1,294 @@
+"""Dispatch for the ``mnem`` command line: the parser, one invocation, output and exit codes.
+
+Both the package (``mnem_store.cli``, the console script) and the worker
+command (``commands/serve.py``) import this module, so no command module
+imports its parent package: ``invoke`` is the single code path of a one-shot
+process and of every worker request.  Each subcommand lives in
+``commands/<verb>.py`` with ``register(parser)`` and ``run(args, ctx) ->
+Outcome``.  Every failure maps to upstream's ``Error: ...`` text (or the
+``--json`` error document) and an exit status, so no traceback ever reaches
+a user.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO, NoReturn
+
+import orjson
+
+from .. import CONTRACT_VERSION, __version__
+from ..errors import MnemError, StoreIoError, UsageError
+from ..repo import Repo
+from .context import Context, Outcome
+
+__all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "invoke", "main", "self_description"]
+
+#: Subcommand name -> (module under ``commands``, one-line help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "init": ("init", "Create a new memory store in a directory (default: the current one)."),
+    "add": ("add", "Stage a memory node for the next commit."),
+    "rm": ("rm", "Stage the deletion of a node from the next commit."),
+    "unstage": ("unstage", "Drop a staged add or deletion (extension)."),
+    "commit": ("commit", "Record the staged memory state as a commit."),
+    "write": ("write", "Record a batch of writes and deletions as one commit, bypassing staging (extension)."),
+    "stamps": ("stamps", "Print the memory at a commit with when each node was created and last updated (extension)."),
+    "log": ("log", "Show the commit history from HEAD, newest first."),
+    "status": ("status", "The current branch, HEAD, and what is staged."),
+    "branch": ("branch", "List, create, or delete branches."),
+    "checkout": ("checkout", "Move HEAD to a branch or commit."),
+    "resolve": ("resolve", "Print the commit a branch name or id prefix names (extension)."),
+    "show": ("show", "Print the full memory at a commit, or working memory with no argument."),
+    "blame": ("blame", "Resolve a memory node to the commit and provenance that introduced it."),
+    "bisect": ("bisect", "Find the first commit where a memory node reaches a given state."),
+    "merge": ("merge", "Merge another branch or commit into the current branch."),
+    "diff": ("diff", "Show what changed between two memory states."),
+    "completions": ("completions", "Print a shell completion script to stdout."),
+    "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
+    "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
+    "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
+    "verify": ("verify", "Re-hash and cross-check every object, ref and index entry (extension)."),
+    "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
+}
+
+FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
+            "merge-time", "merge-resolve-json", "stamps"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """An argparse parser that raises ``UsageError`` instead of exiting."""
+
+    # Python 3.11's argparse removes *every* "--" it sees in a value list, so
+    # an option value (``--node=--``) or a positional value (``add -- x --``)
+    # that is exactly "--" is lost.  Only the first "--", the separator, may
+    # go, as Python 3.12 does.  Node ids and contents are arbitrary strings.
+    _separator_used = False
+    _KEEP = "\0--"
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._separator_used = False
+        return super().parse_known_args(args, namespace)
+
+    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
+        if "--" not in arg_strings:
+            return super()._get_values(action, arg_strings)
+        if action.option_strings:
+            protected = [self._KEEP if a == "--" else a for a in arg_strings]
+        else:
+            first = arg_strings.index("--") if not self._separator_used else -1
+            self._separator_used = True
+            protected = [a if i == first or a != "--" else self._KEEP for i, a in enumerate(arg_strings)]
+        value = super()._get_values(action, protected)
+        if isinstance(value, list):
+            return ["--" if v == self._KEEP else v for v in value]
+        return "--" if value == self._KEEP else value
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}\n\nFor more information, try '--help'.")
+
+
+def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)"
+    )
+    parser.add_argument(
+        "-C", "--store", dest="store", metavar="PATH", default=default, help="act as if started in PATH"
+    )
+
+
+def subcommand_of(argv: list[str]) -> str | None:
+    """The subcommand an argv names, found without importing any command module.
+
+    One-shot start-up then registers (and imports) only that command; anything
+    unusual (help, unknown options) gets the full parser and its messages.
+    """
+    tokens = iter(argv)
+    for token in tokens:
+        if token in ("--json", "-V", "--version"):
+            continue
+        if token in ("-C", "--store"):
+            next(tokens, None)
+            continue
+        if token.startswith("--store=") or (token.startswith("-C") and len(token) > 2):
+            continue
+        return token if token in COMMANDS else None
+    return None
+
+
+def build_parser(
+    exclude: frozenset[str] = frozenset(), only: str | None = None
+) -> argparse.ArgumentParser:
+    """The command-line parser.
+
+    ``only`` registers just that subcommand (fast one-shot start-up);
+    ``exclude`` leaves subcommands out (a worker drops ``serve``).
+    """
+    parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
+    _global_options(parser, None)
+    parser.add_argument("-V", "--version", action="store_true", help="print version")
+    common = _Parser(add_help=False)
+    _global_options(common, argparse.SUPPRESS)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for name, (module, summary) in COMMANDS.items():
+        if name in exclude or (only is not None and name != only):
+            continue
+        command_parser = sub.add_parser(name, help=summary, description=summary, parents=[common])
+        _module(module).register(command_parser)
+    return parser
+
+
+def _module(name: str) -> Any:
+    return importlib.import_module(f"{__package__}.commands.{name}")
+
+
+def self_description() -> dict[str, Any]:
+    """What ``mnem --version --json`` prints: how a client tells our contract apart."""
+    from ..layout import FORMAT_VERSION
+
+    return {
+        "name": "mnem",
+        "version": __version__,
+        "format_version": FORMAT_VERSION,
+        "contract": CONTRACT_VERSION,
+        "implementation": "mnem_store",
+        "features": FEATURES,
+    }
+
+
+@dataclass
+class Streams:
+    """Where one invocation reads and writes: the process's own, or a worker request's buffers."""
+
+    stdin: BinaryIO
+    stdout: BinaryIO
+    stderr: BinaryIO
+    tty: bool = False
+
+    @classmethod
+    def process(cls) -> Streams:
+        """This process's own streams, as bytes; ``tty`` says whether stdout is a terminal."""
+        return cls(sys.stdin.buffer, sys.stdout.buffer, sys.stderr.buffer, sys.stdout.isatty())
+
+
+def _emit(stream: BinaryIO, text: str) -> None:
+    if text:
+        stream.write(text.encode("utf-8", "surrogateescape"))
+        stream.flush()
+
+
+def _error_text(exc: MnemError) -> str:
+    text = f"Error: {exc}\n"
+    if exc.cause:
+        text += f"\nCaused by:\n    {exc.cause}\n"
+    return text
+
+
+def _json_doc(value: Any) -> str:
+    try:
+        return orjson.dumps(value).decode() + "\n"
+    except TypeError:  # undecodable argv bytes (surrogates) quoted in a message: show them as U+FFFD
+        return orjson.dumps(_printable(value)).decode() + "\n"
+
+
+def _printable(value: Any) -> Any:
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_printable(k): _printable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_printable(v) for v in value]
+    return value
+
+
+#: Arguments that name files: any bytes the OS allows.  Every other argument
+#: becomes stored or printed text and must be valid UTF-8.
+PATH_ARGUMENTS = frozenset({"store", "path", "file", "output", "content_file"})
+
+
+def _check_text_arguments(args: argparse.Namespace) -> None:
+    for name, value in vars(args).items():
+        values = value if isinstance(value, list) else [value]
+        for item in values:
+            if isinstance(item, str) and name not in PATH_ARGUMENTS:
+                try:
+                    item.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise UsageError(f"the {name.rstrip('_').replace('_', '-')} argument is not valid UTF-8") from None
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The console script: run one invocation on the process's own streams."""
+    return invoke(sys.argv[1:] if argv is None else argv, Streams.process())
+
+
+def invoke(
+    argv: list[str],
+    streams: Streams,
+    *,
+    parser: argparse.ArgumentParser | None = None,
+    opener: Callable[[Path, bool], Repo] | None = None,
+) -> int:
+    """Run one ``mnem`` command line against ``streams``; returns the exit status.
+
+    This is the single code path of both a one-shot process and each request
+    of a worker (``mnem serve``), so the two can never disagree.  A worker
+    passes a prebuilt ``parser`` and an ``opener`` that keeps stores open.
+    """
+    want_json = "--json" in argv
+    ctx: Context | None = None
+    try:
+        args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
+        want_json = bool(args.json)
+        _check_text_arguments(args)
+        if args.version:
+            _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")
+            return 0
+        if args.command is None:
+            _emit(streams.stdout, f"mnem {__version__}\nVersion control for AI agent memory. Run `mnem --help`.\n")
+            return 0
+        ctx = Context(
+            json=want_json,
+            store_option=args.store,
+            stdin=streams.stdin,
+            colour=streams.tty and "NO_COLOR" not in os.environ,
+            opener=opener,
+        )
+        outcome: Outcome = _module(COMMANDS[args.command][0]).run(args, ctx)
+        if want_json:
+            _emit(streams.stdout, _json_doc(outcome.data))
+            return 0
+        _emit(streams.stdout, outcome.text)
+        _emit(streams.stderr, outcome.stderr)
+        return outcome.exit_code
+    except MnemError as exc:
+        return _fail(exc, want_json, streams)
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # a bug: still a typed error, never a traceback
+        if os.environ.get("MNEM_DEBUG"):
+            raise
+        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json, streams)
+    finally:
+        if ctx is not None:
+            ctx.close()
+
+
+def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
+    if want_json:
+        message = f"{exc}: {exc.cause}" if exc.cause else str(exc)
+        _emit(streams.stdout, _json_doc({"error": {"code": exc.code, "message": message, **exc.details()}}))
+    elif isinstance(exc, UsageError):
+        _emit(streams.stderr, f"error: {exc}\n")
+    else:
+        problems = exc.details().get("problems", [])  # verify: every problem, one per line
+        _emit(streams.stdout, "".join(f"{p['what']} {p['id']}: {p['message']}\n" for p in problems))
+        _emit(streams.stderr, _error_text(exc))
+    return exc.exit_code

@@ -41,7 +41,7 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
-from .models import Blame, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
+from .models import Blame, ChangeKind, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 from .process import Runner, RunResult, SubprocessRunner
 from .store import Store, init, open
 
@@ -52,6 +52,7 @@ __all__ = [
     "BinaryNotFoundError",
     "Blame",
     "BusyError",
+    "ChangeKind",
     "CommandTimeoutError",
     "Commit",
     "Conflict",

@@ -39,7 +39,7 @@ from typing import Any, Final, Literal, TypeVar
 from .bisect import first_commit_where
 from .client import Mnem
 from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
-from .models import Blame, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
+from .models import Blame, ChangeKind, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
 
 __all__ = [
     "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "creation_refused", "find_root", "init", "open",
@@ -634,7 +634,7 @@ class Store:
         revs = [rev for rev in (frm, to) if rev is not None]
         return self._read(lambda doc: [NodeChange.from_dict(c) for c in doc], "diff", "--", *revs)
 
-    def changed_by(self, commit: str) -> dict[str, str]:
+    def changed_by(self, commit: str) -> dict[str, ChangeKind]:
         """What a commit changed against its first parent.
 
         Args:
@@ -643,7 +643,8 @@ class Store:
         Returns:
             ``{node id: "added" | "modified" | "removed"}``.
         """
-        return self._read(dict, "show", "--stat", "--", commit)
+        changed: dict[str, ChangeKind] = self._read(dict, "show", "--stat", "--", commit)
+        return changed
 
     # ------------------------------------------------------------ merge, blame, bisect
     def merge(

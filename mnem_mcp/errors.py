@@ -44,16 +44,6 @@ USAGE = "usage"
 #: Code for anything unforeseen (upstream's fallback code); the traceback stays in the server log.
 UNEXPECTED = "error"
 
-#: The Display prefix that the contract's message carries for these kinds (docs/cli-json.md: "with their
-#: Display prefix, e.g. `invalid ref: …`").  It only repeats the code, so it is left out after it.  Most
-#: specific class first (``BusyError`` is a ``StoreIoError``).
-_DISPLAY_PREFIXES: tuple[tuple[type[mnem_bridge.MnemError], str], ...] = (
-    (mnem_bridge.BusyError, "store busy: "),
-    (mnem_bridge.InvalidRefError, "invalid ref: "),
-    (mnem_bridge.CorruptStoreError, "corrupt store: "),
-    (mnem_bridge.StoreIoError, "storage error: "),
-)
-
 #: How many argument problems one ``usage`` text lists (pydantic reports each union arm separately).
 MAX_PROBLEMS = 3
 
@@ -87,13 +77,8 @@ MAX_PART = 2000
 
 
 def _message(exc: BaseException) -> str:
-    """The failure's message without a Display prefix that only repeats its code."""
-    if not isinstance(exc, mnem_bridge.MnemError):
-        return str(exc)
-    for kind, prefix in _DISPLAY_PREFIXES:
-        if isinstance(exc, kind):
-            return exc.message.removeprefix(prefix)
-    return exc.message
+    """The failure's message; a bridge error's without the Display prefix that only repeats its code."""
+    return exc.detail if isinstance(exc, mnem_bridge.MnemError) else str(exc)
 
 
 def error_text(exc: BaseException, *, bounded: bool = False) -> str:

@@ -1,13 +1,16 @@
 """The JSON shapes the tools take and return, as types the MCP SDK can publish.
 
-Results are ``TypedDict``s that mirror the bridge's ``to_dict()`` shapes key
-for key and in the same order (docs/cli-json.md).  The ``*_json`` functions
-build them from the bridge's typed results (the dicts ``to_dict()`` would
-return, so a type checker holds each shape against the bridge's field types),
-and the SDK derives each tool's ``outputSchema`` from the return annotation
-and sends the same dict as ``structuredContent``.  Every tool result is a
-JSON object (never a bare list or ``null``), so clients always get structured
-content rather than the SDK's ``{"result": ...}`` wrapping.
+Result shapes are defined once, in the bridge's models (``mnem_bridge.Blame``,
+``MemoryNode``, ``Commit``, ``MergeResult``...), whose field order is the
+``to_dict()`` order of docs/cli-json.md.  The tools return those objects,
+wrapped where a tool answers more than one thing in the small envelopes
+below, and ``result_schema`` derives each tool's ``outputSchema`` from the
+return type, so the schema a client sees and the dict it receives come from
+the same declaration (tests/mcp/test_mcp_shapes.py holds pydantic's dump of
+each bridge model to its ``to_dict()``, and every tool's real output to its
+published schema).  Every tool result is a JSON object (never a bare list or
+``null``), so clients always get structured content rather than the SDK's
+``{"result": ...}`` wrapping.
 
 Argument types carry their descriptions here, once, because several tools
 share them (``remember``, ``revise`` and each ``remember_many`` item take the
@@ -18,25 +21,22 @@ the tool list.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from mcp.server.mcpserver.utilities.func_metadata import StrictJsonSchema
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from typing_extensions import TypedDict
 
 import mnem_bridge
 
 __all__ = [
     "At",
-    "Blame",
     "BranchCreated",
     "BranchName",
     "Changes",
-    "Commit",
     "CommitRef",
     "Condition",
     "ConditionValue",
-    "Conflict",
     "Content",
     "ContentResolution",
     "ExistingNodeId",
@@ -46,13 +46,10 @@ __all__ = [
     "History",
     "Items",
     "Limit",
-    "MemoryNode",
-    "MergeOutcome",
     "NodeId",
     "Note",
     "Observation",
     "OptionalNodeId",
-    "Provenance",
     "Recalled",
     "RememberItem",
     "Resolutions",
@@ -65,69 +62,13 @@ __all__ = [
     "Theirs",
     "ToolCall",
     "Written",
-    "blame_json",
-    "changes_json",
-    "commit_json",
-    "memory_json",
-    "merge_json",
-    "node_json",
+    "result_schema",
 ]
 
 logger = logging.getLogger(__name__)
 
-ChangeKind = Literal["added", "modified", "removed"]
 
-
-# --- result shapes (mirrors of the bridge's to_dict()) -----------------------------------------
-
-
-class Provenance(TypedDict):
-    """Where a belief came from; any field may be null."""
-
-    agent_step: str | None
-    observation: str | None
-    tool_call: str | None
-    source: str | None
-    note: str | None
-
-
-class MemoryNode(TypedDict):
-    """One remembered fact: its id, JSON content, kind, provenance and event time (ms)."""
-
-    id: str
-    content: Any
-    content_kind: Literal["note", "claim"]
-    provenance: Provenance
-    event_time: int | None
-
-
-class Commit(TypedDict):
-    """One commit: every write to memory is one of these."""
-
-    id: str
-    parents: list[str]
-    state: str
-    message: str
-    author: str
-    time: int
-
-
-class Blame(TypedDict):
-    """The commit that set a node's current value, the node as set, and when (ms)."""
-
-    commit: str
-    node: MemoryNode
-    time: int
-
-
-class Conflict(TypedDict):
-    """A node both sides of a merge changed differently; a missing side is null."""
-
-    id: str
-    kind: Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
-    base: MemoryNode | None
-    ours: MemoryNode | None
-    theirs: MemoryNode | None
+# --- result envelopes (every value in them is a bridge model) ----------------------------------
 
 
 class Written(TypedDict):
@@ -139,34 +80,26 @@ class Written(TypedDict):
 class Recalled(TypedDict):
     """Memory as a map from node id to node (one entry or none when an id was asked for)."""
 
-    memory: dict[str, MemoryNode]
+    memory: dict[str, mnem_bridge.MemoryNode]
 
 
 class History(TypedDict):
     """Commits, newest first."""
 
-    commits: list[Commit]
+    commits: list[mnem_bridge.Commit]
 
 
 class Found(TypedDict):
     """The first commit where the condition holds, and the blame of the fact there (null when it is absent)."""
 
     commit: str
-    blame: Blame | None
+    blame: mnem_bridge.Blame | None
 
 
 class Changes(TypedDict):
     """What one commit did to each node it touched."""
 
-    changed: dict[str, ChangeKind]
-
-
-class MergeOutcome(TypedDict):
-    """A merge's outcome; with status 'conflicts' nothing was written and commit is null."""
-
-    status: Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
-    commit: str | None
-    conflicts: list[Conflict]
+    changed: dict[str, mnem_bridge.ChangeKind]
 
 
 class BranchCreated(TypedDict):
@@ -181,83 +114,29 @@ class Head(TypedDict):
     head: str
 
 
-# --- the bridge's results in those shapes (what their to_dict() returns) ----------------------
+class _ResultSchema(StrictJsonSchema):
+    """The SDK's strict generator, with every key of a result required.
 
-
-def _provenance_json(provenance: mnem_bridge.Provenance) -> Provenance:
-    return {
-        "agent_step": provenance.agent_step,
-        "observation": provenance.observation,
-        "tool_call": provenance.tool_call,
-        "source": provenance.source,
-        "note": provenance.note,
-    }
-
-
-def node_json(node: mnem_bridge.MemoryNode) -> MemoryNode:
-    """A bridge node in its JSON shape, as ``node.to_dict()``."""
-    return {
-        "id": node.id,
-        "content": node.content,
-        "content_kind": node.content_kind,
-        "provenance": _provenance_json(node.provenance),
-        "event_time": node.event_time,
-    }
-
-
-def _optional_node_json(node: mnem_bridge.MemoryNode | None) -> MemoryNode | None:
-    return None if node is None else node_json(node)
-
-
-def memory_json(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, MemoryNode]:
-    """A bridge memory map (``working_memory``, ``state_at``) in its JSON shape, ``{id: node}``."""
-    return {node_id: node_json(node) for node_id, node in memory.items()}
-
-
-def commit_json(commit: mnem_bridge.Commit) -> Commit:
-    """A bridge commit in its JSON shape, as ``commit.to_dict()``."""
-    return {
-        "id": commit.id,
-        "parents": list(commit.parents),
-        "state": commit.state,
-        "message": commit.message,
-        "author": commit.author,
-        "time": commit.time,
-    }
-
-
-def blame_json(blame: mnem_bridge.Blame) -> Blame:
-    """A bridge blame in its JSON shape, as ``blame.to_dict()``."""
-    return {"commit": blame.commit, "node": node_json(blame.node), "time": blame.time}
-
-
-def _conflict_json(conflict: mnem_bridge.Conflict) -> Conflict:
-    return {
-        "id": conflict.id,
-        "kind": conflict.kind,
-        "base": _optional_node_json(conflict.base),
-        "ours": _optional_node_json(conflict.ours),
-        "theirs": _optional_node_json(conflict.theirs),
-    }
-
-
-def merge_json(result: mnem_bridge.MergeResult) -> MergeOutcome:
-    """A bridge merge result in its JSON shape, as ``result.to_dict()``."""
-    return {
-        "status": result.status,
-        "commit": result.commit,
-        "conflicts": [_conflict_json(conflict) for conflict in result.conflicts],
-    }
-
-
-def changes_json(changed: Mapping[str, str]) -> dict[str, ChangeKind]:
-    """``Store.changed_by``'s map as a new dict typed with its three change kinds.
-
-    The bridge types the kinds as ``str``; the binary only ever prints
-    ``added``, ``modified`` or ``removed`` there (docs/cli-json.md, ``show REV
-    --stat``), and the SDK validates a tool result against ``Changes``.
+    A result is serialized with every field, defaults and nulls included
+    (the ``to_dict()`` shapes), so a client may rely on each key being
+    there; pydantic would otherwise leave fields that have defaults
+    (``MemoryNode.content_kind``, ``Provenance``'s five) optional.
     """
-    return cast(dict[str, ChangeKind], dict(changed))
+
+    def field_is_required(self, field: Any, total: bool) -> bool:
+        return True
+
+
+def result_schema(shape: Any) -> dict[str, Any]:
+    """The ``outputSchema`` a tool returning ``shape`` publishes: its serialized form, every key required.
+
+    Args:
+        shape: A tool's return type: a bridge model or an envelope above.
+
+    Returns:
+        The JSON schema (none of the shapes is recursive, so its root is the object itself, as MCP requires).
+    """
+    return TypeAdapter(shape).json_schema(mode="serialization", schema_generator=_ResultSchema)
 
 
 # --- argument types ------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 from urllib.parse import quote
 
@@ -22,8 +22,6 @@ from mcp.server import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 import mnem_bridge
-
-from .models import Commit, MemoryNode, commit_json, memory_json, node_json
 
 __all__ = [
     "COMMIT_URI",
@@ -61,12 +59,12 @@ IMMUTABLE = CacheHint(ttl_ms=86_400_000, scope="private")
 _FULL_COMMIT_URI = re.compile(r"^mnem://commit/[0-9a-f]{64}$")
 
 
-def memory(store: mnem_bridge.Store) -> dict[str, MemoryNode]:
+def memory(store: mnem_bridge.Store) -> dict[str, Any]:
     """``mnem://memory``: the current memory, ``{node id: node}``."""
-    return memory_json(store.working_memory())
+    return _memory_dict(store.working_memory())
 
 
-def node(store: mnem_bridge.Store, node_id: str) -> MemoryNode:
+def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any]:
     """``mnem://memory/{node_id}``: one node of the current memory.
 
     Raises:
@@ -75,12 +73,12 @@ def node(store: mnem_bridge.Store, node_id: str) -> MemoryNode:
     found = store.working_node(node_id)
     if found is None:
         raise mnem_bridge.NotFoundError(f"no node {node_id!r} in memory")
-    return node_json(found)
+    return found.to_dict()
 
 
-def log(store: mnem_bridge.Store) -> list[Commit]:
+def log(store: mnem_bridge.Store) -> list[dict[str, Any]]:
     """``mnem://log``: the latest ``LOG_LIMIT`` commits, newest first."""
-    return [commit_json(entry) for entry in store.log(limit=LOG_LIMIT)]
+    return [entry.to_dict() for entry in store.log(limit=LOG_LIMIT)]
 
 
 def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:
@@ -90,7 +88,12 @@ def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:
         ``{"changed": {node id: "added" | "modified" | "removed"}, "state": {node id: node}}``.
     """
     changed = store.changed_by(id)
-    return {"changed": changed, "state": memory_json(store.state_at(id))}
+    return {"changed": changed, "state": _memory_dict(store.state_at(id))}
+
+
+def _memory_dict(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, Any]:
+    """A memory map in its JSON shape, each node as the bridge's ``to_dict()`` writes it."""
+    return {node_id: found.to_dict() for node_id, found in memory.items()}
 
 
 def cache_hint(uri: str) -> CacheHint:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any, Concatenate, Literal, ParamSpec, TypeVar
+from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 
 import anyio.to_thread
 from mcp.server import CacheHint
@@ -48,11 +48,9 @@ from .binding import StoreBinding
 from .errors import resource_error, tool_error, unknown_tool, usage_error
 from .models import (
     At,
-    Blame,
     BranchCreated,
     BranchName,
     Changes,
-    Commit,
     CommitRef,
     Condition,
     ConditionValue,
@@ -64,8 +62,6 @@ from .models import (
     History,
     Items,
     Limit,
-    MemoryNode,
-    MergeOutcome,
     NodeId,
     Note,
     Observation,
@@ -81,6 +77,7 @@ from .models import (
     Theirs,
     ToolCall,
     Written,
+    result_schema,
 )
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "MnemServer", "ToolSet", "ToolSpec", "build_server"]
@@ -330,18 +327,23 @@ def build_server(
 
 
 def _strict_tool(fn: Callable[..., Any], spec: ToolSpec) -> Tool:
-    """The SDK's ``Tool`` for ``fn``, with an input model that refuses unknown arguments.
+    """The SDK's ``Tool`` for ``fn``: arguments that refuse unknown keys, output published from the bridge's models.
 
     ``MCPServer`` builds each tool's argument model from the function's
     signature with pydantic's default of ignoring extra keys; this derives
     the same model with ``extra="forbid"``, so the schema says
     ``additionalProperties: false`` and validation refuses what it says.
+    The output side is the return type itself (a bridge model or an
+    envelope of them, ``models``): the SDK validates and serializes each
+    result with it, and ``models.result_schema`` publishes its schema.
     """
     tool = Tool.from_function(fn, name=spec.name, title=spec.title, description=spec.description,
-                              annotations=spec.annotations)
+                              annotations=spec.annotations, structured_output=False)
     loose = tool.fn_metadata.arg_model
     strict = create_model(f"{spec.name}Arguments", __base__=loose, __cls_kwargs__={"extra": "forbid"})
-    metadata = tool.fn_metadata.model_copy(update={"arg_model": strict})
+    shape = get_type_hints(fn)["return"]
+    metadata = tool.fn_metadata.model_copy(
+        update={"arg_model": strict, "output_model": shape, "output_schema": result_schema(shape)})
     return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
 
 
@@ -397,7 +399,7 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
     async def history(limit: Limit = 20) -> History:
         return await run(tools.history, limit)
 
-    async def why(id: ExistingNodeId, at: At = None) -> Blame:
+    async def why(id: ExistingNodeId, at: At = None) -> mnem_bridge.Blame:
         return await run(tools.why, id, at)
 
     async def when_did(id: ExistingNodeId, condition: Condition, value: ConditionValue = None,
@@ -421,7 +423,7 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         resolutions: Resolutions = None,
         strategy: Strategy = None,
         summary: Summary = None,
-    ) -> MergeOutcome:
+    ) -> mnem_bridge.MergeResult:
         outcome = await run(tools.merge, theirs, resolutions, strategy, summary)
         await stale(ctx)
         return outcome
@@ -445,19 +447,19 @@ def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> 
 
     @server.resource(resources.MEMORY_URI, name="memory", title="Current memory",
                      description="Everything currently remembered, as {id: node} JSON.", **options)
-    def memory() -> dict[str, MemoryNode]:
+    def memory() -> dict[str, Any]:
         return read(resources.MEMORY_URI, resources.memory)
 
     @server.resource(resources.NODE_URI, name="node", title="One remembered fact",
                      description="One fact of current memory as JSON (id, content, content_kind, provenance, "
                      "event_time). Percent-encode the id as a URI path segment: 'a/b' is mnem://memory/a%2Fb.",
                      **options)
-    def node(node_id: str) -> MemoryNode:
+    def node(node_id: str) -> dict[str, Any]:
         return read(resources.node_uri(node_id), resources.node, node_id)
 
     @server.resource(resources.LOG_URI, name="log", title="Recent commits",
                      description=f"The latest {resources.LOG_LIMIT} commits, newest first, as JSON.", **options)
-    def log() -> list[Commit]:
+    def log() -> list[dict[str, Any]]:
         return read(resources.LOG_URI, resources.log)
 
     @server.resource(resources.COMMIT_URI, name="commit", title="One commit",

@@ -1,8 +1,10 @@
 """What each MCP tool does, as plain functions over an open bridge ``Store``.
 
 Nothing here knows about MCP: every function takes a ``mnem_bridge.Store``
-first, then the tool's arguments, and returns a JSON-ready dict shaped like
-``models``.  That keeps the logic testable without a session; the server
+first, then the tool's arguments, and returns the bridge's typed result
+(``why`` a ``mnem_bridge.Blame``, ``merge`` a ``MergeResult``) or one of
+``models``' envelopes around such results; the SDK serializes them into
+the shape ``models.result_schema`` publishes.  That keeps the logic testable without a session; the server
 registers a typed closure per tool that opens the store and calls one of
 these (``revise`` is ``remember`` under a second description).  Failures
 are the bridge's typed ``MnemError``s, raised unchanged; the server turns
@@ -24,7 +26,6 @@ from mnem_bridge import agents
 
 from .models import (
     At,
-    Blame,
     BranchCreated,
     BranchName,
     Changes,
@@ -40,7 +41,6 @@ from .models import (
     History,
     Items,
     Limit,
-    MergeOutcome,
     NodeId,
     Note,
     Observation,
@@ -56,12 +56,6 @@ from .models import (
     Theirs,
     ToolCall,
     Written,
-    blame_json,
-    changes_json,
-    commit_json,
-    memory_json,
-    merge_json,
-    node_json,
 )
 
 __all__ = [
@@ -140,9 +134,9 @@ def recall(store: mnem_bridge.Store, id: OptionalNodeId = None) -> Recalled:
         ``{"memory": {id: node}}``; asking for an id that is not remembered gives an empty map.
     """
     if id is None:
-        return {"memory": memory_json(store.working_memory())}
+        return {"memory": store.working_memory()}
     node = store.working_node(id)
-    return {"memory": {} if node is None else {id: node_json(node)}}
+    return {"memory": {} if node is None else {id: node}}
 
 
 def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = None) -> Recalled:
@@ -154,7 +148,7 @@ def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = 
     state = store.state_at(commit)
     if id is not None:
         state = {id: state[id]} if id in state else {}
-    return {"memory": memory_json(state)}
+    return {"memory": state}
 
 
 def history(
@@ -166,20 +160,20 @@ def history(
     Returns:
         ``{"commits": [commit, ...]}``.
     """
-    return {"commits": [commit_json(commit) for commit in store.log(limit=limit)]}
+    return {"commits": store.log(limit=limit)}
 
 
 def why(
     store: mnem_bridge.Store,
     id: ExistingNodeId,
     at: At = None,
-) -> Blame:
+) -> mnem_bridge.Blame:
     """The commit that set a fact's current value, with the provenance recorded then.
 
     Returns:
         The blame: ``{"commit", "node", "time"}``.
     """
-    return blame_json(store.blame(id, at=at))
+    return store.blame(id, at=at)
 
 
 def when_did(
@@ -212,7 +206,7 @@ def when_did(
         commit, blame = store.bisect_explain(
             id, absent=condition == "absent", present=condition == "present", good=good, include_root=root
         )
-    return {"commit": commit, "blame": None if blame is None else blame_json(blame)}
+    return {"commit": commit, "blame": blame}
 
 
 def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
@@ -221,7 +215,7 @@ def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
     Returns:
         ``{"changed": {id: "added" | "modified" | "removed"}}``.
     """
-    return {"changed": changes_json(store.changed_by(commit))}
+    return {"changed": store.changed_by(commit)}
 
 
 def branch(
@@ -257,7 +251,7 @@ def merge(
     resolutions: Resolutions = None,
     strategy: Strategy = None,
     summary: Summary = None,
-) -> MergeOutcome:
+) -> mnem_bridge.MergeResult:
     """Merge another branch into the current one; conflicts write nothing and are reported.
 
     Returns:
@@ -265,4 +259,4 @@ def merge(
     """
     settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                else choice for node_id, choice in (resolutions or {}).items()}
-    return merge_json(store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=AUTHOR))
+    return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=AUTHOR)

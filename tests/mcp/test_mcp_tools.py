@@ -17,16 +17,15 @@ def bridge_store(store: Path):
         yield opened
 
 
-def test_writes_are_one_commit_each_and_reads_return_json_shapes(bridge_store) -> None:
+def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(bridge_store) -> None:
     first = tools.remember(bridge_store, "plan", "enterprise", source="ticket-1", step="s1")["commit"]
     batch = tools.remember_many(bridge_store, [RememberItem(id="plan", content="pro", observation="obs-7"),
                                                RememberItem(id="seats", content=[240])])["commit"]
     assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
     assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
     plan = tools.recall(bridge_store, "plan")["memory"]["plan"]
-    assert plan["provenance"] == {"agent_step": None, "observation": "obs-7", "tool_call": None, "source": None,
-                                  "note": None}
-    assert tools.recall_at(bridge_store, first)["memory"]["plan"]["provenance"]["agent_step"] == "s1"
+    assert plan.provenance == mnem_bridge.Provenance(observation="obs-7")
+    assert tools.recall_at(bridge_store, first)["memory"]["plan"].provenance.agent_step == "s1"
     assert tools.recall_at(bridge_store, first, "seats") == {"memory": {}}
     assert tools.whats_new(bridge_store, batch) == {"changed": {"plan": "modified", "seats": "added"}}
     assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
@@ -53,7 +52,7 @@ def test_every_write_records_the_same_author(bridge_store) -> None:
     tools.remember(bridge_store, "plan", "team")
     tools.switch(bridge_store, "main")
     tools.forget(bridge_store, "seats")
-    assert tools.merge(bridge_store, "other")["status"] == "merged"
+    assert tools.merge(bridge_store, "other").status == "merged"
     assert {commit.author for commit in bridge_store.log()} == {tools.AUTHOR}
 
 
@@ -65,5 +64,5 @@ def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> Non
     tools.remember(bridge_store, "plan", "team")
     tools.switch(bridge_store, "main")
     result = tools.merge(bridge_store, "other", resolutions={"plan": ContentResolution(content={"tier": "mixed"})})
-    assert result["status"] == "merged"
+    assert result.status == "merged"
     assert bridge_store.working_node("plan").content == {"tier": "mixed"}

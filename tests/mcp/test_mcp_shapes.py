@@ -1,0 +1,111 @@
+"""One source for every result shape: the bridge's models, published as each tool's ``outputSchema``.
+
+Two things must hold for that to be true.  Pydantic's serialization of a
+bridge model (what the SDK sends as ``structuredContent``) is exactly the
+model's ``to_dict()`` (the docs/cli-json.md shape the binary prints), for
+any value; and every tool's real output, in every outcome a tool has,
+validates against the schema the server published for it in ``tools/list``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from mcp_support import call, connect
+from pydantic import TypeAdapter
+
+import mnem_bridge
+from mnem_mcp import TOOLS
+from mnem_mcp.models import result_schema
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3),
+    max_leaves=8,
+)
+texts = st.none() | st.text(max_size=8)
+ids = st.text(min_size=1, max_size=8)
+hexes = st.text("0123456789abcdef", min_size=64, max_size=64)
+provenances = st.builds(mnem_bridge.Provenance, texts, texts, texts, texts, texts)
+nodes = st.builds(mnem_bridge.MemoryNode, ids, json_values, st.sampled_from(["note", "claim"]), provenances,
+                  st.none() | st.integers(0, 2**53))
+maybe_nodes = st.none() | nodes
+commits = st.builds(mnem_bridge.Commit, hexes, st.tuples() | st.tuples(hexes) | st.tuples(hexes, hexes), hexes,
+                    st.text(max_size=20), st.text(max_size=8), st.integers(0, 2**53))
+conflict_kinds = st.sampled_from(["edit/edit", "delete/edit", "edit/delete", "add/add"])
+conflicts = st.builds(mnem_bridge.Conflict, ids, conflict_kinds, maybe_nodes, maybe_nodes, maybe_nodes)
+merges = st.builds(mnem_bridge.MergeResult, st.sampled_from(["up-to-date", "fast-forwarded", "merged", "conflicts"]),
+                   st.none() | hexes, st.lists(conflicts, max_size=2).map(tuple))
+blames = st.builds(mnem_bridge.Blame, hexes, nodes, st.integers(0, 2**53))
+MODELS: dict[type[Any], st.SearchStrategy[Any]] = {
+    mnem_bridge.Provenance: provenances,
+    mnem_bridge.MemoryNode: nodes,
+    mnem_bridge.Commit: commits,
+    mnem_bridge.Conflict: conflicts,
+    mnem_bridge.MergeResult: merges,
+    mnem_bridge.Blame: blames,
+}
+
+
+@pytest.mark.parametrize("model", list(MODELS), ids=lambda model: model.__name__)
+@given(data=st.data())
+def test_what_the_sdk_sends_is_the_models_to_dict_and_fits_its_schema(model: type[Any], data: st.DataObject) -> None:
+    value = data.draw(MODELS[model])
+    sent = TypeAdapter(model).dump_python(value, mode="json")
+    assert sent == value.to_dict()
+    assert list(sent) == list(value.to_dict())  # the same keys in the same order as the CLI's --json
+    jsonschema.validate(sent, result_schema(model))
+
+
+@pytest.mark.anyio
+async def test_every_tools_real_output_fits_its_published_schema(store: Path) -> None:
+    outputs: dict[str, list[Any]] = {spec.name: [] for spec in TOOLS}
+
+    async def checked(client: Any, tool: str, **arguments: Any) -> Any:
+        result = await call(client, tool, **arguments)
+        outputs[tool].append(result)
+        return result
+
+    async with connect("in-process", store, tools="all") as client:
+        schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
+        assert await checked(client, "recall") == {"memory": {}}
+        first = (await checked(client, "remember", id="plan", content={"tier": "pro"}, source="ticket-1",
+                               step="s1", observation="o", tool_call="t", note="n"))["commit"]
+        await checked(client, "revise", id="plan", content="team")
+        await checked(client, "remember_many", items=[{"id": "seats", "content": 3}, {"id": "x", "content": None}])
+        await checked(client, "recall")
+        await checked(client, "recall", id="plan")
+        await checked(client, "recall", id="ghost")
+        await checked(client, "recall_at", commit=first)
+        await checked(client, "history")
+        why = await checked(client, "why", id="plan")
+        with mnem_bridge.open(store) as bridge:  # the tool's dict is the bridge model's to_dict(), key for key
+            assert why == bridge.blame("plan").to_dict()
+        await checked(client, "why", id="plan", at=first)
+        await checked(client, "when_did", id="plan", condition="equals", value="team")
+        await checked(client, "forget", id="x")
+        absent = await checked(client, "when_did", id="x", condition="absent")
+        assert absent["blame"] is None  # the nullable branch of the schema, really taken
+        await checked(client, "whats_new", commit=first)
+        await checked(client, "branch", name="side", start=first)
+        await checked(client, "switch", target="side")
+        await checked(client, "remember", id="plan", content="enterprise")
+        await checked(client, "switch", target="main")
+        conflicted = await checked(client, "merge", theirs="side")
+        assert conflicted["status"] == "conflicts" and conflicted["commit"] is None
+        await checked(client, "merge", theirs="side", strategy="theirs")
+        await checked(client, "merge", theirs="side")  # up to date
+        await checked(client, "switch", target=first)  # detached
+
+    for tool, results in outputs.items():
+        assert results, f"{tool} was never called"
+        schema = schemas[tool]
+        assert schema is not None and schema["type"] == "object", tool
+        for result in results:
+            jsonschema.validate(result, schema)

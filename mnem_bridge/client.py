@@ -255,6 +255,8 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
     error = doc.get("error") if isinstance(doc, dict) else None
     if not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
         raise ProtocolError(f"mnem exited with status {result.exit_status} without an error document", **facts)
+    detail = error.get("detail")
+    facts["detail"] = detail if isinstance(detail, str) else None
     raise error_class(error["code"])(error["message"], code=error["code"], **facts)
 
 

@@ -9,6 +9,7 @@ them, and the MCP server maps every error by ``code`` alone.
 
 Every error keeps the raw facts and nothing pre-formatted (GitPython's
 lesson): ``code``, ``message`` (the binary's text, upstream's Display form),
+``detail`` (the same without the Display prefix that repeats the code),
 ``command`` (the rerunnable shell line, or ``None`` when the bridge raised
 the error without running anything), ``stderr`` (raw bytes) and
 ``exit_status`` (negative for a signal, ``None`` when no process finished).
@@ -47,6 +48,8 @@ class MnemError(Exception):
 
     Args:
         message: The binary's ``error.message`` (or the bridge's own text).
+        detail: The binary's ``error.detail``, the message without its Display
+            prefix (``invalid ref: ``); ``None`` means the message has none.
         command: The shell line that reproduces the failure, if one ran.
         stderr: The child's raw standard error.
         exit_status: The child's exit status; negative means killed by that signal.
@@ -64,9 +67,11 @@ class MnemError(Exception):
         stderr: bytes = b"",
         exit_status: int | None = None,
         code: str | None = None,
+        detail: str | None = None,
     ) -> None:
         super().__init__(message)
         self.message = message
+        self.detail = message if detail is None else detail
         self.command = command
         self.stderr = stderr
         self.exit_status = exit_status

@@ -198,8 +198,9 @@ async def test_the_mcp_rerun_line_with_a_hostile_id_is_inert(hostile: str, store
     message, _, rerun = text.partition("\nrerun: ")
     assert result.is_error and message.startswith("invalid_ref: ") and rerun
     doc = paste(rerun, tmp_path, status=1)
-    # the server leaves out the contract message's Display prefix ("invalid ref: "), which repeats the code
+    # the server shows the contract's detail: the message without its Display prefix, which repeats the code
     assert doc["error"]["code"] == "invalid_ref" and doc["error"]["message"] == f"invalid ref: {message[13:]}"
+    assert doc["error"]["detail"] == message[13:]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["store"]
 
 

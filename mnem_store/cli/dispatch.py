@@ -28,7 +28,7 @@ from ..errors import MnemError, StoreIoError, UsageError
 from ..repo import Repo
 from .context import Context, Outcome
 
-__all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "invoke", "main", "self_description"]
+__all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "error_document", "invoke", "main", "self_description"]
 
 #: Subcommand name -> (module under ``commands``, one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -281,10 +281,20 @@ def invoke(
             ctx.close()
 
 
+def error_document(exc: MnemError) -> str:
+    """The ``--json`` error document for ``exc``, one line (docs/cli-json.md, "Results and errors").
+
+    ``message`` is upstream's text; ``detail`` is the same without the
+    Display prefix, for callers that print the code beside it.
+    """
+    message = f"{exc}: {exc.cause}" if exc.cause else str(exc)
+    error = {"code": exc.code, "message": message, "detail": message.removeprefix(exc.prefix), **exc.details()}
+    return _json_doc({"error": error})
+
+
 def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
     if want_json:
-        message = f"{exc}: {exc.cause}" if exc.cause else str(exc)
-        _emit(streams.stdout, _json_doc({"error": {"code": exc.code, "message": message, **exc.details()}}))
+        _emit(streams.stdout, error_document(exc))
     elif isinstance(exc, UsageError):
         _emit(streams.stderr, f"error: {exc}\n")
     else:

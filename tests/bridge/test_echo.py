@@ -92,7 +92,7 @@ def test_every_printed_line_with_a_hostile_id_replays_exactly_and_runs_nothing_e
         bstore.blame(f"{hostile} (absent)")
     assert caught.value.command == bstore.last_command
     assert paste(caught.value.command, tmp_path, status=1) == {
-        "error": {"code": "invalid_ref", "message": caught.value.message}}
+        "error": {"code": "invalid_ref", "message": caught.value.message, "detail": caught.value.detail}}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["before", "store"], "the shell ran something"
 
 

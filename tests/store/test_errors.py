@@ -27,7 +27,9 @@ def fails(store, *args, code, message, exit_code=1, input=None):
     as_json = run_mnem("--json", *args, cwd=store, input=input)
     assert as_json.code == exit_code, as_json.out + as_json.err
     assert as_json.json["error"]["code"] == code
-    assert message in as_json.json["error"]["message"]
+    error = as_json.json["error"]
+    assert message in error["message"]
+    assert error["message"].endswith(error["detail"])  # detail: the message without upstream's Display prefix
     assert as_json.err == ""
     as_text = run_mnem(*args, cwd=store, input=input)
     assert as_text.code == exit_code and as_text.out == ""
@@ -129,8 +131,8 @@ def test_bad_write_payloads(seeded, payload, message):
 
 def test_no_store(tmp_path):
     result = run_mnem("--json", "log", cwd=tmp_path)
-    assert result.code == 1 and result.json["error"] == {
-        "code": "no_store", "message": f"no mnemosyne store at or above {tmp_path}"}
+    said = f"no mnemosyne store at or above {tmp_path}"
+    assert result.code == 1 and result.json["error"] == {"code": "no_store", "message": said, "detail": said}
     assert run_mnem("log", cwd=tmp_path).err == f"Error: no mnemosyne store at or above {tmp_path}\n"
 
 
@@ -145,8 +147,8 @@ def test_newer_format_store(seeded):
     config = store_meta(seeded, "config")
     set_store_meta(seeded, "config", config.replace("format_version = 1", "format_version = 2"))
     result = run_mnem("--json", "log", cwd=seeded)
-    assert result.json["error"] == {"code": "format_version",
-                                    "message": "unsupported format version 2, this release supports up to 1"}
+    said = "unsupported format version 2, this release supports up to 1"
+    assert result.json["error"] == {"code": "format_version", "message": said, "detail": said}
 
 
 @pytest.mark.parametrize(

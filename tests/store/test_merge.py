@@ -216,8 +216,8 @@ def test_base_is_no_resolution_for_an_add_add_conflict(diverged):
     before = export(store)
     result = run_mnem("--json", "merge", "side", "--strategy", "ours", "--resolve", "aa=base", cwd=store)
     assert result.code == 1
-    assert result.json == {"error": {"code": "invalid_ref", "message":
-                                     'invalid ref: cannot resolve "aa" to base: an add/add conflict has no base'}}
+    detail = 'cannot resolve "aa" to base: an add/add conflict has no base'
+    assert result.json == {"error": {"code": "invalid_ref", "message": f"invalid ref: {detail}", "detail": detail}}
     assert export(store) == before
 
 
@@ -300,8 +300,8 @@ def test_merge_refuses_a_detached_head(diverged):
         result = run_mnem("merge", "side", *extra, cwd=store)
         assert (result.code, result.err) == (1, "Error: cannot merge from a detached HEAD; check out a branch\n")
     doc = run_mnem("--json", "merge", "side", cwd=store)
-    assert doc.json == {"error": {"code": "invalid_ref",
-                                  "message": "cannot merge from a detached HEAD; check out a branch"}}
+    detached = "cannot merge from a detached HEAD; check out a branch"
+    assert doc.json == {"error": {"code": "invalid_ref", "message": detached, "detail": detached}}
 
 
 def test_merge_refuses_a_dirty_index(diverged):

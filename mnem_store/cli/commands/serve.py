@@ -23,7 +23,7 @@ from ...errors import UsageError
 from ...location import discover_root, exact_root
 from ...repo import Repo
 from ..context import Context, Outcome
-from ..dispatch import Streams, build_parser, invoke
+from ..dispatch import Streams, build_parser, error_document, invoke
 
 __all__ = ["StoreCache", "serve"]
 
@@ -97,8 +97,7 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
             try:
                 argv, payload = _request(line)
             except UsageError as exc:
-                doc = orjson.dumps({"error": {"code": exc.code, "message": str(exc)}}) + b"\n"
-                answers.write(_answer(exc.exit_code, doc, b""))
+                answers.write(_answer(exc.exit_code, error_document(exc).encode(), b""))
                 answers.flush()
                 continue
             code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)

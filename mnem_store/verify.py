@@ -23,7 +23,7 @@ from .backend import ChangeIndex, GraphRow
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, decode_object
 from .repo import Repo, diff_nodes
-from .sqlite.objectstore import unpack
+from .sql import unpack
 from .stateimage import StateImage
 
 __all__ = ["Problem", "Report", "VerifyError", "verify"]

@@ -16,17 +16,15 @@ import logging
 import os
 import shutil
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from ..backend import Backend
-from ..errors import CorruptStoreError, StoreExistsError, StoreIoError
-from ..layout import Head, format_head, parse_head
+from ..errors import StoreExistsError, StoreIoError
 from ..scratch import remove_dead, scratch_name
+from ..sql import SqlBackend
 from .database import DB_FILE, Database
-from .objectstore import SqliteObjectStore
-from .states import SqliteStateStore
 
 __all__ = ["MNEM_DIR", "SqliteBackend", "io_error"]
 
@@ -63,16 +61,13 @@ def _identity(path: Path) -> tuple[int, int]:
     return info.st_dev, info.st_ino
 
 
-class SqliteBackend(Backend):
+class SqliteBackend(SqlBackend):
     """One store's SQLite database, behind the storage seam."""
 
     def __init__(self, db: Database, location: str) -> None:
+        super().__init__(db, location, read_only=db.read_only)
         self.db = db
-        self.location = location
         self._identity = _identity(db.path)
-        self.read_only = db.read_only
-        self.objects = SqliteObjectStore(db)
-        self.states = SqliteStateStore(db)
 
     # --------------------------------------------------------------- lifecycle
     @classmethod
@@ -145,11 +140,6 @@ class SqliteBackend(Backend):
         """Whether the database file is no longer the one opened (another device or inode, or gone)."""
         return _identity(self.db.path) != self._identity
 
-    @property
-    def writing(self) -> bool:
-        """Whether ``write()`` is open."""
-        return self.db.writing
-
     # ------------------------------------------------------------ transactions
     @contextmanager
     def read(self) -> Iterator[None]:
@@ -162,95 +152,3 @@ class SqliteBackend(Backend):
         """One ``BEGIN IMMEDIATE`` transaction."""
         with self.db.write():
             yield
-
-    # ------------------------------------------------------------------ config
-    def config_text(self) -> str:
-        """The config row, written at creation."""
-        text = self.db.meta("config")
-        if text is None:
-            raise CorruptStoreError("config is missing")
-        return text
-
-    # -------------------------------------------------------------- HEAD, refs
-    def head(self) -> Head:
-        """HEAD from its ``meta`` row."""
-        text = self.db.meta("head")
-        if text is None:
-            raise CorruptStoreError("HEAD is missing")
-        return parse_head(text)
-
-    def set_head(self, head: Head) -> None:
-        """Write HEAD's row."""
-        self.db.set_meta("head", format_head(head).strip())
-
-    def ref(self, name: str) -> bytes | None:
-        """A branch tip."""
-        row = self.db.conn.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
-        return row[0] if row else None
-
-    def refs(self) -> list[tuple[str, bytes]]:
-        """Every branch, sorted by name."""
-        return sorted(self.db.conn.execute("SELECT name, target FROM refs").fetchall())
-
-    def set_ref(self, name: str, expected: bytes | None, new: bytes) -> bool:
-        """Compare-and-swap inside the write transaction (which already holds SQLite's write lock)."""
-        if self.ref(name) != expected:
-            return False
-        self.db.conn.execute("INSERT OR REPLACE INTO refs (name, target) VALUES (?, ?)", (name, new))
-        return True
-
-    def set_refs(self, refs: Iterable[tuple[str, bytes]]) -> None:
-        """Create many branches."""
-        self.db.conn.executemany("INSERT INTO refs (name, target) VALUES (?, ?)", list(refs))
-
-    def delete_ref(self, name: str) -> bool:
-        """Remove a branch."""
-        return self.db.conn.execute("DELETE FROM refs WHERE name = ?", (name,)).rowcount > 0
-
-    # ----------------------------------------------------------------- staging
-    def staged(self) -> list[tuple[str, bytes]]:
-        """Staged adds by node id."""
-        return sorted(self.db.conn.execute("SELECT node_id, object FROM staging").fetchall())
-
-    def staged_deletions(self) -> list[str]:
-        """Tombstones, sorted."""
-        return sorted(row[0] for row in self.db.conn.execute("SELECT node_id FROM tombstones"))
-
-    def staged_node(self, node_id: str) -> tuple[bool, bytes | None]:
-        """Staged wins over a tombstone."""
-        conn = self.db.conn
-        row = conn.execute("SELECT object FROM staging WHERE node_id = ?", (node_id,)).fetchone()
-        if row is not None:
-            return True, row[0]
-        return conn.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (node_id,)).fetchone() is not None, None
-
-    def stage(self, node_id: str, raw: bytes) -> None:
-        """Stage an add and lift a tombstone."""
-        self.db.conn.execute("INSERT OR REPLACE INTO staging (node_id, object) VALUES (?, ?)", (node_id, raw))
-        self.db.conn.execute("DELETE FROM tombstones WHERE node_id = ?", (node_id,))
-
-    def drop_staged(self, node_id: str) -> bool:
-        """Drop a staged add."""
-        return self.db.conn.execute("DELETE FROM staging WHERE node_id = ?", (node_id,)).rowcount > 0
-
-    def add_tombstone(self, node_id: str) -> None:
-        """Stage a deletion."""
-        self.db.conn.execute("INSERT OR IGNORE INTO tombstones (node_id) VALUES (?)", (node_id,))
-
-    def unstage(self, node_id: str) -> bool:
-        """Drop a staged add and a tombstone."""
-        dropped = self.drop_staged(node_id)
-        return self.db.conn.execute("DELETE FROM tombstones WHERE node_id = ?", (node_id,)).rowcount > 0 or dropped
-
-    def clear_staging(self) -> None:
-        """Drop all of staging."""
-        self.db.conn.execute("DELETE FROM staging")
-        self.db.conn.execute("DELETE FROM tombstones")
-
-    def is_dirty(self) -> bool:
-        """Anything staged."""
-        conn = self.db.conn
-        return bool(
-            conn.execute("SELECT 1 FROM staging LIMIT 1").fetchone()
-            or conn.execute("SELECT 1 FROM tombstones LIMIT 1").fetchone()
-        )

@@ -18,23 +18,17 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import Any
 
-from ..backend import KIND_CODES
+import orjson
+
 from ..errors import BusyError, CorruptStoreError, StoreIoError
+from ..sql import Session
 
-__all__ = [
-    "DB_FILE",
-    "KIND_CODES",
-    "SCHEMA_VERSION",
-    "Database",
-    "is_read_only",
-    "pack_time",
-    "translate",
-    "unpack_time",
-]
+__all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
 
 logger = logging.getLogger(__name__)
 
@@ -70,23 +64,6 @@ CREATE TABLE IF NOT EXISTS changes (
 CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
 """
 
-
-
-#: Bytes of a stored corrected time.  Commit times are unsigned 64-bit and a corrected time adds one per
-#: generation on top, so it can outgrow SQLite's signed 64-bit INTEGER; nine big-endian bytes hold any.
-_TIME_BYTES = 9
-
-
-def pack_time(value: int) -> bytes:
-    """A corrected time as stored (fixed width, so byte order is number order)."""
-    return value.to_bytes(_TIME_BYTES, "big")
-
-
-def unpack_time(stored: bytes) -> int:
-    """A stored corrected time."""
-    if not isinstance(stored, bytes) or len(stored) != _TIME_BYTES:
-        raise CorruptStoreError("bad commit-graph row: its corrected time is not 9 bytes")
-    return int.from_bytes(stored, "big")
 
 
 def busy_timeout_ms() -> int:
@@ -162,7 +139,7 @@ def _check_header(path: Path) -> None:
         raise CorruptStoreError(f"{path.name} is not a SQLite database: the file is damaged or was replaced")
 
 
-class Database:
+class Database(Session):
     """A connection to one store's database, opened in autocommit mode.
 
     ``create`` makes a new database with the store's schema and the given
@@ -174,8 +151,8 @@ class Database:
     def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
         self.path = path
         self.read_only = False
-        #: Whether a write transaction is open (the engine refuses to write outside one).
-        self.writing = False
+        self._writing = False
+        self.memo = {}
         if not create:
             if not path.exists():
                 raise CorruptStoreError(f"{path.name} is missing from the store")
@@ -254,6 +231,26 @@ class Database:
                 "export the store with the release that wrote it and import the file"
             )
 
+    @property
+    def writing(self) -> bool:
+        """Whether a write transaction is open (the engine refuses to write outside one)."""
+        return self._writing
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement on the connection."""
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run one statement per row."""
+        self.conn.executemany(sql, rows)
+
+    def keys_table(self, keys: list[int]) -> tuple[str, Any]:
+        """The keys as a JSON array, read by ``json_each`` (no limit on their number, unlike ``IN (?, ...)``)."""
+        return "json_each(?) j", orjson.dumps(keys)
+
+    def lock(self, resource: str) -> None:
+        """Nothing to do: ``BEGIN IMMEDIATE`` already holds the whole store's write lock."""
+
     def meta(self, key: str) -> str | None:
         """One ``meta`` row's value (HEAD, config, schema version), or None."""
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -272,11 +269,12 @@ class Database:
         """One durable write transaction; everything inside commits or nothing does."""
         if self.read_only:
             raise StoreIoError(READ_ONLY_MESSAGE)
+        self.memo.clear()
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
-        self.writing = True
+        self._writing = True
         try:
             yield self.conn
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -286,7 +284,7 @@ class Database:
             self._rollback()
             raise
         finally:
-            self.writing = False
+            self._writing = False
         try:
             self.conn.execute("COMMIT")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -310,6 +308,7 @@ class Database:
         if self.conn.in_transaction:
             yield self.conn
             return
+        self.memo.clear()
         try:
             self.conn.execute("BEGIN")
         except (sqlite3.Error, UnicodeDecodeError) as exc:

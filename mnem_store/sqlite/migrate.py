@@ -15,8 +15,8 @@ import logging
 from ..errors import CorruptStoreError, StoreIoError
 from ..layout import parse_config, parse_head
 from ..objects import Commit, decode_object
-from .database import Database, pack_time
-from .objectstore import unpack
+from ..sql import pack_time, unpack
+from .database import Database
 
 __all__ = ["upgrade_from_2"]
 

@@ -50,18 +50,16 @@ re-derives the graph's links and lanes from the commit objects.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from collections import OrderedDict
 
 import blake3
-import orjson
 
 from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
 from ..errors import CorruptStoreError
 from ..stateimage import StateImage
-from .database import Database, pack_time, unpack_time
+from .session import Session
 
-__all__ = ["IMAGE_CACHE_SIZE", "SqliteStateStore"]
+__all__ = ["IMAGE_CACHE_SIZE", "SqlStateStore", "pack_time", "unpack_time"]
 
 logger = logging.getLogger(__name__)
 
@@ -71,15 +69,32 @@ _KIND_CODE = {kind: code for code, kind in enumerate(CHANGE_KINDS)}
 #: State images one process keeps (each ~20 MB at 100k nodes; a commit shares most of its parent's).
 IMAGE_CACHE_SIZE = 8
 
+#: Bytes of a stored corrected time.  Commit times are unsigned 64-bit and a corrected time adds one per
+#: generation on top, so it can outgrow a signed 64-bit integer column; nine big-endian bytes hold any.
+_TIME_BYTES = 9
+
+
+def pack_time(value: int) -> bytes:
+    """A corrected time as stored (fixed width, so byte order is number order)."""
+    return value.to_bytes(_TIME_BYTES, "big")
+
+
+def unpack_time(stored: bytes) -> int:
+    """A stored corrected time."""
+    if not isinstance(stored, bytes) or len(stored) != _TIME_BYTES:
+        raise CorruptStoreError("bad commit-graph row: its corrected time is not 9 bytes")
+    return int.from_bytes(stored, "big")
+
+
 def _graph_row(row: tuple[int, int | None, int, bytes, bytes]) -> GraphRow:
     key, parent, state_key, state, corrected = row
     return GraphRow(key, parent, state_key, state, unpack_time(corrected))
 
 
-class SqliteStateStore(ChangeIndex):
+class SqlStateStore(ChangeIndex):
     """Reads and writes virtual states; one per open store."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Session) -> None:
         self.db = db
         self._images: OrderedDict[bytes, StateImage] = OrderedDict()
 
@@ -88,21 +103,26 @@ class SqliteStateStore(ChangeIndex):
 
     def graph(self, commit_raw: bytes) -> GraphRow | None:
         """The graph row of the commit with this id (None when it is not an indexed commit)."""
-        row = self.db.conn.execute(
-            f"{self._ROW} JOIN objects x ON x.key = c.key WHERE x.id = ?", (commit_raw,)
-        ).fetchone()
-        return _graph_row(row) if row else None
+        found: GraphRow | None = self.db.memo.get(("graph", commit_raw))
+        if found is None:
+            row = self.db.execute(
+                f"{self._ROW} JOIN objects x ON x.key = c.key WHERE x.id = ?", (commit_raw,)
+            ).fetchone()
+            found = _graph_row(row) if row else None
+            if found is not None:
+                self.db.memo["graph", commit_raw] = found
+        return found
 
     def graph_row(self, commit_key: int) -> GraphRow:
         """The graph row of a commit key (``corrupt_store`` when missing)."""
-        row = self.db.conn.execute(f"{self._ROW} WHERE c.key = ?", (commit_key,)).fetchone()
+        row = self.db.execute(f"{self._ROW} WHERE c.key = ?", (commit_key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"commit key {commit_key} is not in the commit graph")
         return _graph_row(row)
 
     def all_commits(self) -> list[GraphRow]:
         """Every commit, parents before children (keys grow along every parent link)."""
-        return [_graph_row(row) for row in self.db.conn.execute(f"{self._ROW} ORDER BY c.key")]
+        return [_graph_row(row) for row in self.db.execute(f"{self._ROW} ORDER BY c.key")]
 
     def first_parent_chain(self, commit_key: int) -> list[bytes]:
         """Ids of ``commit_key`` and its first-parent ancestors, newest first: one range scan per lane segment."""
@@ -110,7 +130,7 @@ class SqliteStateStore(ChangeIndex):
         for lane, high in self._segments(commit_key):
             chain += [
                 raw
-                for (raw,) in self.db.conn.execute(
+                for (raw,) in self.db.execute(
                     """SELECT o.id FROM commits c JOIN objects o ON o.key = c.key
                        WHERE c.key BETWEEN ? AND ? AND c.lane = ? ORDER BY c.key DESC""",
                     (lane, high, lane),
@@ -124,7 +144,7 @@ class SqliteStateStore(ChangeIndex):
         A lane's commits up to some key are exactly that commit's ancestors in
         the lane; the chain goes on from the parent of the lane's first commit.
         """
-        return self.db.conn.execute(
+        return self.db.execute(
             """WITH RECURSIVE seg(lane, high, depth) AS (
                    SELECT lane, key, 0 FROM commits WHERE key = ?
                    UNION ALL
@@ -142,76 +162,93 @@ class SqliteStateStore(ChangeIndex):
         id; it is cached, and stored as a snapshot when the changes since the
         chain's last snapshot outgrow it.
         """
-        conn = self.db.conn
-        if conn.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
+        db = self.db
+        if db.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
             return  # the same commit written again: already indexed
         since = 0
         if row.parent is not None:
-            parent = conn.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
+            parent = db.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
             if parent is None:
                 raise CorruptStoreError(f"parent commit key {row.parent} is not in the commit graph")
             since = parent[0]
-        lane = self._join_lane(conn, row.key, row.parent)
+        lane = self._join_lane(row.key, row.parent)
         since += max(1, len(changes))
-        stored = conn.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
+        stored = db.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
         if stored or since > len(image.nodes):
             if not stored:
-                conn.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
+                db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
             since = 0
-        conn.execute(
+        db.execute(
             "INSERT INTO commits (key, parent, state, lane, since, corrected) VALUES (?, ?, ?, ?, ?, ?)",
             (row.key, row.parent, row.state_key, lane, since, pack_time(row.corrected)),
         )
-        self.write_changes(row.key, changes)
+        self._insert_changes(row.key, changes)
         self._remember(row.state, image)
 
-    @staticmethod
-    def _join_lane(conn: sqlite3.Connection, key: int, parent: int | None) -> int:
-        """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own."""
+    def _join_lane(self, key: int, parent: int | None) -> int:
+        """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own.
+
+        The parent's lane row is locked while it is read (``row_lock``): two
+        writers extending the same commit on two branches must not both
+        join its lane, or the lane would fork.
+        """
         lane = key
         if parent is not None:
-            found = conn.execute(
-                "SELECT l.lane, l.head FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?", (parent,)
+            found = self.db.execute(
+                f"SELECT l.lane, l.head FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?"
+                f"{self.db.row_lock}",
+                (parent,),
             ).fetchone()
             if found is not None and found[1] == parent:
                 lane = found[0]
-        conn.execute("INSERT OR REPLACE INTO lanes (lane, head) VALUES (?, ?)", (lane, key))
+        self.db.execute(
+            "INSERT INTO lanes (lane, head) VALUES (?, ?) ON CONFLICT (lane) DO UPDATE SET head = excluded.head",
+            (lane, key),
+        )
         return lane
 
     def relink(self, key: int, parent: int | None, corrected: int) -> None:
         """Re-derive an indexed commit's first-parent link, lane and corrected time (reindex; call parents first)."""
-        lane = self._join_lane(self.db.conn, key, parent)
-        self.db.conn.execute(
+        lane = self._join_lane(key, parent)
+        self.db.execute(
             "UPDATE commits SET parent = ?, lane = ?, corrected = ? WHERE key = ?",
             (parent, lane, pack_time(corrected), key),
         )
 
     def reset_derived(self) -> None:
         """Drop the lanes; ``relink`` rebuilds them parents first."""
-        self.db.conn.execute("DELETE FROM lanes")
+        self.db.lock("lanes")
+        self.db.execute("DELETE FROM lanes")
 
     def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
-        conn = self.db.conn
-        names = self._name_keys(conn, [name for name, _, _ in changes])
-        conn.execute("DELETE FROM changes WHERE commit_key = ?", (commit_key,))
-        conn.executemany(
+        self.db.execute("DELETE FROM changes WHERE commit_key = ?", (commit_key,))
+        self._insert_changes(commit_key, changes)
+
+    def _insert_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
+        """Add a commit's change rows (it has none yet)."""
+        db = self.db
+        names = self._name_keys([name for name, _, _ in changes])
+        db.executemany(
             "INSERT INTO changes (commit_key, name, kind, object) VALUES (?, ?, ?, ?)",
             [(commit_key, names[name], _KIND_CODE[kind], obj) for name, kind, obj in changes],
         )
 
-    @staticmethod
-    def _name_keys(conn: sqlite3.Connection, names: list[str]) -> dict[str, int]:
+    def _name_keys(self, names: list[str]) -> dict[str, int]:
         """Integer keys for node ids, creating the missing ones.
 
         One indexed lookup per name rather than a batch through JSON: node
         ids may hold NUL characters, which SQLite's JSON functions cut short.
+        The insert yields to a concurrent writer's (PostgreSQL) and then reads its key.
         """
         keys: dict[str, int] = {}
         for name in names:
-            row = conn.execute("SELECT key FROM names WHERE name = ?", (name,)).fetchone()
+            stored = self.db.node_name(name)
+            row = self.db.execute("SELECT key FROM names WHERE name = ?", (stored,)).fetchone()
             if row is None:
-                row = conn.execute("INSERT INTO names (name) VALUES (?) RETURNING key", (name,)).fetchone()
+                row = self.db.execute(
+                    "INSERT INTO names (name) VALUES (?) ON CONFLICT (name) DO NOTHING RETURNING key", (stored,)
+                ).fetchone() or self.db.execute("SELECT key FROM names WHERE name = ?", (stored,)).fetchone()
             keys[name] = row[0]
         return keys
 
@@ -223,13 +260,13 @@ class SqliteStateStore(ChangeIndex):
         removed the node)``, or None when no commit on the chain touched it
         (the node was never in memory there).  One probe per lane segment.
         """
-        conn = self.db.conn
-        row = conn.execute("SELECT key FROM names WHERE name = ?", (node_id,)).fetchone()
+        db = self.db
+        row = db.execute("SELECT key FROM names WHERE name = ?", (self.db.node_name(node_id),)).fetchone()
         if row is None:
             return None
         name = row[0]
         for lane, high in self._segments(commit_key):
-            found = conn.execute(
+            found = db.execute(
                 """SELECT ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key
                    WHERE ch.name = ? AND ch.commit_key BETWEEN ? AND ? AND c.lane = ?
                    ORDER BY ch.commit_key DESC LIMIT 1""",
@@ -247,13 +284,13 @@ class SqliteStateStore(ChangeIndex):
 
     def change_set(self, commit_key: int) -> dict[str, tuple[str, bytes | None]]:
         """A commit's change rows: node id -> (kind, id of the object it set, None when removed)."""
-        rows = self.db.conn.execute(
+        rows = self.db.execute(
             """SELECT n.name, ch.kind, o.id FROM changes ch JOIN names n ON n.key = ch.name
                LEFT JOIN objects o ON o.key = ch.object WHERE ch.commit_key = ?""",
             (commit_key,),
         ).fetchall()
         try:
-            return {name: (CHANGE_KINDS[kind], raw) for name, kind, raw in rows}
+            return {self.db.node_id(name): (CHANGE_KINDS[kind], raw) for name, kind, raw in rows}
         except (IndexError, TypeError):
             raise CorruptStoreError("bad change row: unknown kind") from None
 
@@ -270,13 +307,16 @@ class SqliteStateStore(ChangeIndex):
             self._images.move_to_end(row.state)
             return cached
         base, pending = self._base(row.key)
-        rows = self.db.conn.execute(
-            """SELECT n.name, o.id FROM json_each(?) j
+        # Oldest first, so a later change to a node overrides an earlier one: along a first-parent
+        # chain keys grow from parent to child.
+        keys, param = self.db.keys_table(pending)
+        rows = self.db.execute(
+            f"""SELECT n.name, o.id FROM {keys}
                JOIN changes ch ON ch.commit_key = j.value JOIN names n ON n.key = ch.name
-               LEFT JOIN objects o ON o.key = ch.object ORDER BY j.key""",
-            (orjson.dumps(pending[::-1]),),
+               LEFT JOIN objects o ON o.key = ch.object ORDER BY ch.commit_key""",
+            (param,),
         ).fetchall()
-        image = base.apply(dict(rows))
+        image = base.apply({self.db.node_id(name): raw for name, raw in rows})
         if image.state_id() != row.state:
             raise CorruptStoreError(
                 f"state {row.state.hex()} does not rebuild to its id from the stored changes"
@@ -291,10 +331,10 @@ class SqliteStateStore(ChangeIndex):
         first-out order), so finding the parent's image cached, the usual
         case when committing or exporting, reads two rows.
         """
-        conn = self.db.conn
+        db = self.db
         pending: list[int] = []
         while start is not None:
-            walk = conn.execute(
+            walk = db.execute(
                 """WITH RECURSIVE walk(key, parent, state, since, state_id) AS (
                        SELECT key, parent, state, since, (SELECT id FROM objects WHERE key = state)
                        FROM commits WHERE key = ?
@@ -319,7 +359,7 @@ class SqliteStateStore(ChangeIndex):
 
     def _snapshot(self, state_key: int, state_id: bytes | None) -> StateImage | None:
         """A stored state's image, or None (and a warning) when its bytes are missing or damaged."""
-        row = self.db.conn.execute("SELECT data FROM objects WHERE key = ?", (state_key,)).fetchone()
+        row = self.db.execute("SELECT data FROM objects WHERE key = ?", (state_key,)).fetchone()
         if row is None or row[0] is None or state_id is None:
             # state_id is None when the state's object row itself is gone (a damaged file): rebuild
             # from older changes all the same; image() still checks the result against the commit.
@@ -345,18 +385,19 @@ class SqliteStateStore(ChangeIndex):
         cached = self._images.get(state_id)
         if cached is not None:
             return cached
-        row = self.db.conn.execute("SELECT key FROM commits WHERE state = ? LIMIT 1", (state_key,)).fetchone()
+        row = self.db.execute("SELECT key FROM commits WHERE state = ? LIMIT 1", (state_key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"state {state_id.hex()} has neither stored bytes nor a commit to rebuild it from")
         return self.image(self.graph_row(row[0]))
 
     def repair_snapshot(self, row: GraphRow, image: StateImage) -> None:
         """Rewrite a commit's stored state bytes from a verified image if they no longer hash to the id."""
-        conn = self.db.conn
-        stored = conn.execute("SELECT data FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
+        db = self.db
+        stored = db.execute("SELECT data FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
         if stored is not None and blake3.blake3(stored).digest() != row.state:
-            conn.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
+            db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
+            self.db.memo.pop(("object", row.state), None)
 
-    def fresh(self) -> SqliteStateStore:
+    def fresh(self) -> SqlStateStore:
         """The same index with an empty image cache."""
-        return SqliteStateStore(self.db)
+        return SqlStateStore(self.db)

@@ -20,12 +20,12 @@ from __future__ import annotations
 import zlib
 from collections.abc import Iterable, Iterator
 
-from ..backend import ObjectIndex, ObjectRow
+from ..backend import KIND_CODES, ObjectIndex, ObjectRow
 from ..canonical import encode
 from ..errors import CorruptStoreError
-from .database import KIND_CODES, Database
+from .session import Session
 
-__all__ = ["SqliteObjectStore", "pack", "unpack"]
+__all__ = ["SqlObjectStore", "pack", "unpack"]
 
 _STATE = KIND_CODES["state"]
 
@@ -65,37 +65,43 @@ def unpack(stored: bytes) -> bytes:
         raise CorruptStoreError(f"bad object: {exc}") from None
 
 
-class SqliteObjectStore(ObjectIndex):
+class SqlObjectStore(ObjectIndex):
     """Key and id lookups plus idempotent inserts over the ``objects`` table."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Session) -> None:
         self.db = db
 
     def row(self, raw: bytes) -> ObjectRow | None:
         """``(key, kind, canonical bytes or None for a virtual state)``."""
-        row = self.db.conn.execute("SELECT key, kind, data FROM objects WHERE id = ?", (raw,)).fetchone()
+        found: ObjectRow | None = self.db.memo.get(("object", raw))
+        if found is not None:
+            return found
+        row = self.db.execute("SELECT key, kind, data FROM objects WHERE id = ?", (raw,)).fetchone()
         if row is None:
             return None
         key, kind, data = row
-        return key, kind, None if data is None else unpack(data)
+        found = key, kind, None if data is None else unpack(data)
+        if data is not None:
+            self.db.memo["object", raw] = found
+        return found
 
     def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
         """Every object's ``(id, stored bytes or None)`` in id order, as kept (``verify`` unpacks them)."""
-        yield from self.db.conn.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
+        yield from self.db.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
 
     def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
         """Every object's ``(key, id, canonical bytes or None)``, in id order."""
-        for key, raw, data in self.db.conn.execute("SELECT key, id, data FROM objects ORDER BY id").fetchall():
+        for key, raw, data in self.db.execute("SELECT key, id, data FROM objects ORDER BY id").fetchall():
             yield key, raw, None if data is None else unpack(data)
 
     def key(self, raw: bytes) -> int | None:
         """The key of an object id, or None."""
-        row = self.db.conn.execute("SELECT key FROM objects WHERE id = ?", (raw,)).fetchone()
+        row = self.db.execute("SELECT key FROM objects WHERE id = ?", (raw,)).fetchone()
         return row[0] if row else None
 
     def id_of(self, key: int) -> bytes:
         """The id behind a key; a dangling key is ``corrupt_store``."""
-        row = self.db.conn.execute("SELECT id FROM objects WHERE key = ?", (key,)).fetchone()
+        row = self.db.execute("SELECT id FROM objects WHERE key = ?", (key,)).fetchone()
         if row is None:
             raise CorruptStoreError(f"object key {key} is referenced but not stored")
         raw: bytes = row[0]
@@ -108,30 +114,33 @@ class SqliteObjectStore(ObjectIndex):
         a virtual state materialises it (the bytes are the ones its id names,
         so nothing a reader sees changes).
         """
-        conn = self.db.conn
-        row = conn.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
+        db = self.db
+        row = db.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
         if row is None:
-            cursor = conn.execute(
-                "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
+            # ON CONFLICT: a concurrent writer (PostgreSQL) may insert the same object first.
+            row = db.execute(
+                "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key",
                 (raw, KIND_CODES[kind], None if data is None else pack(kind, data)),
-            )
-            # typeshed says int | None: None only before a cursor's first INSERT, and this one just ran.
-            return cursor.lastrowid  # type: ignore[return-value]
+            ).fetchone()
+            if row is not None:
+                new: int = row[0]
+                return new
+            row = db.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
         key: int = row[0]
         if row[1] is None and data is not None:
-            conn.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
+            db.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
         return key
 
     def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
         """Store many new objects ``(id, kind, canonical bytes or None)`` at once (a fresh store's import)."""
-        self.db.conn.executemany(
+        self.db.executemany(
             "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?)",
             [(raw, KIND_CODES[kind], None if data is None else pack(kind, data)) for raw, kind, data in rows],
         )
 
     def commits_with_prefix(self, low: bytes, high: bytes, limit: int) -> list[bytes]:
         """Up to ``limit`` commit ids in ``[low, high]`` (the kind column skips nodes and states)."""
-        rows = self.db.conn.execute(
+        rows = self.db.execute(
             "SELECT id FROM objects WHERE id BETWEEN ? AND ? AND kind = ? LIMIT ?",
             (low, high, KIND_CODES["commit"], limit),
         ).fetchall()
@@ -139,7 +148,7 @@ class SqliteObjectStore(ObjectIndex):
 
     def count_commits_with_prefix(self, low: bytes, high: bytes) -> int:
         """How many commit ids lie in ``[low, high]``."""
-        count: int = self.db.conn.execute(
+        count: int = self.db.execute(
             "SELECT count(*) FROM objects WHERE id BETWEEN ? AND ? AND kind = ?", (low, high, KIND_CODES["commit"])
         ).fetchone()[0]
         return count

@@ -1,0 +1,179 @@
+"""The storage seam over SQL tables: refs, HEAD, staging and config beside the objects and change index.
+
+``SqlBackend`` implements every ``Backend`` method that is a statement over
+the store's tables; an engine's backend adds what is its own: opening and
+creating a store, transactions, and how its failures map to the taxonomy.
+Inside a write transaction, reading a branch tip or staging first takes
+the session's lock on it (``Session.lock``), so that on an engine with
+row-level concurrency a write computed from a tip is the only one moving
+that tip until it commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ..backend import Backend
+from ..errors import CorruptStoreError
+from ..layout import Head, format_head, parse_head
+from .objects import SqlObjectStore
+from .session import Session
+from .states import SqlStateStore
+
+__all__ = ["SqlBackend"]
+
+#: The lock ``Session.lock`` takes before anything in staging is read or changed in a write.
+_STAGING = "staging"
+
+
+class SqlBackend(Backend):
+    """Refs, HEAD, staging and config as rows, over one ``Session``."""
+
+    def __init__(self, session: Session, location: str, *, read_only: bool) -> None:
+        self.session = session
+        self.location = location
+        self.read_only = read_only
+        self.objects = SqlObjectStore(session)
+        self.states = SqlStateStore(session)
+
+    @property
+    def writing(self) -> bool:
+        """Whether ``write()`` is open."""
+        return self.session.writing
+
+    # ------------------------------------------------------------------- meta
+    def meta(self, key: str) -> str | None:
+        """One ``meta`` row's value (HEAD, config, schema version), or None."""
+        row = self.session.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one ``meta`` row (inside a write transaction)."""
+        self.session.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
+    def config_text(self) -> str:
+        """The config row, written at creation."""
+        text = self.meta("config")
+        if text is None:
+            raise CorruptStoreError("config is missing")
+        return text
+
+    # -------------------------------------------------------------- HEAD, refs
+    def head(self) -> Head:
+        """HEAD from its ``meta`` row."""
+        text = self.meta("head")
+        if text is None:
+            raise CorruptStoreError("HEAD is missing")
+        return parse_head(text)
+
+    def set_head(self, head: Head) -> None:
+        """Write HEAD's row."""
+        self.set_meta("head", format_head(head).strip())
+
+    def ref(self, name: str) -> bytes | None:
+        """A branch tip; in a write, the branch is locked first, so the tip read is the one a CAS will expect."""
+        if not self.session.writing:
+            row = self.session.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
+            return row[0] if row else None
+        if ("ref", name) not in self.session.memo:  # locked from here on: only this transaction moves it
+            self.session.lock(f"ref:{name}")
+            row = self.session.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
+            self.session.memo["ref", name] = row[0] if row else None
+        tip: bytes | None = self.session.memo["ref", name]
+        return tip
+
+    def refs(self) -> list[tuple[str, bytes]]:
+        """Every branch, sorted by name."""
+        return sorted((name, target) for name, target in self.session.execute("SELECT name, target FROM refs"))
+
+    def set_ref(self, name: str, expected: bytes | None, new: bytes) -> bool:
+        """Compare-and-swap, holding the branch's lock (``ref`` takes it)."""
+        if self.ref(name) != expected:
+            return False
+        self.session.execute(
+            "INSERT INTO refs (name, target) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET target = excluded.target",
+            (name, new),
+        )
+        self.session.memo["ref", name] = new
+        return True
+
+    def set_refs(self, refs: Iterable[tuple[str, bytes]]) -> None:
+        """Create many branches."""
+        self.session.memo.clear()
+        self.session.executemany("INSERT INTO refs (name, target) VALUES (?, ?)", list(refs))
+
+    def delete_ref(self, name: str) -> bool:
+        """Remove a branch."""
+        self.session.lock(f"ref:{name}")
+        self.session.memo.pop(("ref", name), None)
+        return self.session.execute("DELETE FROM refs WHERE name = ?", (name,)).rowcount > 0
+
+    # ----------------------------------------------------------------- staging
+    def _staging(self) -> Session:
+        """The session, holding the staging lock when writing (a commit reads staging, then clears it)."""
+        if self.session.writing:
+            self.session.lock(_STAGING)
+        return self.session
+
+    def staged(self) -> list[tuple[str, bytes]]:
+        """Staged adds by node id."""
+        db = self._staging()
+        return sorted((db.node_id(name), raw) for name, raw in db.execute("SELECT node_id, object FROM staging"))
+
+    def staged_deletions(self) -> list[str]:
+        """Tombstones, sorted."""
+        db = self._staging()
+        return sorted(db.node_id(row[0]) for row in db.execute("SELECT node_id FROM tombstones"))
+
+    def staged_node(self, node_id: str) -> tuple[bool, bytes | None]:
+        """Staged wins over a tombstone."""
+        db = self._staging()
+        name = db.node_name(node_id)
+        row = db.execute("SELECT object FROM staging WHERE node_id = ?", (name,)).fetchone()
+        if row is not None:
+            return True, row[0]
+        return db.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (name,)).fetchone() is not None, None
+
+    def stage(self, node_id: str, raw: bytes) -> None:
+        """Stage an add and lift a tombstone."""
+        db = self._staging()
+        name = db.node_name(node_id)
+        db.execute(
+            "INSERT INTO staging (node_id, object) VALUES (?, ?) ON CONFLICT (node_id) DO UPDATE SET object = "
+            "excluded.object",
+            (name, raw),
+        )
+        db.execute("DELETE FROM tombstones WHERE node_id = ?", (name,))
+
+    def drop_staged(self, node_id: str) -> bool:
+        """Drop a staged add."""
+        db = self._staging()
+        return db.execute("DELETE FROM staging WHERE node_id = ?", (db.node_name(node_id),)).rowcount > 0
+
+    def add_tombstone(self, node_id: str) -> None:
+        """Stage a deletion."""
+        db = self._staging()
+        db.execute("INSERT INTO tombstones (node_id) VALUES (?) ON CONFLICT DO NOTHING", (db.node_name(node_id),))
+
+    def unstage(self, node_id: str) -> bool:
+        """Drop a staged add and a tombstone."""
+        dropped = self.drop_staged(node_id)
+        db = self._staging()
+        return db.execute("DELETE FROM tombstones WHERE node_id = ?", (db.node_name(node_id),)).rowcount > 0 or dropped
+
+    def clear_staging(self) -> None:
+        """Drop all of staging."""
+        db = self._staging()
+        db.execute("DELETE FROM staging")
+        db.execute("DELETE FROM tombstones")
+
+    def is_dirty(self) -> bool:
+        """Anything staged."""
+        db = self._staging()
+        return bool(
+            db.execute("SELECT 1 FROM staging LIMIT 1").fetchone()
+            or db.execute("SELECT 1 FROM tombstones LIMIT 1").fetchone()
+        )

@@ -8,6 +8,7 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
+import shlex
 import unicodedata
 from typing import Any
 
@@ -117,7 +118,7 @@ class NoStoreError(MnemError):
 
     def __str__(self) -> str:
         if self.exact:
-            return f"no mnemosyne store at {self.detail}; create one with `mnem init {self.detail}`"
+            return f"no mnemosyne store at {self.detail}; create one with `mnem init {shlex.quote(self.detail)}`"
         return f"no mnemosyne store at or above {self.detail}"
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError
 from .layout import Head
+from .location import Address
 from .objects import Commit, MemoryNode
 from .repo import Change, Nodes, Repo, diff_nodes
 
@@ -158,14 +159,14 @@ def _changes(repo: Repo, old: Nodes, new: Nodes) -> list[NodeChange]:
 
 
 # ---------------------------------------------------------------- creating stores
-def init(path: Path) -> Path:
-    """Create an empty store at ``path`` atomically; returns its root."""
-    Repo.init(path).close()
-    return path.absolute()
+def init(where: Address) -> Address:
+    """Create an empty store at ``where`` (a folder or URL) atomically; returns its root folder or URL."""
+    Repo.init(where).close()
+    return where.absolute() if isinstance(where, Path) else where
 
 
-def import_(path: Path, document: Any) -> tuple[Path, int]:
-    """Create a store at ``path`` from an export document, atomically; returns its root and object count.
+def import_(where: Address, document: Any) -> tuple[Address, int]:
+    """Create a store at ``where`` from an export document, atomically; returns its root (or URL) and object count.
 
     The whole document is checked (hashes, links and meaning) before
     anything is created, and the store is built in one transaction and
@@ -174,8 +175,8 @@ def import_(path: Path, document: Any) -> tuple[Path, int]:
     from .portable import restore
 
     checked = restore(document)
-    Repo.init(path, populate=checked.populate).close()
-    return path.absolute(), checked.count
+    Repo.init(where, populate=checked.populate).close()
+    return where.absolute() if isinstance(where, Path) else where, checked.count
 
 
 # ----------------------------------------------------------------------- staging

@@ -174,7 +174,7 @@ def restore(doc: Any) -> Restored:
     _check_complete(rows)
 
     def populate(backend: Backend) -> None:
-        repo = Repo(Path(backend.location).parent, backend)
+        repo = Repo(backend)
         _store_objects(repo, rows)
         backend.set_refs(ref_rows)
         backend.set_head(head)

@@ -17,6 +17,7 @@ import time as _time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .backend import KIND_CODES, Backend, GraphRow
 from .canonical import hex_id
@@ -29,7 +30,7 @@ from .errors import (
     StoreExistsError,
 )
 from .layout import CONFIG_TEXT, Head, format_head, parse_config, validate_branch_name
-from .location import discover_root, exact_root, make_private_dirs
+from .location import Address, StoreUrl, discover_root, exact_root, make_private_dirs
 from .objects import (
     Commit,
     MemoryNode,
@@ -41,7 +42,10 @@ from .objects import (
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
 
-__all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "default_author", "diff_nodes", "now_ms"]
+if TYPE_CHECKING:
+    from .postgres import Connections, PooledConnections
+
+__all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "StorePools", "default_author", "diff_nodes", "now_ms"]
 
 Nodes = dict[str, bytes]
 
@@ -80,17 +84,41 @@ def diff_nodes(old: Nodes, new: Nodes) -> list[Change]:
     return changes
 
 
+class StorePools:
+    """Connections a long-lived process (a ``mnem serve`` worker) shares among the stores it keeps open.
+
+    One pool per PostgreSQL database, made when its first store is opened:
+    a worker serving many stores of one database holds a few connections,
+    not one per store.  Stores in folders need none.
+    """
+
+    def __init__(self) -> None:
+        self._pools: PooledConnections | None = None
+
+    def for_database(self, url: StoreUrl) -> Connections:
+        """Where a store in ``url``'s database takes its connections from."""
+        if self._pools is None:
+            from .postgres import PooledConnections
+
+            self._pools = PooledConnections()
+        return self._pools.for_database(url.conninfo)
+
+    def close(self) -> None:
+        """Close every pool."""
+        if self._pools is not None:
+            self._pools.close()
+            self._pools = None
+
+
 class Repo:
     """An open store.  Use as a context manager, or call ``close()``.
 
     Args:
-        root: The folder holding ``.mnem``, taken as is (see ``open`` and ``discover``).
-        backend: The store's backend, if already open (default: the SQLite store under ``root``).
+        backend: The store's open backend (see ``open``, ``discover`` and ``init``); the repo closes it.
     """
 
-    def __init__(self, root: Path, backend: Backend | None = None) -> None:
-        self.root = root
-        self.backend = backend if backend is not None else SqliteBackend.open(root / MNEM_DIR)
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
         try:
             with self.backend.read():
                 self.config = parse_config(self.backend.config_text())
@@ -101,37 +129,56 @@ class Repo:
         self.objects = self.backend.objects
         self.states = self.backend.states
 
+    @property
+    def location(self) -> str:
+        """Where the store is, as shown to a user (a folder, or a URL without its password)."""
+        return self.backend.location
+
     # ----------------------------------------------------------------- lifecycle
     @classmethod
-    def init(cls, path: Path, populate: Callable[[Backend], None] | None = None) -> Repo:
-        """Create ``path/.mnem`` atomically (refusing a store at or above ``path`` as given) and open it.
+    def init(cls, where: Address, populate: Callable[[Backend], None] | None = None) -> Repo:
+        """Create a store atomically (refusing a folder at or below another store) and open it.
 
         ``populate`` fills the new store inside its creating transaction (an
-        import); a failure there, a kill or a full disk publishes nothing.
+        import); a failure there, a kill, a full disk or a lost connection
+        publishes nothing.
         """
-        target = path / MNEM_DIR
+        meta = {"head": format_head(Head(branch="main")).strip(), "config": CONFIG_TEXT}
+        if isinstance(where, StoreUrl):
+            from .postgres import PostgresBackend  # psycopg is imported only for stores that need it
+
+            PostgresBackend.create(where, meta, populate)
+            return cls.open(where)
+        target = where / MNEM_DIR
         if target.exists() or target.is_symlink():
             raise StoreExistsError(str(target))
-        for ancestor in path.parents:
+        for ancestor in where.parents:
             if (ancestor / MNEM_DIR).is_dir():
                 raise StoreExistsError(str(ancestor / MNEM_DIR))
         try:
-            make_private_dirs(path)
+            make_private_dirs(where)
         except OSError as exc:
-            raise io_error(f"creating {path}", exc) from None
-        meta = {"head": format_head(Head(branch="main")).strip(), "config": CONFIG_TEXT}
-        SqliteBackend.create(path, meta, populate)
-        return cls(path)
+            raise io_error(f"creating {where}", exc) from None
+        SqliteBackend.create(where, meta, populate)
+        return cls.open(where)
 
     @classmethod
-    def open(cls, path: Path) -> Repo:
-        """Open the store whose root (or ``.mnem`` folder) is exactly ``path``: no walking up."""
-        return cls(exact_root(path))
+    def open(cls, where: Address, pools: StorePools | None = None) -> Repo:
+        """Open the store exactly at ``where``: a URL, or a folder holding ``.mnem`` (or that ``.mnem``).
+
+        Nothing walks up from a folder.  A worker passes its ``pools`` so
+        that the stores of one PostgreSQL database share connections.
+        """
+        if isinstance(where, StoreUrl):
+            from .postgres import PostgresBackend
+
+            return cls(PostgresBackend.open(where, pools.for_database(where) if pools is not None else None))
+        return cls(SqliteBackend.open(exact_root(where) / MNEM_DIR))
 
     @classmethod
     def discover(cls, start: Path) -> Repo:
         """Open the nearest store at or above ``start`` that the current user owns."""
-        return cls(discover_root(start))
+        return cls(SqliteBackend.open(discover_root(start) / MNEM_DIR))
 
     def close(self) -> None:
         """Close the backend."""

@@ -27,13 +27,18 @@ FORBIDDEN = {
 
 #: engine module (prefix) -> engine modules (prefixes) it must never import.
 ENGINE_LAYERS = {
-    "mnem_store.backend": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite"},
-    "mnem_store.sqlite": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.location"},
+    "mnem_store.backend": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite",
+                           "mnem_store.sql", "mnem_store.postgres"},
+    "mnem_store.sql": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite",
+                       "mnem_store.postgres", "mnem_store.location"},
+    "mnem_store.sqlite": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.location",
+                          "mnem_store.postgres"},
+    "mnem_store.postgres": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite"},
     "mnem_store.objects": {"mnem_store.backend", "mnem_store.sqlite", "mnem_store.repo", "mnem_store.porcelain",
                            "mnem_store.cli"},
     "mnem_store.repo": {"mnem_store.porcelain", "mnem_store.cli"},
-    "mnem_store.porcelain": {"mnem_store.cli", "mnem_store.sqlite"},
-    "mnem_store.cli": {"mnem_store.sqlite", "mnem_store.backend"},
+    "mnem_store.porcelain": {"mnem_store.cli", "mnem_store.sqlite", "mnem_store.postgres", "mnem_store.sql"},
+    "mnem_store.cli": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql"},
 }
 
 
@@ -77,7 +82,8 @@ def test_the_engines_layers_import_only_downwards() -> None:
     offenders = {}
     for path in sources("mnem_store"):
         name = module_name(path)
-        banned = set().union(*(rule for prefix, rule in ENGINE_LAYERS.items() if name.startswith(prefix)))
+        banned = set().union(*(rule for prefix, rule in ENGINE_LAYERS.items()
+                               if name == prefix or name.startswith(prefix + ".")))
         found = sorted(i for i in imports(path) if any(i == b or i.startswith(b + ".") for b in banned))
         if found:
             offenders[name] = found

@@ -12,6 +12,7 @@ from typing import Any, BinaryIO
 
 from ..canonical import I64_MIN, U64_MAX, parse_json
 from ..errors import CommandError, UsageError
+from ..location import Address, StoreUrl, address
 from ..repo import Repo
 from .render import Painter
 
@@ -40,21 +41,28 @@ class Context:
     store_option: str | None
     stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
     colour: bool = False
-    #: How to open a store (a path, and whether it names the root exactly); a worker passes
+    #: How to open a store (a path or URL, and whether it names the store exactly); a worker passes
     #: one that keeps stores open between requests.
-    opener: Callable[[Path, bool], Repo] | None = None
+    opener: Callable[[Address, bool], Repo] | None = None
     _repo: Repo | None = None
 
     @property
-    def start(self) -> tuple[Path, bool]:
-        """Where the store is: ``-C`` or ``$MNEM_STORE`` name its root exactly; else discovery from the cwd."""
+    def start(self) -> tuple[Address, bool]:
+        """Where the store is: ``-C`` or ``$MNEM_STORE`` name it exactly (root or URL); else discovery from the cwd."""
         chosen = self.store_option or os.environ.get("MNEM_STORE") or None
-        return (Path(chosen), True) if chosen else (Path.cwd(), False)
+        return (address(chosen), True) if chosen else (Path.cwd(), False)
 
-    def base(self, path: str | None) -> Path:
-        """Resolve a path argument (``init PATH``) against ``-C`` like git does."""
-        given = Path(path if path is not None else ".")
-        return given if given.is_absolute() or not self.store_option else Path(self.store_option) / given
+    def base(self, path: str | None) -> Address:
+        """Where ``init``/``import`` create a store: a URL as given, or a path resolved against ``-C`` like git.
+
+        Without a path argument, a URL in ``-C`` names the new store.
+        """
+        if path is not None and isinstance(given := address(path), StoreUrl):
+            return given
+        if path is None and self.store_option and isinstance(option := address(self.store_option), StoreUrl):
+            return option
+        where = Path(path if path is not None else ".")
+        return where if where.is_absolute() or not self.store_option else Path(self.store_option) / where
 
     @property
     def paint(self) -> Painter:
@@ -67,8 +75,11 @@ class Context:
             path, exact = self.start
             if self.opener is not None:
                 self._repo = self.opener(path, exact)
+            elif exact:
+                self._repo = Repo.open(path)
             else:
-                self._repo = Repo.open(path) if exact else Repo.discover(path)
+                assert isinstance(path, Path)  # only folders are discovered
+                self._repo = Repo.discover(path)
         return self._repo
 
     def close(self) -> None:

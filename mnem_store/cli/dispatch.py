@@ -18,13 +18,13 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
 import orjson
 
 from .. import CONTRACT_VERSION, __version__
 from ..errors import MnemError, StoreIoError, UsageError
+from ..location import Address
 from ..repo import Repo
 from .context import Context, Outcome
 
@@ -232,7 +232,7 @@ def invoke(
     streams: Streams,
     *,
     parser: argparse.ArgumentParser | None = None,
-    opener: Callable[[Path, bool], Repo] | None = None,
+    opener: Callable[[Address, bool], Repo] | None = None,
 ) -> int:
     """Run one ``mnem`` command line against ``streams``; returns the exit status.
 

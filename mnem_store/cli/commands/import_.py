@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from ... import porcelain
 from ...errors import CommandError
 from ...portable import parse_export
-from ...repo import MNEM_DIR
 from ..context import Context, Outcome
+from .init import created
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -29,9 +28,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     except OSError as exc:
         raise CommandError(f"reading {args.file}", "store_io", cause=exc.strerror or str(exc)) from None
     document = parse_export(text, args.file)
-    root, count = porcelain.import_(ctx.base(args.path), document)
-    shown = os.path.join(args.path if args.path is not None else ".", MNEM_DIR)
-    return Outcome(
-        {"root": str(root), "store": str(root / MNEM_DIR), "objects": count},
-        f"Imported {count} object(s) into {shown}\n",
-    )
+    where, count = porcelain.import_(ctx.base(args.path), document)
+    data, shown = created(where, args.path)
+    return Outcome({**data, "objects": count}, f"Imported {count} object(s) into {shown}\n")

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from ... import porcelain
+from ...location import Address, StoreUrl
 from ...repo import MNEM_DIR
 from ..context import Context, Outcome
 
@@ -17,9 +18,18 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Create an empty store; the result names its root and its ``.mnem`` folder."""
-    root = porcelain.init(ctx.base(args.path))
-    shown = os.path.join(args.path if args.path is not None else ".", MNEM_DIR)
-    return Outcome(
-        {"root": str(root), "store": str(root / MNEM_DIR)},
-        f"Initialised an empty Mnemosyne store in {shown}\n",
-    )
+    where = porcelain.init(ctx.base(args.path))
+    data, shown = created(where, args.path)
+    return Outcome(data, f"Initialised an empty Mnemosyne store in {shown}\n")
+
+
+def created(where: Address, typed: str | None) -> tuple[dict[str, str], str]:
+    """A new store's ``root`` and ``store`` (its ``.mnem`` folder, or the URL for both), and how text names it.
+
+    Text mode names a folder as the user typed it, as upstream does, and a
+    URL without its password.
+    """
+    if isinstance(where, StoreUrl):
+        return {"root": where.shown, "store": where.shown}, where.shown
+    shown = os.path.join(typed if typed is not None else ".", MNEM_DIR)
+    return {"root": str(where), "store": str(where / MNEM_DIR)}, shown

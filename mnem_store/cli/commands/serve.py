@@ -20,8 +20,8 @@ from typing import Any, BinaryIO
 import orjson
 
 from ...errors import UsageError
-from ...location import discover_root, exact_root
-from ...repo import Repo
+from ...location import Address, discover_root, exact_root
+from ...repo import Repo, StorePools
 from ..context import Context, Outcome
 from ..dispatch import Streams, build_parser, error_document, invoke
 
@@ -33,33 +33,42 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 class StoreCache:
-    """Open stores kept between requests, keyed by root; a store replaced on disk is reopened."""
+    """Open stores kept between requests, keyed by root or URL; a store replaced on disk is reopened.
+
+    Stores in PostgreSQL take their connections from one pool per database
+    (made when the first such store is opened), so a worker serving many
+    stores of one database holds a few connections, not one per store.
+    """
 
     def __init__(self) -> None:
-        self._open: dict[Path, Repo] = {}
+        self._open: dict[Address, Repo] = {}
+        self._pools = StorePools()
 
-    def __call__(self, start: Path, exact: bool) -> Repo:
-        """The store for ``start`` (its root exactly when ``exact``), as ``Context.opener`` asks.
+    def __call__(self, start: Address, exact: bool) -> Repo:
+        """The store for ``start`` (exactly there when ``exact``), as ``Context.opener`` asks.
 
         An open store is reused unless its database was replaced on disk since
         it was opened (deleted and made again, or restored from a backup); then
         it is closed and opened again.
         """
-        root = exact_root(start) if exact else discover_root(start)
-        cached = self._open.pop(root, None)
+        where: Address = start
+        if isinstance(start, Path):
+            where = exact_root(start) if exact else discover_root(start)
+        cached = self._open.pop(where, None)
         if cached is not None and not cached.backend.replaced():
-            self._open[root] = cached
+            self._open[where] = cached
             return cached
         if cached is not None:
             cached.close()
-        repo = self._open[root] = Repo(root)
+        repo = self._open[where] = Repo.open(where, self._pools)
         return repo
 
     def close(self) -> None:
-        """Close every store."""
+        """Close every store, then the pools."""
         for repo in self._open.values():
             repo.close()
         self._open.clear()
+        self._pools.close()
 
 
 def _request(line: bytes) -> tuple[list[str], bytes]:

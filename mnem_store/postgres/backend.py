@@ -1,0 +1,146 @@
+"""Stores in PostgreSQL: each one a schema (``mnem_<store>``) in a database many stores share.
+
+Creating a store is one transaction: the schema, its tables, HEAD, config
+and (for an import) every object commit together or not at all, so a kill
+or a lost connection during ``init`` or ``import`` leaves no half store.
+Opening checks that the schema exists and was written by a release this
+one reads.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+
+from ..backend import Backend
+from ..errors import CorruptStoreError, NoStoreError, StoreExistsError
+from ..location import StoreUrl
+from ..sql import SqlBackend
+from .connect import Connections, OneConnection
+from .session import PgSession, translate
+
+__all__ = ["SCHEMA_VERSION", "PostgresBackend"]
+
+logger = logging.getLogger(__name__)
+
+#: 1: the tables of SQLite's schema 3, with node ids as bytes.
+SCHEMA_VERSION = 1
+
+_TABLES = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE objects (
+    key BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, id BYTEA NOT NULL UNIQUE, kind SMALLINT NOT NULL, data BYTEA
+);
+CREATE TABLE refs (name TEXT PRIMARY KEY, target BYTEA NOT NULL);
+CREATE TABLE staging (node_id BYTEA PRIMARY KEY, object BYTEA NOT NULL);
+CREATE TABLE tombstones (node_id BYTEA PRIMARY KEY);
+CREATE TABLE names (key BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, name BYTEA NOT NULL UNIQUE);
+CREATE TABLE commits (
+    key BIGINT PRIMARY KEY, parent BIGINT, state BIGINT NOT NULL, lane BIGINT NOT NULL, since BIGINT NOT NULL,
+    corrected BYTEA NOT NULL
+);
+CREATE INDEX commits_by_state ON commits (state);
+CREATE TABLE lanes (lane BIGINT PRIMARY KEY, head BIGINT NOT NULL);
+CREATE TABLE changes (
+    commit_key BIGINT NOT NULL, name BIGINT NOT NULL, kind SMALLINT NOT NULL, object BIGINT,
+    PRIMARY KEY (commit_key, name)
+);
+CREATE INDEX changes_by_name ON changes (name, commit_key, object)
+"""
+
+
+class PostgresBackend(SqlBackend):
+    """One store in a PostgreSQL database, behind the storage seam."""
+
+    def __init__(self, session: PgSession, *, read_only: bool) -> None:
+        super().__init__(session, session.url.shown, read_only=read_only)
+        self.pg = session
+
+    # --------------------------------------------------------------- lifecycle
+    @classmethod
+    def open(cls, url: StoreUrl, connections: Connections | None = None) -> PostgresBackend:
+        """Open the store ``url`` names (one connection made now, unless ``connections`` pools them).
+
+        Raises:
+            NoStoreError: The database has no such store (the message says how to create it).
+            CorruptStoreError: The store's schema is newer than this release reads, or damaged.
+            StoreIoError: The server cannot be reached or refuses the role.
+        """
+        session = PgSession(url, connections or OneConnection(url.conninfo))
+        try:
+            with session.transaction(write=False):
+                found, standby = session.execute(
+                    "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = ?), pg_is_in_recovery()",
+                    (url.schema,),
+                ).fetchone()
+                if not found:
+                    raise NoStoreError(url.shown, exact=True)
+                backend = cls(session, read_only=standby)
+                version = backend.meta("schema_version")
+        except BaseException:
+            session.close()
+            raise
+        if version is None or not version.isdigit() or int(version) != SCHEMA_VERSION:
+            session.close()
+            raise CorruptStoreError(
+                f"the store's schema version is {version!r}, this release reads only {SCHEMA_VERSION}"
+            )
+        return backend
+
+    @classmethod
+    def create(cls, url: StoreUrl, meta: dict[str, str], populate: Callable[[Backend], None] | None = None) -> None:
+        """Create the store in one transaction: schema, tables, ``meta`` rows and whatever ``populate`` writes.
+
+        Raises:
+            StoreExistsError: The database already has a store of that name.
+            StoreIoError: The server cannot be reached, or the role may not create schemas.
+        """
+        session = PgSession(url, OneConnection(url.conninfo))
+        backend = cls(session, read_only=False)
+        try:
+            with session.transaction(write=True):
+                try:
+                    session.execute_sql(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(url.schema)))
+                except (pg_errors.DuplicateSchema, pg_errors.UniqueViolation):
+                    raise StoreExistsError(url.shown) from None
+                session.execute_sql(sql.SQL(_TABLES))
+                for key, value in {**meta, "schema_version": str(SCHEMA_VERSION)}.items():
+                    backend.set_meta(key, value)
+                if populate is not None:
+                    populate(backend)
+        except psycopg.Error as exc:
+            raise translate(exc, url) from None
+        finally:
+            session.close()
+        logger.info("created the store %s", url)
+
+    def close(self) -> None:
+        """Give back the connection (a worker's pool keeps it for the next store)."""
+        self.pg.close()
+
+    def replaced(self) -> bool:
+        """Never: every statement finds the store's tables by name, so a store made again is simply used.
+
+        What a process caches across requests is keyed by content (state
+        images by state id, checked against the hash), never by a row key
+        the new store could reuse.
+        """
+        return False
+
+    # ------------------------------------------------------------ transactions
+    @contextmanager
+    def read(self) -> Iterator[None]:
+        """A ``REPEATABLE READ`` snapshot (nested snapshots join the outer one)."""
+        with self.pg.transaction(write=False):
+            yield
+
+    @contextmanager
+    def write(self) -> Iterator[None]:
+        """One ``READ COMMITTED`` transaction whose writes lock what they change (``session``)."""
+        with self.pg.transaction(write=True):
+            yield

@@ -1,0 +1,222 @@
+"""Transactions on PostgreSQL, and its failures in the taxonomy's words.
+
+Reads run in ``REPEATABLE READ READ ONLY`` transactions: one snapshot for
+everything a command reads, and readers never wait for writers (MVCC).
+Writes run in ``READ COMMITTED`` and lock what they are about to change
+before reading it: a branch's tip (``lock("ref:NAME")``, a transaction-
+scoped advisory lock, which also covers a branch that does not exist yet),
+staging, and the lane row a new commit joins.  Writers to one branch
+therefore queue, each computing its commit on the tip the one before it
+left; writers to other branches and other stores do not wait at all.  A
+lock not granted within the busy timeout fails with ``busy``.
+
+Every transaction first points ``search_path`` at its store's schema, so
+the shared statements name bare tables and a pooled connection can serve
+any store in its database.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import ExitStack, contextmanager, suppress
+from functools import lru_cache
+from typing import Any
+
+import psycopg
+from psycopg import errors as pg_errors
+from psycopg import sql
+
+from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
+from ..location import StoreUrl
+from ..sql import Rows, Session
+from .connect import Connections, busy_timeout_s
+
+__all__ = ["PgSession", "translate"]
+
+logger = logging.getLogger(__name__)
+
+#: PostgreSQL errors that mean "someone else holds it; try again".
+_BUSY = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
+
+
+#: Connections tried for one BEGIN: a worker's pool holds at most four, so the fifth is a new one.
+_BEGIN_ATTEMPTS = 5
+
+
+@lru_cache(maxsize=256)
+def _placeholders(statement: str) -> str:
+    """A shared statement in psycopg's parameter style (the shared SQL uses ``?`` and no literal ``%``)."""
+    return statement.replace("?", "%s")
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) -> MnemError:
+    """The taxonomy's error for a psycopg failure, with the fix where there is one."""
+    if isinstance(exc, _BUSY):
+        return BusyError("another writer holds this branch of the store; try again")
+    if isinstance(exc, pg_errors.DiskFull):
+        return StoreIoError("the PostgreSQL server's disk is full: nothing was written; free some space there")
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction):
+        return StoreIoError(
+            f"the PostgreSQL server at {url} is read-only (a standby): reads work, writes do not; "
+            "point writes at the primary"
+        )
+    if isinstance(exc, pg_errors.InsufficientPrivilege):
+        return StoreIoError(f"PostgreSQL refused access for {url}: {_first_line(exc)}; grant the role access")
+    if isinstance(exc, pg_errors.UndefinedTable | pg_errors.UndefinedColumn | pg_errors.InvalidSchemaName):
+        return CorruptStoreError(f"the store's tables in {url} are missing or damaged: {_first_line(exc)}")
+    if isinstance(exc, psycopg.OperationalError):
+        if committing:
+            return StoreIoError(
+                f"the connection to PostgreSQL ({url}) was lost while committing: the change may or may not "
+                "have been stored; check with `mnem log` before retrying"
+            )
+        return StoreIoError(f"cannot use PostgreSQL at {url}: {_first_line(exc)}; nothing was changed")
+    return StoreIoError(f"PostgreSQL failed: {_first_line(exc)}")
+
+
+class PgSession(Session):
+    """One store's view of its connections: the open transaction, if any, and the store's schema."""
+
+    row_lock = " FOR UPDATE"
+
+    def __init__(self, url: StoreUrl, connections: Connections) -> None:
+        self.url = url
+        self._connections = connections
+        self._conn: psycopg.Connection[Any] | None = None
+        self._writing = False
+        self.memo = {}
+        self._schema = sql.Identifier(url.schema)
+
+    @property
+    def writing(self) -> bool:
+        """Whether a write transaction is open."""
+        return self._writing
+
+    # ------------------------------------------------------------ statements
+    def execute(self, statement: str, params: Sequence[Any] = ()) -> Rows:
+        """Run a shared statement in the open transaction (binary results: ids and bytes travel as they are)."""
+        if self._conn is None:
+            with self.transaction(write=False):
+                return self.execute(statement, params)
+        return self._conn.execute(_placeholders(statement), params, binary=True)
+
+    def execute_sql(self, statement: sql.SQL | sql.Composed) -> None:
+        """Run a composed statement (DDL naming the store's schema) in the open transaction."""
+        if self._conn is None:
+            raise RuntimeError("a schema change outside a transaction")
+        self._conn.execute(statement)
+
+    def close(self) -> None:
+        """Give back the connections."""
+        self._connections.close()
+
+    def executemany(self, statement: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Run a statement per row, pipelined."""
+        if self._conn is None:
+            raise RuntimeError("executemany outside a transaction")
+        with self._conn.cursor() as cursor:
+            cursor.executemany(_placeholders(statement), list(rows))
+
+    def keys_table(self, keys: list[int]) -> tuple[str, Any]:
+        """The keys as an array, unnested."""
+        return "unnest(?::bigint[]) AS j(value)", keys
+
+    def lock(self, resource: str) -> None:
+        """A transaction-scoped advisory lock on ``schema/resource`` (waits at most the busy timeout)."""
+        if ("lock", resource) in self.memo:
+            return
+        self.memo["lock", resource] = True
+        self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"{self.url.schema}/{resource}",))
+
+    def node_name(self, node_id: str) -> bytes:
+        """Node ids are stored as UTF-8 bytes: PostgreSQL text cannot hold NUL, and upstream's ids may."""
+        return node_id.encode("utf-8", "surrogatepass")
+
+    def node_id(self, stored: Any) -> str:
+        """A node id from its bytes."""
+        try:
+            return bytes(stored).decode("utf-8", "surrogatepass")
+        except UnicodeDecodeError:
+            raise CorruptStoreError("a stored node id is not UTF-8") from None
+
+    # ---------------------------------------------------------- transactions
+    def _begin(self, conn: psycopg.Connection[Any], write: bool) -> None:
+        self.memo.clear()
+        if write:
+            timeout = f"{int(busy_timeout_s() * 1000)}ms"
+            conn.execute(sql.SQL(
+                "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL search_path TO {}; SET LOCAL lock_timeout = {}"
+            ).format(self._schema, sql.Literal(timeout)))
+        else:
+            conn.execute(sql.SQL(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}"
+            ).format(self._schema))
+
+    def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
+        """A connection with the transaction begun, held open by ``held``.
+
+        A pooled connection the server has ended since its last use (a
+        restart, ``pg_terminate_backend``) fails at ``BEGIN``, before
+        anything was sent that could have changed the store: it is closed
+        and given back (the pool drops a closed connection) and the next one
+        tried: every idle connection in a pool may have been ended at once.
+        This costs nothing on the way, where checking each connection out of
+        the pool would cost a round trip every time.
+        """
+        for attempt in range(_BEGIN_ATTEMPTS):
+            with ExitStack() as trying:
+                conn = trying.enter_context(self._connections.connection())
+                try:
+                    self._begin(conn, write)
+                except psycopg.OperationalError:
+                    if attempt == _BEGIN_ATTEMPTS - 1:
+                        raise
+                    logger.info("a connection to %s was lost while idle; using a new one", self.url)
+                    conn.close()  # so the pool drops it (and a lone connection is made again)
+                    continue
+                held.push(trying.pop_all())
+                return conn
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    @contextmanager
+    def transaction(self, *, write: bool) -> Iterator[None]:
+        """One transaction; a read inside another transaction joins it.
+
+        Raises:
+            RuntimeError: A write inside a read (a bug in the caller, never a user's doing).
+        """
+        if self._conn is not None:
+            if write and not self._writing:
+                raise RuntimeError("a write transaction inside a read snapshot")
+            yield
+            return
+        try:
+            with ExitStack() as held:
+                conn = self._begun(held, write)
+                self._conn, self._writing = conn, write
+                try:
+                    yield
+                except BaseException:
+                    self._rollback(conn)
+                    raise
+                try:
+                    conn.execute("COMMIT")
+                except psycopg.Error as exc:
+                    self._rollback(conn)
+                    raise translate(exc, self.url, committing=write) from None
+        except psycopg.Error as exc:
+            raise translate(exc, self.url) from None
+        finally:
+            self._conn, self._writing = None, False
+
+    @staticmethod
+    def _rollback(conn: psycopg.Connection[Any]) -> None:
+        """Undo the open transaction; a lost connection has nothing left to undo."""
+        if not conn.closed and conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            with suppress(psycopg.Error):
+                conn.execute("ROLLBACK")

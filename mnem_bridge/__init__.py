@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 
 from . import agents
+from .address import StoreUrl, store_address
 from .binary import Binary, find_binary
 from .client import DEFAULT_TIMEOUT, Mnem
 from .errors import (
@@ -76,6 +77,7 @@ __all__ = [
     "Store",
     "StoreExistsError",
     "StoreIoError",
+    "StoreUrl",
     "SubprocessRunner",
     "TimedNode",
     "UsageError",
@@ -83,6 +85,7 @@ __all__ = [
     "find_binary",
     "init",
     "open",
+    "store_address",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

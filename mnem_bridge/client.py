@@ -22,6 +22,7 @@ from typing import Any, TypeVar, overload
 
 import orjson
 
+from .address import StoreUrl
 from .binary import FIX, Binary, describe, find_binary
 from .echo import echo, shell_line
 from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, UsageError, error_class
@@ -37,6 +38,9 @@ MODES = ("worker", "oneshot")
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+#: Where a call's store is: a folder, or a PostgreSQL store's URL.
+Where = str | os.PathLike[str] | StoreUrl
 
 #: Seconds one invocation may take before its process group is killed.  Far
 #: above a normal call (~0.1 s) and above the binary's own 10 s wait for a
@@ -77,6 +81,8 @@ class Mnem:
         self._oneshot = SubprocessRunner()
         self._runner: Runner | None = runner
         self._owns_runner = runner is None
+        #: Runners whose children get extra variables (a store URL's password), by those variables.
+        self._env_runners: dict[tuple[tuple[str, str], ...], Runner] = {}
 
     @property
     def binary(self) -> Binary:
@@ -87,21 +93,41 @@ class Mnem:
     def runner(self) -> Runner:
         """The runner in use; the first call decides between worker and one-shot."""
         if self._runner is None:
-            serves = "serve" in self.binary.features
-            self._runner = WorkerRunner(self.path) if self.mode == "worker" and serves else self._oneshot
+            self._runner = self._new_runner({})
         return self._runner
 
-    @overload
-    def call(self, root: str | os.PathLike[str], *args: str, payload: str | None = None, parse: None = None) -> Any: ...
+    def _new_runner(self, env: dict[str, str]) -> Runner:
+        """A worker when the binary serves (and the mode wants one), else one process per call."""
+        serves = "serve" in self.binary.features  # checks the binary's contract first, whatever the mode
+        if self.mode == "worker" and serves:
+            return WorkerRunner(self.path, env)
+        return SubprocessRunner(env) if env else self._oneshot
+
+    def _runner_with(self, env: dict[str, str]) -> Runner:
+        """The runner for calls whose children need ``env`` (one per distinct password).
+
+        Raises:
+            UsageError: The caller gave its own runner, which this client cannot hand a password to.
+        """
+        if not self._owns_runner:
+            raise UsageError(
+                "a store URL with a password needs the bridge's own runner: give the password through "
+                "PGPASSWORD or a pgpass file instead, and drop it from the URL"
+            )
+        key = tuple(sorted(env.items()))
+        if key not in self._env_runners:
+            self._env_runners[key] = self._new_runner(env)
+        return self._env_runners[key]
 
     @overload
-    def call(
-        self, root: str | os.PathLike[str], *args: str, payload: str | None = None, parse: Callable[[Any], T]
-    ) -> T: ...
+    def call(self, root: Where, *args: str, payload: str | None = None, parse: None = None) -> Any: ...
+
+    @overload
+    def call(self, root: Where, *args: str, payload: str | None = None, parse: Callable[[Any], T]) -> T: ...
 
     def call(
         self,
-        root: str | os.PathLike[str],
+        root: Where,
         *args: str,
         payload: str | None = None,
         parse: Callable[[Any], T] | None = None,
@@ -109,7 +135,8 @@ class Mnem:
         """Run one subcommand against the store at ``root``.
 
         Args:
-            root: The directory passed as ``-C``.
+            root: The directory or store URL passed as ``-C`` (a URL's password goes in
+                the child's environment, never in its argv).
             *args: The subcommand and its arguments.
             payload: Text for standard input (sent as UTF-8, ending in a newline).
             parse: Reads the result document (e.g. ``Commit.from_dict``).  A document
@@ -128,7 +155,12 @@ class Mnem:
                 or the process failed (a ``StoreIoError`` subclass).
         """
         runner = self.runner  # the contract check (cached) happens here, before the first real call
-        path = os.fspath(Path(root))
+        if isinstance(root, StoreUrl):
+            path = root.url
+            if root.password:
+                runner = self._runner_with(root.env())
+        else:
+            path = os.fspath(Path(root))
         check_arguments(path, args, payload)
         if not is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
             runner = self._oneshot
@@ -170,6 +202,9 @@ class Mnem:
         """Close the runner if this client created it (a caller's runner is the caller's)."""
         if self._owns_runner and self._runner is not None:
             self._runner.close()
+        for runner in self._env_runners.values():
+            runner.close()
+        self._env_runners.clear()
 
     def __enter__(self) -> Mnem:
         return self

@@ -105,7 +105,14 @@ def child_env(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class SubprocessRunner:
-    """One process per call via ``subprocess.Popen``; holds nothing between calls."""
+    """One process per call via ``subprocess.Popen``; holds nothing between calls.
+
+    Args:
+        env: Variables added to every child's environment (a store URL's ``PGPASSWORD``).
+    """
+
+    def __init__(self, env: Mapping[str, str] | None = None) -> None:
+        self.env = dict(env or {})
 
     def run(self, argv: Sequence[str], *, stdin: bytes | None, timeout: float | None) -> RunResult:
         """Run ``argv`` in a new session and wait for it, killing its group on timeout.
@@ -126,7 +133,7 @@ class SubprocessRunner:
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            env=child_env(),
+            env={**child_env(), **self.env},
             start_new_session=True,
             close_fds=True,
         ) as proc:

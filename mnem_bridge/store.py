@@ -36,6 +36,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, TypeVar
 
+from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
 from .client import Mnem
 from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
@@ -154,11 +155,12 @@ def find_root(start: Path) -> Path | None:
     return next((p for p in (start, *start.parents) if (p / MNEM_DIR).is_dir()), None)
 
 
-def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> Store:
+def init(path: str | os.PathLike[str] | StoreUrl = ".", *, client: Mnem | None = None) -> Store:
     """Create a store at ``path`` (``path/.mnem``) and open it.
 
     Args:
-        path: Where to create it; created if missing.
+        path: Where to create it: a folder (created if missing), or a PostgreSQL URL
+            (``postgresql://user@host/db?store=NAME``).
         client: How to run ``mnem`` (default: a new ``Mnem()``).
 
     Returns:
@@ -167,13 +169,13 @@ def init(path: str | os.PathLike[str] = ".", *, client: Mnem | None = None) -> S
     Raises:
         StoreExistsError: A store exists at or above ``path``.
     """
-    store = Store(Path(path).absolute(), client=client)
+    store = Store(store_address(path), client=client)
     store._call("init")
     return store
 
 
 def open(
-    path: str | os.PathLike[str] | None = None, *, client: Mnem | None = None, create: bool = False
+    path: str | os.PathLike[str] | StoreUrl | None = None, *, client: Mnem | None = None, create: bool = False
 ) -> Store:
     """Open the store whose root is exactly ``path``, or with no path the nearest one at or above the current folder.
 
@@ -188,7 +190,8 @@ def open(
     the paths that are refused instead.
 
     Args:
-        path: The store's root (or its ``.mnem`` folder); ``None`` to discover from the current folder.
+        path: The store's root (or its ``.mnem`` folder), or a PostgreSQL URL; ``None`` to
+            discover from the current folder.
         client: How to run ``mnem`` (default: a new ``Mnem()``).
         create: Create the store at ``path`` if it is a new folder (its parent
             exists) or an empty one of yours.  Ignored without ``path``.
@@ -201,6 +204,10 @@ def open(
             rerun), or with ``create`` a path where no store is created (the
             message says why and what to do).
     """
+    if isinstance(path, str) and is_url(path):
+        path = StoreUrl.parse(path)
+    if isinstance(path, StoreUrl):
+        return _open_url(path, client, create)
     if path is None:
         start = Path.cwd()
         root = find_root(start)
@@ -221,6 +228,31 @@ def open(
     if root is None:
         store._call("status")  # raises the binary's own NoStoreError, with a command to rerun
         raise ProtocolError(f"mnem found a store at {start}, but there is no {MNEM_DIR} directory")
+    return store
+
+
+def _open_url(url: StoreUrl, client: Mnem | None, create: bool) -> Store:
+    """A store in PostgreSQL.
+
+    Without ``create`` nothing runs: checking would cost a ``mnem`` call,
+    and the first real call reports a missing store anyway (``no_store``,
+    naming ``mnem init``).  With ``create``, one ``status`` call finds out
+    and the store is made if the database has none of that name yet.
+    """
+    store = Store(url, client=client)
+    if not create:
+        return store
+    try:
+        try:
+            store._call("status")
+        except NoStoreError:
+            store._call("init")
+            logger.info("created a new store at %s (it did not exist yet)", url)
+    except StoreExistsError:  # another process created it first: use that one
+        pass
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
@@ -293,8 +325,9 @@ class Store:
         client: How to run ``mnem`` (default: a new ``Mnem()``, closed with the store).
     """
 
-    def __init__(self, root: str | os.PathLike[str], *, client: Mnem | None = None) -> None:
-        self.root = Path(root)
+    def __init__(self, root: str | os.PathLike[str] | StoreUrl, *, client: Mnem | None = None) -> None:
+        #: The folder holding ``.mnem``, or a PostgreSQL store's URL (without its password).
+        self.root: Path | StoreUrl = root if isinstance(root, StoreUrl) else store_address(root)
         self._client = client if client is not None else Mnem()
         self._owns_client = client is None
 

@@ -40,7 +40,7 @@ import subprocess
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import orjson
 
@@ -61,10 +61,12 @@ class WorkerRunner:
 
     Args:
         binary: Absolute path of the ``mnem`` binary (it must list ``serve`` in its features).
+        env: Variables added to the worker's environment (a store URL's ``PGPASSWORD``).
     """
 
-    def __init__(self, binary: str) -> None:
+    def __init__(self, binary: str, env: Mapping[str, str] | None = None) -> None:
         self.binary = binary
+        self.env = dict(env or {})
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._buffer = b""
@@ -138,7 +140,7 @@ class WorkerRunner:
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
-            env=child_env(),
+            env={**child_env(), **self.env},
             start_new_session=True,
             close_fds=True,
         )

@@ -91,8 +91,8 @@ class MnemosyneStore(BaseStore):
         self.author = author
 
     @property
-    def root(self) -> Path:
-        """The directory holding the store's ``.mnem``."""
+    def root(self) -> Path | mnem_bridge.StoreUrl:
+        """The directory holding the store's ``.mnem``, or the PostgreSQL store's URL (without its password)."""
         return self._store.root
 
     def __repr__(self) -> str:

@@ -15,7 +15,7 @@ first use (``mnem-mcp`` start-up), by one rule with one exception:
   an unrelated project or beside the store that was meant.
 
 The server keeps no store state between calls: each call opens the store
-through the bridge (a path walk, no process) and runs its ``mnem``
+through the bridge (a path walk for a folder, nothing at all for a URL: no process) and runs its ``mnem``
 invocations; only the bridge client that runs them is shared.  Branch state
 lives in the store's HEAD, so a ``switch`` is seen by the next call, and a
 store that was broken at start-up and is later repaired simply starts
@@ -61,11 +61,11 @@ class StoreLocation:
     """Where the store is and which rule chose it.
 
     Attributes:
-        path: The store's root, absolute (or its ``.mnem`` folder).
+        path: The store's root, absolute (or its ``.mnem`` folder), or a PostgreSQL store's URL.
         origin: ``"--store"``, ``"MNEM_STORE"`` or ``"default"``.
     """
 
-    path: Path
+    path: Path | mnem_bridge.StoreUrl
     origin: Literal["--store", "MNEM_STORE", "default"]
 
 
@@ -80,9 +80,9 @@ def locate_store(explicit: str | os.PathLike[str] | None, environ: Mapping[str, 
         The location and its origin.
     """
     if explicit is not None:
-        return StoreLocation(Path(explicit).absolute(), "--store")
+        return StoreLocation(mnem_bridge.store_address(explicit), "--store")
     if environ.get("MNEM_STORE"):
-        return StoreLocation(Path(environ["MNEM_STORE"]).absolute(), "MNEM_STORE")
+        return StoreLocation(mnem_bridge.store_address(environ["MNEM_STORE"]), "MNEM_STORE")
     return StoreLocation(default_store_path(), "default")
 
 
@@ -101,7 +101,9 @@ class StoreBinding:
         timeout: Seconds one ``mnem`` invocation may take before it is killed.
     """
 
-    def __init__(self, path: Path, binary: str | None = None, timeout: float = mnem_bridge.DEFAULT_TIMEOUT) -> None:
+    def __init__(
+        self, path: Path | mnem_bridge.StoreUrl, binary: str | None = None, timeout: float = mnem_bridge.DEFAULT_TIMEOUT
+    ) -> None:
         self.path = path
         self.binary = binary
         self.timeout = timeout
@@ -124,7 +126,7 @@ class StoreBinding:
         with mnem_bridge.open(self.path, client=self._mnem()) as store:
             yield store
 
-    def create(self, *, parents: bool = False) -> Path:
+    def create(self, *, parents: bool = False) -> Path | mnem_bridge.StoreUrl:
         """Create the store at ``path`` on its first use.
 
         Args:

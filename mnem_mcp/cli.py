@@ -39,8 +39,9 @@ def parser() -> argparse.ArgumentParser:
         "Logs go to standard error; standard output is the MCP protocol.",
     )
     p.add_argument(
-        "--store", metavar="PATH",
-        help="the store to serve: its root (the folder holding .mnem), exactly; created if new or empty",
+        "--store", metavar="PATH|URL",
+        help="the store to serve: its root (the folder holding .mnem), exactly, or a postgresql:// URL "
+        "(?store=NAME picks the store in that database); created if new or empty",
     )
     p.add_argument(
         "--tools", choices=("core", "all"), default="core",

@@ -29,7 +29,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
 from importlib.metadata import version
-from pathlib import Path
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 
 import anyio.to_thread
@@ -271,7 +270,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
 
 
 def build_server(
-    store: str | os.PathLike[str],
+    store: str | os.PathLike[str] | mnem_bridge.StoreUrl,
     *,
     tools: ToolSet = "core",
     mnem: str | os.PathLike[str] | None = None,
@@ -297,7 +296,7 @@ def build_server(
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
     """
-    binding = StoreBinding(Path(store).absolute(), None if mnem is None else os.fspath(mnem), timeout)
+    binding = StoreBinding(mnem_bridge.store_address(store), None if mnem is None else os.fspath(mnem), timeout)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:

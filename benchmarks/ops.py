@@ -41,6 +41,7 @@ import mnem_bridge
 from mnem_bridge import agents
 from mnem_store.bisect import bisect, content_equals
 from mnem_store.blame import blame, find_blame
+from mnem_store.location import Address
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 
@@ -55,7 +56,7 @@ def write(repo: Repo, puts: list[MemoryNode], message: str, author: str, time_ms
         return repo.write(puts, [], message, author, time_ms)
 
 
-def populate(path: Path) -> None:
+def populate(path: Address) -> None:
     """The shared fixture: NODES nodes over COMMITS commits; ``plan`` becomes "pro" half-way."""
     with Repo.init(path) as repo:
         write(repo, [MemoryNode("plan", "enterprise", provenance=Provenance(source="ticket-1"))], "open", "bench", 1)

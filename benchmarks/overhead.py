@@ -88,7 +88,7 @@ def run(count: int) -> dict[str, object]:
             warm = timed(lambda: repo.nodes_of(repo.working_nodes()), 50)
 
         def fresh_read() -> None:
-            with Repo(root) as fresh:
+            with Repo.open(root) as fresh:
                 fresh.nodes_of(fresh.working_nodes())
 
         cold = timed(fresh_read, 50)

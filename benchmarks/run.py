@@ -23,6 +23,7 @@ HERE = Path(__file__).parent
 #: script -> (arguments for a full run, arguments for --quick)
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "ops": ([], ["--quick"]),
+    "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "langgraph_stores": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),

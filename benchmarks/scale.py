@@ -95,12 +95,12 @@ def measure(store: Store) -> dict[str, Samples]:
 
     def fresh(action: Callable[[Repo], object]) -> Callable[[], None]:
         def run() -> None:
-            with Repo(store.root) as repo:
+            with Repo.open(store.root) as repo:
                 action(repo)
 
         return run
 
-    with Repo(store.root) as repo:
+    with Repo.open(store.root) as repo:
         repo.commit_nodes(repo.head_commit())  # a long-lived process has its tip cached
         clock = iter(range(10**9, 2 * 10**9))
         results["commit (open store)"] = timed(

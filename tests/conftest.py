@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pg_stores
 import pytest
 from hypothesis import settings
 
@@ -200,11 +202,15 @@ class Run:
 
 def run_mnem(*args: str, cwd: Path | str | None = None, input: bytes | str | None = None,
              env: dict[str, str] | None = None) -> Run:
-    """Run the real ``mnem`` binary with an argv (no shell) and capture everything."""
+    """Run the real ``mnem`` binary with an argv (no shell) and capture everything.
+
+    Run in a folder that stands for a PostgreSQL store (``pg_stores``), it acts on that store.
+    """
     data = input.encode() if isinstance(input, str) else input
+    url = pg_stores.url_of(cwd)
     proc = subprocess.run(
         [MNEM, *args], cwd=cwd, input=data if data is not None else b"", capture_output=True,
-        env={**os.environ, **(env or {})}, timeout=60,
+        env={**os.environ, **({"MNEM_STORE": url} if url else {}), **(env or {})}, timeout=60,
     )
     return Run(proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace"))
 
@@ -217,6 +223,11 @@ def _connect_store(root: Path) -> sqlite3.Connection:
 
 
 def store_fingerprint(root: Path) -> list[str]:
+    url = pg_stores.url_of(root)
+    return pg_stores.fingerprint(url) if url else _sqlite_fingerprint(root)
+
+
+def _sqlite_fingerprint(root: Path) -> list[str]:
     """What a store holds, for "an error changed nothing" checks: every database row (HEAD and config among them).
 
     The database is compared by content (``iterdump``), not by file bytes:
@@ -232,8 +243,29 @@ def store_fingerprint(root: Path) -> list[str]:
         conn.close()
 
 
+def store_sql(root: Path, statement: str, *args: Any) -> list[Any]:
+    """Run one statement (``?`` placeholders) on a store's tables behind the engine's back, on either backend;
+    returns the rows it yields (to damage a store, or to look inside it)."""
+    url = pg_stores.url_of(root)
+    if url:
+        with pg_stores.connect(url) as pg:
+            cursor = pg.execute(statement.replace("?", "%s"), args)
+            return cursor.fetchall() if cursor.description else []
+    conn = _connect_store(root)
+    try:
+        with conn:
+            return conn.execute(statement, args).fetchall()
+    finally:
+        conn.close()
+
+
 def store_meta(root: Path, key: str) -> str | None:
     """One row of a store's ``meta`` table (``head``, ``config``, ``schema_version``), or None."""
+    url = pg_stores.url_of(root)
+    if url:
+        with pg_stores.connect(url) as pg:
+            found = pg.execute("SELECT value FROM meta WHERE key = %s", (key,)).fetchone()
+        return found[0] if found is not None else None
     conn = _connect_store(root)
     try:
         row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -245,6 +277,11 @@ def store_meta(root: Path, key: str) -> str | None:
 def set_store_meta(root: Path, key: str, value: str) -> None:
     """Write one row of a store's ``meta`` table behind the engine's back (to damage it, or to reach a state
     the CLI cannot make)."""
+    url = pg_stores.url_of(root)
+    if url:
+        with pg_stores.connect(url) as pg:
+            assert pg.execute("UPDATE meta SET value = %s WHERE key = %s", (value, key)).rowcount == 1, key
+        return
     conn = _connect_store(root)
     try:
         with conn:
@@ -259,19 +296,75 @@ def mnem():
     return run_mnem
 
 
-#: The storage backends the engine's tests run on (``mnem_store.backend``); each test that takes ``store`` runs
-#: once per backend.  SQLite is the first; a PostgreSQL backend adds its name here and a branch below.
-BACKENDS = ("sqlite",)
+#: The storage backends the engine's tests run on (``mnem_store.backend``); each test that takes ``store`` (or
+#: ``backend``) runs once per backend.
+BACKENDS = ("sqlite", "postgresql")
 
 
-@pytest.fixture(params=BACKENDS)
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    """A fresh, empty store on each backend; returns its root directory."""
-    assert request.param == "sqlite", f"no fixture for the {request.param} backend"
-    root = tmp_path / "store"
+def new_store(root: Path, backend: str) -> Path:
+    """An empty store on ``backend``, addressed by the folder ``root`` (see ``pg_stores``); returns ``root``."""
+    if backend == "postgresql":
+        url = pg_stores.new_url()
+        result = run_mnem("init", url)
+        assert result.code == 0, result.err
+        return pg_stores.register(root, url)
     result = run_mnem("init", str(root))
     assert result.code == 0, result.err
     return root
+
+
+def copy_store(template: Path, target: Path) -> Path:
+    """A private copy of a store (a template built once per module), on the template's backend."""
+    url = pg_stores.url_of(template)
+    if url is None:
+        shutil.copytree(template, target)
+        return target
+    exported = run_mnem("export", cwd=template)
+    assert exported.code == 0, exported.err
+    copy = pg_stores.new_url()
+    result = run_mnem("import", "-", copy, input=exported.out)
+    assert result.code == 0, result.err
+    return pg_stores.register(target, copy)
+
+
+def open_repo(folder: Path) -> Any:
+    """The engine's ``Repo`` for the store a test folder addresses (in process, on either backend)."""
+    from mnem_store.location import StoreUrl
+    from mnem_store.repo import Repo
+
+    url = pg_stores.url_of(folder)
+    return Repo.open(StoreUrl.parse(url) if url else folder)
+
+
+def init_repo(folder: Path, backend: str) -> Any:
+    """A new store on ``backend`` made in process (``Repo.init``), addressed by ``folder``; returns it open."""
+    from mnem_store.location import StoreUrl
+    from mnem_store.repo import Repo
+
+    if backend == "postgresql":
+        url = pg_stores.new_url()
+        pg_stores.register(folder, url)
+        return Repo.init(StoreUrl.parse(url))
+    return Repo.init(folder)
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    """Each storage backend in turn."""
+    name: str = request.param
+    return name
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Path:
+    """A fresh SQLite store, for tests about what only a store in a folder has (its files, nesting, upgrades)."""
+    return new_store(tmp_path / "store", "sqlite")
+
+
+@pytest.fixture
+def store(backend: str, tmp_path: Path) -> Path:
+    """A fresh, empty store on each backend; returns the folder that addresses it (``pg_stores``)."""
+    return new_store(tmp_path / "store", backend)
 
 
 def strict_equal(a: Any, b: Any) -> bool:

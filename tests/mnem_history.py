@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import orjson
-from conftest import Run, run_mnem, set_store_meta
+from conftest import Run, copy_store, run_mnem, set_store_meta
 
 
 def ok(*args: str, cwd: Path, input: bytes | str | None = None, env: dict[str, str] | None = None) -> Run:
@@ -48,6 +47,4 @@ def memory(store: Path, rev: str) -> dict[str, Any]:
 
 def clone(template: Path, tmp_path: Path) -> Path:
     """A private copy of a store built once per module, so each test may write to it."""
-    target = tmp_path / "store"
-    shutil.copytree(template, target)
-    return target
+    return copy_store(template, tmp_path / "store")

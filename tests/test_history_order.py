@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pg_stores
 import pytest
 from conftest import MNEM, run_mnem
 from mcp_support import call, connect
@@ -223,7 +224,7 @@ def test_cli_commit_without_time_after_a_future_commit_is_not_timed_before_its_p
 def test_bridge_remember_after_a_future_commit_is_not_timed_before_its_parent(store: Path) -> None:
     client = mnem_bridge.Mnem(MNEM)
     try:
-        bridge = mnem_bridge.open(store, client=client)
+        bridge = mnem_bridge.open(pg_stores.address(store), client=client)
         parent_id = agents.remember(bridge, "a", 1, time_ms=future_ms())
         child_id = agents.remember(bridge, "b", 2)
         commits = {commit.id: commit for commit in bridge.log()}

@@ -32,6 +32,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import pg_stores
 import pytest
 from bridge.support import paste
 from conftest import MNEM, run_mnem, store_meta
@@ -192,7 +193,7 @@ def test_every_spawn_is_an_argv_headed_by_the_resolved_binary(mode: str, tmp_pat
 @pytest.mark.parametrize("hostile", ["$(touch pwned)", "`touch pwned2`", "'; touch pwned3 #", "a\nb"])
 async def test_the_mcp_rerun_line_with_a_hostile_id_is_inert(hostile: str, store: Path, tmp_path: Path) -> None:
     """What a client is told to rerun does, pasted into bash, exactly what failed: nothing more."""
-    async with connect("in-process", store) as client:
+    async with connect("in-process", pg_stores.address(store)) as client:
         result = await client.call_tool("why", {"id": hostile})
     text = result.content[0].text
     message, _, rerun = text.partition("\nrerun: ")

@@ -16,6 +16,7 @@ from typing import Any
 
 import load_agents
 import orjson
+import pg_stores
 from conftest import MNEM
 from load_agents import PER_WRITER, WRITERS, assert_every_write_landed_once, assert_readers_saw_only_whole_states
 
@@ -36,9 +37,10 @@ def report_of(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 def test_eight_writer_processes_and_three_readers(store: Path, tmp_path: Path) -> None:
     stop = tmp_path / "stop"
-    readers = [spawn("reader", MNEM, str(store), str(stop)) for _ in range(2)]
-    readers.append(spawn("cli-reader", MNEM, str(store), str(stop)))
-    writers = [spawn("writer", MNEM, str(store), str(n), str(PER_WRITER)) for n in range(WRITERS)]
+    address = pg_stores.address(store)
+    readers = [spawn("reader", MNEM, address, str(stop)) for _ in range(2)]
+    readers.append(spawn("cli-reader", MNEM, address, str(stop)))
+    writers = [spawn("writer", MNEM, address, str(n), str(PER_WRITER)) for n in range(WRITERS)]
     written = [report_of(proc) for proc in writers]
     stop.touch()
     watched = [report_of(proc) for proc in readers]

@@ -49,7 +49,8 @@ async def connect(
 
     Args:
         mode: ``in-process`` (modern era, direct dispatch), ``legacy`` (JSON-RPC handshake) or ``stdio``.
-        store: The store's path (``None``: no ``--store``, for the resolution tests; stdio only).
+        store: The store's path or URL: ``pg_stores.address(folder)`` for a ``store`` fixture's folder (``None``: no
+            ``--store``, for the resolution tests; stdio only).
         *args: Extra ``mnem-mcp`` arguments (stdio only).
         tools: The tool set.
         mnem: A ``mnem`` binary to use instead of the real one.

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pg_stores
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import store_fingerprint, strict_equal
@@ -106,7 +107,7 @@ class Session:
 def session(store: Path) -> Iterator[Session]:
     """One server over a store with ``plan`` on ``main`` and a branch ``side``, for all of a test's examples."""
     with (start_blocking_portal() as portal,
-          portal.wrap_async_context_manager(connect("in-process", store, tools="all")) as client):
+          portal.wrap_async_context_manager(connect("in-process", pg_stores.address(store), tools="all")) as client):
         tools = portal.call(client.list_tools).tools
         opened = Session(portal, client, store, {tool.name: tool.input_schema for tool in tools})
         opened.ok("remember", id="plan", content="pro")

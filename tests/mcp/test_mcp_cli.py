@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from pathlib import Path
 
+import pg_stores
 import pytest
 from conftest import set_store_meta
 from mcp_support import MNEM_MCP, call, connect, fail, server_env
+
+import mnem_bridge
 
 pytestmark = pytest.mark.anyio
 
@@ -18,10 +22,10 @@ HARNESS = {"branch", "switch", "merge"}
 
 
 async def test_harness_tools_are_listed_only_with_tools_all(store: Path) -> None:
-    async with connect("stdio", store) as client:
+    async with connect("stdio", pg_stores.address(store)) as client:
         assert {t.name for t in (await client.list_tools()).tools} == CORE
         assert (await fail(client, "branch", name="x")) == "usage: Unknown tool: branch"
-    async with connect("stdio", store, tools="all") as client:
+    async with connect("stdio", pg_stores.address(store), tools="all") as client:
         listed = {t.name: t for t in (await client.list_tools()).tools}
     assert set(listed) == CORE | HARNESS
     assert all(t.annotations.open_world_hint is False for t in listed.values())
@@ -32,7 +36,7 @@ async def test_harness_tools_are_listed_only_with_tools_all(store: Path) -> None
 
 
 async def test_the_store_comes_from_mnem_store_without_store_argument(store: Path, mnem) -> None:
-    async with connect("stdio", None, env={"MNEM_STORE": str(store)}) as client:
+    async with connect("stdio", None, env={"MNEM_STORE": pg_stores.address(store)}) as client:
         commit = (await call(client, "remember", id="plan", content="pro"))["commit"]
     assert [c["id"] for c in mnem("--json", "log", cwd=store).json] == [commit]
 
@@ -59,22 +63,24 @@ async def test_without_store_or_mnem_store_a_default_store_is_created_and_reused
 async def test_a_broken_store_is_reported_at_start_up_and_by_every_call(store: Path, tmp_path: Path) -> None:
     set_store_meta(store, "head", "not a ref")
     with (tmp_path / "server.log").open("w+") as errlog:
-        async with connect("stdio", store, errlog=errlog) as client:
+        async with connect("stdio", pg_stores.address(store), errlog=errlog) as client:
             assert (await fail(client, "recall")).startswith("corrupt_store: ")
             assert (await fail(client, "remember", id="a", content=1)).startswith("corrupt_store: ")
         errlog.seek(0)
         log = errlog.read()
-    assert f"the store at {store} (from --store) cannot be used" in log and "corrupt_store: " in log
+    shown = mnem_bridge.store_address(pg_stores.address(store))  # a URL as the server shows it: no password
+    assert f"the store at {shown} (from --store) cannot be used" in log and "corrupt_store: " in log
     assert "Traceback" not in log
 
 
 async def test_echo_logs_every_mnem_command_to_stderr(store: Path, tmp_path: Path) -> None:
     with (tmp_path / "server.log").open("w+") as errlog:
-        async with connect("stdio", store, "--echo", errlog=errlog) as client:
+        async with connect("stdio", pg_stores.address(store), "--echo", errlog=errlog) as client:
             await call(client, "recall", id="plan")
         errlog.seek(0)
         log = errlog.read()
-    assert re.search(rf"mnem_bridge\.echo: \S*mnem -C {re.escape(str(store))} --json show --node=plan\n", log), log
+    shown = shlex.quote(str(mnem_bridge.store_address(pg_stores.address(store))))  # a URL as echoed: no password
+    assert re.search(rf"mnem_bridge\.echo: \S*mnem -C {re.escape(shown)} --json show --node=plan\n", log), log
 
 
 def test_help_and_bad_arguments_exit_without_a_traceback() -> None:

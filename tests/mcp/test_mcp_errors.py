@@ -10,12 +10,16 @@ missing, crashes, hangs or prints garbage is a cell of tests/test_failing_parts.
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
+import pg_stores
 import pytest
 from bridge.support import fake_mnem
 from conftest import MNEM
 from mcp_support import MODES, Mode, call, connect, fail
+
+import mnem_bridge
 
 pytestmark = pytest.mark.anyio
 
@@ -34,7 +38,7 @@ def misbehaving_mnem(directory: Path, misbehave: str, *, on: str = "blame") -> P
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_error_texts_start_with_the_code(mode: Mode, store: Path, tmp_path: Path) -> None:
-    async with connect(mode, store) as client:
+    async with connect(mode, pg_stores.address(store)) as client:
         await call(client, "remember", id="plan", content="pro")
 
         why = await fail(client, "why", id="ghost")
@@ -63,11 +67,12 @@ async def test_error_texts_start_with_the_code(mode: Mode, store: Path, tmp_path
 async def test_an_error_document_is_passed_on_and_the_server_keeps_serving(store: Path, tmp_path: Path) -> None:
     busy = """print('{"error": {"code": "busy", "message": "the store is locked"}}'); sys.exit(1)"""
     binary = misbehaving_mnem(tmp_path, busy)
-    async with connect("in-process", store, mnem=binary) as client:
+    async with connect("in-process", pg_stores.address(store), mnem=binary) as client:
         await call(client, "remember", id="plan", content="pro")
         error = await fail(client, "why", id="plan")
         assert error.startswith("busy: the store is locked\n"), error
-        assert f"\nrerun: {binary} -C {store} --json blame" in error, error
+        shown = str(mnem_bridge.store_address(pg_stores.address(store)))  # a URL as the bridge shows it: no password
+        assert f"\nrerun: {binary} -C {shlex.quote(shown)} --json blame" in error, error
         assert (await call(client, "recall"))["memory"]["plan"]["content"] == "pro"
 
 
@@ -76,7 +81,7 @@ async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_pa
     busy = (f'open({str(attempts)!r}, "a").write("x"); '
             'print(\'{"error": {"code": "busy", "message": "locked"}}\'); sys.exit(1)')
     binary = misbehaving_mnem(tmp_path, busy, on="write")
-    async with connect("in-process", store, mnem=binary) as client:
+    async with connect("in-process", pg_stores.address(store), mnem=binary) as client:
         assert (await fail(client, "remember", id="plan", content="pro")).startswith("busy: locked\nrerun: ")
         assert attempts.read_text() == "xxxx"  # the bridge's bounded retry, then the code
         assert (await call(client, "history"))["commits"] == []

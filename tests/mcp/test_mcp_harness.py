@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pg_stores
 import pytest
 from mcp_support import call, connect, fail
 
@@ -11,7 +12,7 @@ pytestmark = pytest.mark.anyio
 
 
 async def test_a_hypothesis_branch_is_explored_and_merged_back(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         base = (await call(client, "remember", id="plan", content="enterprise", source="ticket-4821"))["commit"]
         assert await call(client, "branch", name="what-if-churn") == {"branch": "what-if-churn"}
         assert await call(client, "switch", target="what-if-churn") == {"head": "ref: what-if-churn"}
@@ -30,7 +31,7 @@ async def test_a_hypothesis_branch_is_explored_and_merged_back(store: Path) -> N
 
 
 async def test_conflicts_write_nothing_until_resolved(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         await call(client, "remember_many", items=[{"id": "plan", "content": "enterprise"},
                                                    {"id": "seats", "content": 100}])
         await call(client, "branch", name="billing")

@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pg_stores
 import pytest
 from mcp_support import MNEM_MCP, server_env
 
@@ -29,7 +30,7 @@ def inspect(store: Path, era: str, method: str, *options: str, status: int = 0) 
     if not INSPECTOR.exists():
         pytest.fail(f"the MCP Inspector CLI is not installed at {INSPECTOR}: run bin/install-inspector")
     argv = [str(INSPECTOR), "--cli", "-q", "--format", "json", "--protocol-era", era, "--method", method, *options,
-            "--", MNEM_MCP, "--store", str(store)]
+            "--", MNEM_MCP, "--store", pg_stores.address(store)]
     done = subprocess.run(argv, capture_output=True, text=True, env=server_env(), timeout=120)
     assert done.returncode == status, done.stderr
     return json.loads(done.stdout)["result"]

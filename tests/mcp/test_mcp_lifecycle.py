@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pg_stores
 import pytest
 from bridge.support import mnem_workers
 from mcp_support import MODES, Mode, call, connect, fail
@@ -22,7 +23,7 @@ PRO = "downgraded to Pro last month"
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
-    async with connect(mode, store) as client:
+    async with connect(mode, pg_stores.address(store)) as client:
         first = (await call(client, "remember", id="customer-4821", content=ENTERPRISE, source="ticket-4821"))["commit"]
         misread = (await call(client, "revise", id="customer-4821", content=PRO, source="billing-note-8842",
                               step="step-31", observation="billing-note-8842", tool_call="read_note#3",
@@ -73,7 +74,7 @@ async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
 
 @pytest.mark.parametrize("mode", MODES[:2])
 async def test_when_did_takes_an_explicit_condition(mode: Mode, store: Path) -> None:
-    async with connect(mode, store) as client:
+    async with connect(mode, pg_stores.address(store)) as client:
         await call(client, "remember", id="flag", content="on")
         cleared = (await call(client, "remember", id="flag", content=None))["commit"]
         assert (await call(client, "recall", id="flag"))["memory"]["flag"]["content"] is None
@@ -93,7 +94,7 @@ async def test_when_did_takes_an_explicit_condition(mode: Mode, store: Path) -> 
 
 async def test_the_sessions_mnem_worker_ends_with_the_session(store: Path) -> None:
     before = mnem_workers()
-    async with connect("in-process", store) as client:
+    async with connect("in-process", pg_stores.address(store)) as client:
         await call(client, "remember", id="plan", content="pro")
         await call(client, "recall")
         started = mnem_workers() - before

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import orjson
+import pg_stores
 import pytest
 from load_agents import (
     PER_WRITER,
@@ -65,8 +66,9 @@ async def test_eight_clients_of_four_mcp_servers_with_readers(store: Path) -> No
     """Two writers and one reader per server; the servers are ``mnem-mcp`` subprocesses over stdio."""
     reports: list[dict[str, Any]] = [{"errors": [], "reads": 0} for _ in range(SERVERS)]
     done = anyio.Event()
-    async with connect("stdio", store) as c0, connect("stdio", store) as c1, \
-            connect("stdio", store) as c2, connect("stdio", store) as c3:
+    address = pg_stores.address(store)
+    async with connect("stdio", address) as c0, connect("stdio", address) as c1, \
+            connect("stdio", address) as c2, connect("stdio", address) as c3:
         clients = [c0, c1, c2, c3]
         async with anyio.create_task_group() as readers:
             for client, report in zip(clients, reports, strict=True):

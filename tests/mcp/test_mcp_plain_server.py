@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import pg_stores
 import pytest
 from conftest import run_mnem
 from mcp import MCPError
@@ -31,7 +32,7 @@ HEX = re.compile(r"[0-9a-f]{64}")
 @pytest.fixture
 async def server(store: Path) -> AsyncIterator[MnemServer]:
     """A server over ``store`` with every tool, called without any session; its ``mnem`` worker closed after."""
-    built = build_server(store, tools="all")
+    built = build_server(pg_stores.address(store), tools="all")
     lifespan = built.settings.lifespan
     assert lifespan is not None
     async with lifespan(built):  # what a session runs around its calls: it ends the mnem worker
@@ -83,7 +84,7 @@ async def test_every_tool_works_through_call_tool_without_a_session(server: Mnem
 
 async def test_call_tool_and_a_client_session_give_the_same_answers(server: MnemServer, store: Path) -> None:
     await ok(server, "remember", id="plan", content="pro")
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         for tool, arguments in (("recall", {}), ("history", {}), ("why", {"id": "plan"}),
                                 ("when_did", {"id": "plan", "condition": "present"})):
             direct = await server.call_tool(tool, arguments)
@@ -96,7 +97,7 @@ async def test_call_tool_and_a_client_session_give_the_same_answers(server: Mnem
 
 
 async def test_every_input_schema_refuses_unknown_arguments(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         listed = (await client.list_tools()).tools
         assert len(listed) == len(TOOLS)
         for tool in listed:
@@ -114,7 +115,7 @@ async def test_every_input_schema_refuses_unknown_arguments(store: Path) -> None
 
 
 async def test_error_texts_are_short_and_coded_by_type(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         await call(client, "remember", id="plan", content="pro")
         texts = [
             await fail(client, "why", id="ghost"),
@@ -139,7 +140,7 @@ async def test_error_texts_are_short_and_coded_by_type(store: Path) -> None:
 
 
 async def test_when_did_answers_the_first_commit_when_the_fact_already_held_there(store: Path) -> None:
-    async with connect("in-process", store) as client:
+    async with connect("in-process", pg_stores.address(store)) as client:
         root = (await call(client, "remember", id="plan", content="pro", source="ticket-1"))["commit"]
         # one commit: upstream's bisect says "good and bad are the same commit"
         only = await call(client, "when_did", id="plan", condition="equals", value="pro")
@@ -182,7 +183,7 @@ def test_mnem_bisect_include_root_is_an_extension_and_plain_bisect_is_unchanged(
 
 
 async def test_merge_records_the_same_author_as_every_other_write(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         await call(client, "remember", id="plan", content="enterprise")
         await call(client, "branch", name="side")
         await call(client, "remember", id="seats", content=1)
@@ -197,7 +198,7 @@ async def test_merge_records_the_same_author_as_every_other_write(store: Path) -
 
 
 async def test_only_write_tools_say_that_writing_an_id_again_revises_it(store: Path) -> None:
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
     revising = {name for name, tool in listed.items() if "revises it" in json.dumps(tool.input_schema)}
     assert revising == {"remember", "revise", "remember_many"}
@@ -210,7 +211,7 @@ async def test_only_write_tools_say_that_writing_an_id_again_revises_it(store: P
 
 
 async def test_a_node_id_with_a_slash_is_percent_encoded_in_its_uri(store: Path) -> None:
-    async with connect("in-process", store) as client:
+    async with connect("in-process", pg_stores.address(store)) as client:
         await call(client, "remember", id="team/lead", content={"name": "alice"})
         read = await client.read_resource("mnem://memory/team%2Flead")
         assert json.loads(read.contents[0].text)["content"] == {"name": "alice"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pg_stores
 import pytest
 from mcp import MCPError
 from mcp.client.caching import CacheConfig
@@ -25,7 +26,7 @@ def text(result) -> object:
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_resources_serve_memory_nodes_log_and_commits(mode: Mode, store: Path) -> None:
-    async with connect(mode, store) as client:
+    async with connect(mode, pg_stores.address(store)) as client:
         listed = await client.list_resources()
         assert sorted(str(r.uri) for r in listed.resources) == ["mnem://log", "mnem://memory"]
         templates = await client.list_resource_templates()
@@ -58,7 +59,7 @@ async def test_resources_serve_memory_nodes_log_and_commits(mode: Mode, store: P
 
 @pytest.mark.parametrize("mode", ["in-process", "stdio"])
 async def test_modern_reads_carry_per_resource_cache_hints(mode: Mode, store: Path) -> None:
-    async with connect(mode, store) as client:
+    async with connect(mode, pg_stores.address(store)) as client:
         assert client.protocol_version == "2026-07-28"
         commit = (await call(client, "remember", id="plan", content="pro"))["commit"]
         hints = {}
@@ -77,7 +78,7 @@ async def test_modern_reads_carry_per_resource_cache_hints(mode: Mode, store: Pa
 
 
 async def test_legacy_reads_carry_no_cache_hints(store: Path) -> None:
-    async with connect("legacy", store) as client:
+    async with connect("legacy", pg_stores.address(store)) as client:
         assert client.protocol_version == "2025-11-25"
         commit = (await call(client, "remember", id="plan", content="pro"))["commit"]
         for uri in ("mnem://memory", f"mnem://commit/{commit}"):
@@ -87,7 +88,7 @@ async def test_legacy_reads_carry_no_cache_hints(store: Path) -> None:
 
 @pytest.mark.parametrize("mode", ["in-process", "stdio"])
 async def test_a_cached_reader_is_stale_until_it_bypasses_the_cache(mode: Mode, store: Path) -> None:
-    async with connect(mode, store, cache=CacheConfig()) as client:
+    async with connect(mode, pg_stores.address(store), cache=CacheConfig()) as client:
         await call(client, "remember", id="plan", content="enterprise")
         assert text(await client.read_resource("mnem://memory/plan"))["content"] == "enterprise"
         await call(client, "revise", id="plan", content="pro")
@@ -98,7 +99,7 @@ async def test_a_cached_reader_is_stale_until_it_bypasses_the_cache(mode: Mode, 
 
 
 async def test_a_listening_client_is_told_when_a_write_makes_memory_stale(store: Path) -> None:
-    async with connect("in-process", store, cache=CacheConfig()) as client:
+    async with connect("in-process", pg_stores.address(store), cache=CacheConfig()) as client:
         await call(client, "remember", id="plan", content="enterprise")
         watched = ["mnem://memory", "mnem://memory/plan", "mnem://log"]
         async with client.listen(resource_subscriptions=watched) as events:

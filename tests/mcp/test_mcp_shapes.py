@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import pg_stores
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -72,7 +73,7 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
         outputs[tool].append(result)
         return result
 
-    async with connect("in-process", store, tools="all") as client:
+    async with connect("in-process", pg_stores.address(store), tools="all") as client:
         schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
         assert await checked(client, "recall") == {"memory": {}}
         first = (await checked(client, "remember", id="plan", content={"tier": "pro"}, source="ticket-1",
@@ -85,7 +86,8 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
         await checked(client, "recall_at", commit=first)
         await checked(client, "history")
         why = await checked(client, "why", id="plan")
-        with mnem_bridge.open(store) as bridge:  # the tool's dict is the bridge model's to_dict(), key for key
+        # the tool's dict is the bridge model's to_dict(), key for key
+        with mnem_bridge.open(pg_stores.address(store)) as bridge:
             assert why == bridge.blame("plan").to_dict()
         await checked(client, "why", id="plan", at=first)
         await checked(client, "when_did", id="plan", condition="equals", value="team")

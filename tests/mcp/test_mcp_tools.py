@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pg_stores
 import pytest
 
 import mnem_bridge
@@ -13,7 +14,7 @@ from mnem_mcp.models import ContentResolution, RememberItem
 
 @pytest.fixture
 def bridge_store(store: Path):
-    with mnem_bridge.open(store) as opened:
+    with mnem_bridge.open(pg_stores.address(store)) as opened:
         yield opened
 
 

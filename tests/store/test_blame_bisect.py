@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from conftest import run_mnem
+from conftest import BACKENDS, new_store, run_mnem
 from mnem_history import ok, write
 
 NO_PROVENANCE = {"agent_step": None, "observation": None, "tool_call": None, "source": None, "note": None}
@@ -31,11 +31,11 @@ BUGGY_RUN = [
 ]
 
 
-@pytest.fixture(scope="module")
-def buggy_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
-    """Upstream's scenario, built with ``add`` and ``commit --time --author``; commit ids oldest first."""
-    store = tmp_path_factory.mktemp("buggy") / "store"
-    ok("init", str(store), cwd=store.parent)
+@pytest.fixture(scope="module", params=BACKENDS)
+def buggy_run(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str]]:
+    """Upstream's scenario, built with ``add`` and ``commit --time --author`` on each backend; commit ids oldest
+    first."""
+    store = new_store(tmp_path_factory.mktemp("buggy") / "store", request.param)
     commits = []
     for time, nodes, flags, message in BUGGY_RUN:
         for node_id, content in nodes.items():

@@ -1,5 +1,6 @@
 """Every command answers with exactly one JSON document in the SDK shapes."""
 
+import pg_stores
 from conftest import run_mnem
 
 PROV_EMPTY = {"agent_step": None, "observation": None, "tool_call": None, "source": None, "note": None}
@@ -138,9 +139,10 @@ EXPECTED_EXPORT = """{
 
 
 def test_store_option_and_environment_select_the_store(store, tmp_path):
-    j("-C", str(store), "add", "a", "1", cwd=tmp_path)
-    assert j("status", "-C", str(store), cwd=tmp_path)["staged"][0]["id"] == "a"
-    env_result = run_mnem("--json", "status", cwd=tmp_path, env={"MNEM_STORE": str(store)})
+    where = pg_stores.address(store)
+    j("-C", where, "add", "a", "1", cwd=tmp_path)
+    assert j("status", "-C", where, cwd=tmp_path)["staged"][0]["id"] == "a"
+    env_result = run_mnem("--json", "status", cwd=tmp_path, env={"MNEM_STORE": where})
     assert env_result.json["staged"][0]["id"] == "a"
     (store / "deep" / "er").mkdir(parents=True)
     assert j("status", cwd=store / "deep" / "er")["staged"][0]["id"] == "a"

@@ -1,5 +1,6 @@
 """Upstream's plain-text output, byte for byte, for the commands we share with it."""
 
+import pg_stores
 from conftest import run_mnem
 
 from mnem_store.cli.render import fmt_time
@@ -134,6 +135,7 @@ def test_colour_only_on_a_terminal_without_no_color(store):
         assert proc.returncode == 0
         return data
 
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    url = pg_stores.url_of(store)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | ({"MNEM_STORE": url} if url else {})
     assert b"\x1b[38;5;140mmain\x1b[0m" in on_tty(env)
     assert b"\x1b[" not in on_tty({**env, "NO_COLOR": ""})

@@ -5,6 +5,7 @@ import subprocess
 import sys
 import textwrap
 
+import pg_stores
 from conftest import MNEM, run_mnem
 
 WRITER = textwrap.dedent(
@@ -34,7 +35,7 @@ def spawn_writers(store, tmp_path, writers, count, mode):
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     procs = [
-        subprocess.Popen([sys.executable, str(script), MNEM, str(store), f"w{n}", str(count), mode],
+        subprocess.Popen([sys.executable, str(script), MNEM, pg_stores.address(store), f"w{n}", str(count), mode],
                          stdout=subprocess.PIPE, text=True)
         for n in range(writers)
     ]

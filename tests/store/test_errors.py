@@ -1,11 +1,11 @@
 """Bad input is a typed error with a clear message, never a traceback, and changes nothing."""
 
+import pg_stores
 import pytest
-from conftest import run_mnem, set_store_meta, store_meta
+from conftest import open_repo, run_mnem, set_store_meta, store_meta, store_sql
 
 from mnem_store import porcelain
 from mnem_store.objects import MemoryNode
-from mnem_store.repo import Repo
 
 
 def snapshot(store):
@@ -78,7 +78,7 @@ def test_unknown_revisions(seeded, rev, message):
 
 
 def test_ambiguous_revision(store):
-    with Repo.open(store) as repo:
+    with open_repo(store) as repo:
         seen: dict[str, bytes] = {}
         for i in range(5000):
             raw, _ = porcelain.write(repo, [MemoryNode("n", i)], [], f"c{i}", "t", i).commit
@@ -137,6 +137,11 @@ def test_no_store(tmp_path):
 
 
 def test_init_refuses_existing_and_nested_stores(store):
+    url = pg_stores.url_of(store)
+    if url is not None:  # a database holds stores side by side, never nested: only the same name is refused
+        shown = url.replace("postgres:@", "postgres@")
+        fails(store, "init", url, code="store_exists", message=f"a store already exists at {shown}")
+        return
     fails(store, "init", str(store), code="store_exists", message=f"a store already exists at {store / '.mnem'}")
     fails(store, "init", str(store / "inner"), code="store_exists",
           message=f"a store already exists at {store / '.mnem'}")
@@ -158,7 +163,13 @@ def test_newer_format_store(seeded):
 )
 def test_corrupt_store_files(seeded, target, garbage, code):
     """A damaged HEAD or config (rows of the ``meta`` table) or database file is refused and left as it is."""
-    if target == "store.sqlite3":
+    if target == "store.sqlite3" and pg_stores.url_of(seeded):  # PostgreSQL's equivalent: a table gone
+        store_sql(seeded, "DROP TABLE objects")
+        garbage = "dropped"
+
+        def current():
+            return "dropped" if store_sql(seeded, "SELECT to_regclass('objects') IS NULL")[0][0] else "there"
+    elif target == "store.sqlite3":
         path = seeded / ".mnem" / target
         path.write_text(garbage)
         for suffix in ("-wal", "-shm"):

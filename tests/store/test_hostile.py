@@ -8,6 +8,8 @@ import io
 import json
 
 import orjson
+import pg_stores
+from conftest import new_store
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -33,7 +35,7 @@ nasty_json = st.one_of(
 
 def run(store, argv, stdin=b""):
     out, err = io.BytesIO(), io.BytesIO()
-    code = invoke(["-C", str(store), "--json", *argv], Streams(io.BytesIO(stdin), out, err))
+    code = invoke(["-C", pg_stores.address(store), "--json", *argv], Streams(io.BytesIO(stdin), out, err))
     return code, out.getvalue(), err.getvalue()
 
 
@@ -89,9 +91,8 @@ import pytest  # noqa: E402
 
 
 @pytest.fixture
-def seeded_store(tmp_path_factory):
-    root = tmp_path_factory.mktemp("hostile") / "store"
-    assert invoke([ "init", str(root)], Streams(io.BytesIO(), io.BytesIO(), io.BytesIO())) == 0
+def seeded_store(tmp_path_factory, backend):
+    root = new_store(tmp_path_factory.mktemp("hostile") / "store", backend)
     for argv, stdin in ((["write", "-m", "seed", "--time", "1"], b'{"put": [{"id": "plan", "content": "pro"}]}'),
                         (["branch", "side"], b"")):
         code, _, _ = run(root, argv, stdin)

@@ -21,13 +21,12 @@ sweep does not build a store that has it.
 from __future__ import annotations
 
 import shutil
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from conftest import run_mnem
+from conftest import run_mnem, store_sql
 
 from mnem_store import portable
 from mnem_store.errors import MnemError
@@ -223,12 +222,9 @@ def test_verify_reports_an_attached_head_on_a_missing_branch(store: Path) -> Non
     """HEAD lives in the database (table ``meta``, key ``head``); pointing it at no branch is damage verify names."""
     write(store, "one", 1_000, {"put": [{"id": "plan", "content": "pro"}]})
     assert run_mnem("branch", "side", cwd=store).code == 0
-    with sqlite3.connect(store / ".mnem" / "store.sqlite3") as conn:
-        row = conn.execute("SELECT value FROM meta WHERE key = 'head'").fetchone()
-        assert row is not None, "HEAD is not in the database (meta table, key 'head'): the store uses the old layout"
-        assert row[0].strip() == "ref: main"
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'head'", (row[0].replace("main", "gone"),))
-    conn.close()
+    (row,) = store_sql(store, "SELECT value FROM meta WHERE key = 'head'")
+    assert row[0].strip() == "ref: main"
+    store_sql(store, "UPDATE meta SET value = ? WHERE key = 'head'", row[0].replace("main", "gone"))
     as_json = run_mnem("--json", "verify", cwd=store)
     as_text = run_mnem("verify", cwd=store)
     assert as_json.code != 0 and as_text.code != 0, as_json.out

@@ -7,8 +7,9 @@ import pty
 import subprocess
 from pathlib import Path
 
+import pg_stores
 import pytest
-from conftest import MNEM, run_mnem
+from conftest import BACKENDS, MNEM, new_store, run_mnem
 from mnem_history import clone, export, memory, ok, set_head, write
 
 RETRY = "Error: resolve with `--resolve <id>=<side>` (or `--strategy ours|theirs`) and merge again\n"
@@ -37,11 +38,11 @@ CONFLICT_BLOCKS = (
 CLEAN = {"conv": "x", "keep": "same", "oo": "ours-edit", "tnew": "new", "to": "theirs-edit"}
 
 
-@pytest.fixture(scope="module")
-def diverged_template(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
-    """main and side diverge from one base with every kind of conflict plus clean changes."""
-    store = tmp_path_factory.mktemp("diverged") / "store"
-    ok("init", str(store), cwd=store.parent)
+@pytest.fixture(scope="module", params=BACKENDS)
+def diverged_template(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """main and side diverge from one base with every kind of conflict plus clean changes (on each backend)."""
+    store = new_store(tmp_path_factory.mktemp("diverged") / "store", request.param)
     base = write(store, "base", 1000, {k: "base" for k in ("ee", "de", "ed", "oo", "to", "gone")} | {"keep": "same"})
     ok("branch", "side", cwd=store)
     ours = write(store, "ours", 2000, {"ee": "ours", "ed": "ours", "oo": "ours-edit", "aa": "ours-add", "conv": "x"},
@@ -107,7 +108,8 @@ def test_partly_resolved_merge_reports_only_the_rest_and_writes_nothing(diverged
 def test_conflict_report_colours_on_a_terminal(diverged):
     store, _ = diverged
     master, slave = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    url = pg_stores.url_of(store)
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"} | ({"MNEM_STORE": url} if url else {})
     proc = subprocess.run([MNEM, "merge", "side"], cwd=store, stdout=slave, stderr=subprocess.PIPE, env=env, timeout=60)
     os.close(slave)
     chunks = []

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import orjson
-from conftest import run_mnem
+import pytest
+from conftest import BACKENDS, init_repo, run_mnem
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -196,11 +197,12 @@ def merge(repo: Repo, theirs: str, **options: Any) -> MergeResult:
     return porcelain.merge(repo, theirs, **options).result
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @STORE
 @given(three_way(CONTENTS), st.sampled_from(("ours", "theirs")))
-def test_real_store_merges_match_the_pure_engine(states, side):
+def test_real_store_merges_match_the_pure_engine(backend, states, side):
     base, ours, theirs = ({"root": 0} | state for state in states)
-    with tempfile.TemporaryDirectory() as tmp, Repo.init(Path(tmp) / "s") as repo:
+    with tempfile.TemporaryDirectory() as tmp, init_repo(Path(tmp) / "s", backend) as repo:
         _commit_to(repo, {}, base, "base", 1000)
         base_tip = repo.head_commit()
         porcelain.branch_create(repo, "side")
@@ -248,13 +250,14 @@ def test_real_store_merges_match_the_pure_engine(states, side):
 BINARY = settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @BINARY
 @given(three_way(CONTENTS))
-def test_the_binary_reports_what_the_engine_decides(states):
+def test_the_binary_reports_what_the_engine_decides(backend, states):
     base, ours, theirs = ({"root": 0} | state for state in states)
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "s"
-        with Repo.init(store) as repo:
+        with init_repo(store, backend) as repo:
             _commit_to(repo, {}, base, "base", 1000)
             porcelain.branch_create(repo, "side")
             _commit_to(repo, base, ours, "ours", 2000)

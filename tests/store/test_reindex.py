@@ -2,30 +2,24 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import blake3
+from conftest import store_sql
 from mnem_history import memory, ok, write
 
 
 def stored_states(store: Path) -> list[tuple[bytes, bytes]]:
     """``(id, stored bytes)`` of every state kept in full."""
-    db = sqlite3.connect(store / ".mnem" / "store.sqlite3")
-    try:
-        return db.execute("SELECT id, data FROM objects WHERE kind = 1 AND data IS NOT NULL").fetchall()
-    finally:
-        db.close()
+    rows = store_sql(store, "SELECT id, data FROM objects WHERE kind = 1 AND data IS NOT NULL")
+    return [(bytes(raw), bytes(data)) for raw, data in rows]
 
 
 def test_reindex_rewrites_a_damaged_snapshot(store):
     write(store, "one", 1000, {"a": 1, "b": 2})
     second = write(store, "two", 2000, {"a": 3}, delete=["b"])  # 4 changes outgrow a 1-node state: a snapshot
     (snapshot,) = stored_states(store)
-    db = sqlite3.connect(store / ".mnem" / "store.sqlite3")
-    with db:
-        db.execute("UPDATE objects SET data = X'a0' WHERE id = ?", (snapshot[0],))
-    db.close()
+    store_sql(store, "UPDATE objects SET data = ? WHERE id = ?", b"\xa0", snapshot[0])
     assert memory(store, second) == {"a": 3}  # the bad snapshot is skipped, the change rows still hold the state
     assert ok("show", second, "--stat", cwd=store).out == "~ a\n- b\n"
     assert ok("reindex", cwd=store).out == "Reindexed 2 commit(s)\n"

@@ -14,7 +14,7 @@ import json
 import tempfile
 from pathlib import Path
 
-from conftest import run_mnem
+from conftest import open_repo, run_mnem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -86,7 +86,7 @@ def test_text_output(store):
 
 def test_value_merged_from_a_side_branch_keeps_the_side_commit_time(store):
     write(store, 100, [{"id": "kept", "content": 0}, {"id": "edited", "content": 0}])
-    with Repo.open(store) as repo:
+    with open_repo(store) as repo:
         porcelain.branch_create(repo, "side")
         porcelain.checkout(repo, "side")
         porcelain.write(repo, [MemoryNode("edited", 1), MemoryNode("new", 1)], [], "side", "t", 200)

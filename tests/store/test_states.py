@@ -150,7 +150,7 @@ class Driver:
 
 def check_store(root: Path, model: Model) -> None:
     """Every commit of a store, read cold, against the naive model."""
-    with Repo(root) as repo:
+    with Repo.open(root) as repo:
         for commit, nodes in model.items():
             obj = repo.commit_obj(commit)
             assert encode_object(State(nodes))[0] == obj.state  # the naive full state is the one hashed
@@ -164,7 +164,7 @@ def check_store(root: Path, model: Model) -> None:
             while parents := repo.commit_obj(chain[-1]).parents:
                 chain.append(parents[0])
             assert repo.first_parent_chain(commit) == chain
-    with Repo(root) as repo:  # a cold cache again, newest first: every rebuild starts from a snapshot or the root
+    with Repo.open(root) as repo:  # a cold cache again, newest first: every rebuild starts from a snapshot or the root
         for commit, nodes in reversed(list(model.items())):
             assert repo.commit_nodes(commit) == nodes
 
@@ -219,7 +219,7 @@ def test_reindex_re_derives_links_and_lanes(tmp_path):
             driver.run(random_operation(rng))
     sql(tmp_path / "store", "UPDATE commits SET lane = (SELECT min(key) FROM commits), parent = NULL")
     sql(tmp_path / "store", "DELETE FROM lanes")
-    with Repo(tmp_path / "store") as repo:
+    with Repo.open(tmp_path / "store") as repo:
         assert porcelain.reindex(repo) == len(driver.model)
     check_store(tmp_path / "store", driver.model)
 
@@ -283,7 +283,7 @@ def test_a_damaged_snapshot_is_skipped_not_trusted(history):
     first, second = snapshots[0][0], snapshots[1][0]
     sql(root, "UPDATE objects SET data = (SELECT data FROM objects WHERE key = ?) WHERE key = ?", second, first)
     sql(root, "UPDATE objects SET data = NULL WHERE key = ?", second)
-    with Repo(root) as repo:
+    with Repo.open(root) as repo:
         assert [repo.commit_nodes(c) for c in commits] == states
 
 
@@ -293,16 +293,16 @@ def test_a_damaged_change_row_is_reported_never_answered(history):
     sql(root, """UPDATE changes SET object = (SELECT key FROM objects WHERE kind = 0 ORDER BY key LIMIT 1)
                  WHERE commit_key = (SELECT max(key) FROM commits) AND object IS NOT NULL""")
     sql(root, "UPDATE commits SET since = 1 WHERE since = 0")  # no snapshot to hide behind
-    with Repo(root) as repo, pytest.raises(CorruptStoreError, match="does not rebuild to its id"):
+    with Repo.open(root) as repo, pytest.raises(CorruptStoreError, match="does not rebuild to its id"):
         repo.commit_nodes(commits[-1])
 
 
 def test_each_process_cache_is_keyed_by_state_id(history):
     """A cached image answers only for the state it hashed to, so a commit written elsewhere is rebuilt."""
     root, commits, states = history
-    with Repo(root) as reader:
+    with Repo.open(root) as reader:
         assert reader.commit_nodes(commits[-1]) == states[-1]
-        with Repo(root) as writer:
+        with Repo.open(root) as writer:
             porcelain.write(writer, [node("n0", 99)], [], "elsewhere", "t", 99)
             newest = writer.head_commit()
             expected = writer.commit_nodes(newest)
@@ -335,4 +335,4 @@ def test_older_schemas_are_refused(tmp_path):
     Repo.init(root).close()
     sql(root, "UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     with pytest.raises(CorruptStoreError, match="schema is version 1"):
-        Repo(root)
+        Repo.open(root)

@@ -23,7 +23,8 @@ def downgrade_to_schema_2(root: Path, head: str) -> None:
     (root / ".mnem" / "config").write_text(config)
 
 
-def test_a_schema_2_store_opens_upgraded_with_the_same_memory_and_history(store):
+def test_a_schema_2_store_opens_upgraded_with_the_same_memory_and_history(sqlite_store):
+    store = sqlite_store
     for n, when in enumerate((3000, 2000, 2000)):  # a clock that ran backwards, then the same millisecond
         assert run_mnem("add", f"k{n}", f'"v{n}"', cwd=store).code == 0
         assert run_mnem("commit", "-m", f"c{n}", "--time", str(when), cwd=store).code == 0
@@ -42,7 +43,8 @@ def test_a_schema_2_store_opens_upgraded_with_the_same_memory_and_history(store)
     assert run_mnem("verify", cwd=store).code == 0
 
 
-def test_a_schema_2_store_with_a_damaged_head_file_is_refused_unchanged(store):
+def test_a_schema_2_store_with_a_damaged_head_file_is_refused_unchanged(sqlite_store):
+    store = sqlite_store
     assert run_mnem("add", "k", '"v"', cwd=store).code == 0
     assert run_mnem("commit", "-m", "c", cwd=store).code == 0
     downgrade_to_schema_2(store, "ref: no way\n")

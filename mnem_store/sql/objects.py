@@ -96,6 +96,10 @@ class SqlObjectStore(ObjectIndex):
 
     def key(self, raw: bytes) -> int | None:
         """The key of an object id, or None."""
+        known = self.db.memo.get(("object", raw))
+        if known is not None:
+            found: int = known[0]
+            return found
         row = self.db.execute("SELECT key FROM objects WHERE id = ?", (raw,)).fetchone()
         return row[0] if row else None
 
@@ -115,20 +119,23 @@ class SqlObjectStore(ObjectIndex):
         so nothing a reader sees changes).
         """
         db = self.db
+        stored = None if data is None else pack(kind, data)
+        # Insert first (a new object is the usual case: one statement); ON CONFLICT yields to an object that is
+        # there already, also one a concurrent writer (PostgreSQL) inserted first.
+        row = db.execute(
+            "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key",
+            (raw, KIND_CODES[kind], stored),
+        ).fetchone()
+        if row is not None:
+            new: int = row[0]
+            if data is not None:
+                db.memo["object", raw] = (new, KIND_CODES[kind], data)
+            return new
         row = db.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
-        if row is None:
-            # ON CONFLICT: a concurrent writer (PostgreSQL) may insert the same object first.
-            row = db.execute(
-                "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key",
-                (raw, KIND_CODES[kind], None if data is None else pack(kind, data)),
-            ).fetchone()
-            if row is not None:
-                new: int = row[0]
-                return new
-            row = db.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
         key: int = row[0]
         if row[1] is None and data is not None:
             db.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
+            db.memo.pop(("object", raw), None)
         return key
 
     def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:

@@ -69,6 +69,9 @@ _KIND_CODE = {kind: code for code, kind in enumerate(CHANGE_KINDS)}
 #: State images one process keeps (each ~20 MB at 100k nodes; a commit shares most of its parent's).
 IMAGE_CACHE_SIZE = 8
 
+#: Commits the first query of a state's walk back to its base reads (``_base``).
+_WALK_FIRST = 8
+
 #: Bytes of a stored corrected time.  Commit times are unsigned 64-bit and a corrected time adds one per
 #: generation on top, so it can outgrow a signed 64-bit integer column; nine big-endian bytes hold any.
 _TIME_BYTES = 9
@@ -327,23 +330,28 @@ class SqlStateStore(ChangeIndex):
     def _base(self, start: int | None) -> tuple[StateImage, list[int]]:
         """Where to rebuild commit ``start``'s state from, and the commits whose changes lie on top (newest first).
 
-        The walk is read lazily (a recursive CTE yields rows in first-in,
-        first-out order), so finding the parent's image cached, the usual
-        case when committing or exporting, reads two rows.
+        The first-parent walk is read in growing chunks (8 commits, then 4x
+        more each time): finding the parent's image cached, the usual case
+        when committing or exporting, reads a couple of rows, while the walk
+        back to the last snapshot (up to the state's size in commits) is a
+        handful of queries.  A database server computes a recursive query
+        whole before answering, so an unbounded walk cost every write a scan
+        back to the last snapshot.
         """
         db = self.db
         pending: list[int] = []
+        chunk = _WALK_FIRST
         while start is not None:
             walk = db.execute(
-                """WITH RECURSIVE walk(key, parent, state, since, state_id) AS (
-                       SELECT key, parent, state, since, (SELECT id FROM objects WHERE key = state)
-                       FROM commits WHERE key = ?
+                """WITH RECURSIVE walk(key, parent, state, since, depth) AS (
+                       SELECT key, parent, state, since, 1 FROM commits WHERE key = ?
                        UNION ALL
-                       SELECT c.key, c.parent, c.state, c.since, (SELECT id FROM objects WHERE key = c.state)
-                       FROM walk JOIN commits c ON c.key = walk.parent WHERE walk.since != 0)
-                   SELECT key, parent, state, since, state_id FROM walk""",
-                (start,),
-            )
+                       SELECT c.key, c.parent, c.state, c.since, walk.depth + 1
+                       FROM walk JOIN commits c ON c.key = walk.parent WHERE walk.since != 0 AND walk.depth < ?)
+                   SELECT w.key, w.parent, w.state, w.since, o.id FROM walk w LEFT JOIN objects o ON o.key = w.state
+                   ORDER BY w.depth""",
+                (start, chunk),
+            ).fetchall()
             start = None
             for key, parent, state_key, since, state_id in walk:
                 cached = self._images.get(state_id)
@@ -355,6 +363,7 @@ class SqlStateStore(ChangeIndex):
                         return snapshot, pending
                 pending.append(key)
                 start = parent
+            chunk *= 4
         return StateImage.empty(), pending
 
     def _snapshot(self, state_key: int, state_id: bytes | None) -> StateImage | None:

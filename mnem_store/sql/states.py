@@ -147,7 +147,10 @@ class SqlStateStore(ChangeIndex):
         A lane's commits up to some key are exactly that commit's ancestors in
         the lane; the chain goes on from the parent of the lane's first commit.
         """
-        return self.db.execute(
+        found: list[tuple[int, int]] | None = self.db.memo.get(("segments", commit_key))
+        if found is not None:
+            return found
+        found = self.db.memo["segments", commit_key] = self.db.execute(
             """WITH RECURSIVE seg(lane, high, depth) AS (
                    SELECT lane, key, 0 FROM commits WHERE key = ?
                    UNION ALL
@@ -156,6 +159,7 @@ class SqlStateStore(ChangeIndex):
                SELECT lane, high FROM seg ORDER BY depth""",
             (commit_key,),
         ).fetchall()
+        return found
 
     # ------------------------------------------------------------------ writing
     def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
@@ -213,6 +217,8 @@ class SqlStateStore(ChangeIndex):
     def relink(self, key: int, parent: int | None, corrected: int) -> None:
         """Re-derive an indexed commit's first-parent link, lane and corrected time (reindex; call parents first)."""
         lane = self._join_lane(key, parent)
+        for remembered in [k for k in self.db.memo if k[0] == "segments"]:  # chains change with the links
+            del self.db.memo[remembered]
         self.db.execute(
             "UPDATE commits SET parent = ?, lane = ?, corrected = ? WHERE key = ?",
             (parent, lane, pack_time(corrected), key),
@@ -246,14 +252,24 @@ class SqlStateStore(ChangeIndex):
         """
         keys: dict[str, int] = {}
         for name in names:
-            stored = self.db.node_name(name)
-            row = self.db.execute("SELECT key FROM names WHERE name = ?", (stored,)).fetchone()
-            if row is None:
+            key = self._name_key(name)
+            if key is None:
+                stored = self.db.node_name(name)
                 row = self.db.execute(
                     "INSERT INTO names (name) VALUES (?) ON CONFLICT (name) DO NOTHING RETURNING key", (stored,)
                 ).fetchone() or self.db.execute("SELECT key FROM names WHERE name = ?", (stored,)).fetchone()
-            keys[name] = row[0]
+                key = self.db.memo["name", name] = row[0]
+            keys[name] = key
         return keys
+
+    def _name_key(self, name: str) -> int | None:
+        """A node id's integer key, or None when no commit ever named it (remembered for the transaction)."""
+        key: int | None = self.db.memo.get(("name", name))
+        if key is None:
+            row = self.db.execute("SELECT key FROM names WHERE name = ?", (self.db.node_name(name),)).fetchone()
+            if row is not None:
+                key = self.db.memo["name", name] = row[0]
+        return key
 
     # ----------------------------------------------------------- single nodes
     def last_change(self, commit_key: int, node_id: str) -> tuple[int, int | None] | None:
@@ -264,10 +280,9 @@ class SqlStateStore(ChangeIndex):
         (the node was never in memory there).  One probe per lane segment.
         """
         db = self.db
-        row = db.execute("SELECT key FROM names WHERE name = ?", (self.db.node_name(node_id),)).fetchone()
-        if row is None:
+        name = self._name_key(node_id)
+        if name is None:
             return None
-        name = row[0]
         for lane, high in self._segments(commit_key):
             found = db.execute(
                 """SELECT ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key

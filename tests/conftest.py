@@ -302,14 +302,11 @@ BACKENDS = ("sqlite", "postgresql")
 
 
 def new_store(root: Path, backend: str) -> Path:
-    """An empty store on ``backend``, addressed by the folder ``root`` (see ``pg_stores``); returns ``root``."""
-    if backend == "postgresql":
-        url = pg_stores.new_url()
-        result = run_mnem("init", url)
-        assert result.code == 0, result.err
-        return pg_stores.register(root, url)
-    result = run_mnem("init", str(root))
-    assert result.code == 0, result.err
+    """An empty store on ``backend``, addressed by the folder ``root`` (see ``pg_stores``); returns ``root``.
+
+    Made in process (``Repo.init``, what ``mnem init`` runs): a test's store costs no process start.
+    """
+    init_repo(root, backend).close()
     return root
 
 
@@ -319,11 +316,13 @@ def copy_store(template: Path, target: Path) -> Path:
     if url is None:
         shutil.copytree(template, target)
         return target
-    exported = run_mnem("export", cwd=template)
-    assert exported.code == 0, exported.err
+    from mnem_store import porcelain
+    from mnem_store.location import StoreUrl
+
+    with open_repo(template) as repo:
+        document = porcelain.export(repo)
     copy = pg_stores.new_url()
-    result = run_mnem("import", "-", copy, input=exported.out)
-    assert result.code == 0, result.err
+    porcelain.import_(StoreUrl.parse(copy), document)
     return pg_stores.register(target, copy)
 
 
@@ -345,6 +344,7 @@ def init_repo(folder: Path, backend: str) -> Any:
         url = pg_stores.new_url()
         pg_stores.register(folder, url)
         return Repo.init(StoreUrl.parse(url))
+    folder.parent.mkdir(parents=True, exist_ok=True)
     return Repo.init(folder)
 
 

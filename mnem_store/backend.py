@@ -146,10 +146,10 @@ class ChangeIndex(ABC):
         """Replace a commit's change rows."""
 
     @abstractmethod
-    def last_change(self, commit_key: int, node_id: str) -> tuple[int, int | None] | None:
+    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None] | None:
         """The nearest commit at or before ``commit_key`` on its chain that changed ``node_id``.
 
-        Returns ``(commit key, object key or None when removed)``, or None.
+        Returns ``(commit id, id of the object it set or None when removed)``, or None.
         """
 
     @abstractmethod

@@ -256,7 +256,7 @@ class Repo:
         if commit_raw is None:
             return None
         found = self.states.last_change(self._graph(commit_raw).key, node_id)
-        return self.objects.id_of(found[1]) if found is not None and found[1] is not None else None
+        return found[1] if found is not None else None
 
     def last_change(self, commit_raw: bytes, node_id: str) -> bytes | None:
         """The nearest commit at or before ``commit_raw`` on its first-parent chain that changed ``node_id``.
@@ -266,7 +266,7 @@ class Repo:
         chain ever held the node.
         """
         found = self.states.last_change(self._graph(commit_raw).key, node_id)
-        return self.objects.id_of(found[0]) if found is not None else None
+        return found[0] if found is not None else None
 
     def first_parent_chain(self, commit_raw: bytes) -> list[bytes]:
         """``commit_raw`` and its first-parent ancestors, newest first."""

@@ -132,10 +132,12 @@ class SqlBackend(Backend):
         """Staged wins over a tombstone."""
         db = self._staging()
         name = db.node_name(node_id)
-        row = db.execute("SELECT object FROM staging WHERE node_id = ?", (name,)).fetchone()
-        if row is not None:
-            return True, row[0]
-        return db.execute("SELECT 1 FROM tombstones WHERE node_id = ?", (name,)).fetchone() is not None, None
+        row = db.execute(  # one round trip for both tables: a staged object, else a tombstone's NULL
+            """SELECT 0 AS rank, object FROM staging WHERE node_id = ?
+               UNION ALL SELECT 1, NULL FROM tombstones WHERE node_id = ? ORDER BY rank LIMIT 1""",
+            (name, name),
+        ).fetchone()
+        return (True, row[1]) if row is not None else (False, None)
 
     def stage(self, node_id: str, raw: bytes) -> None:
         """Stage an add and lift a tombstone."""

@@ -272,12 +272,13 @@ class SqlStateStore(ChangeIndex):
         return key
 
     # ----------------------------------------------------------- single nodes
-    def last_change(self, commit_key: int, node_id: str) -> tuple[int, int | None] | None:
+    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None] | None:
         """The nearest commit at or before ``commit_key`` on its first-parent chain that changed ``node_id``.
 
-        Returns ``(commit key, key of the object it set or None if it
-        removed the node)``, or None when no commit on the chain touched it
-        (the node was never in memory there).  One probe per lane segment.
+        Returns ``(commit id, id of the object it set or None if it removed
+        the node)``, or None when no commit on the chain touched it (the node
+        was never in memory there).  One probe per lane segment; the ids come
+        with the probe, since every caller goes on to read them.
         """
         db = self.db
         name = self._name_key(node_id)
@@ -285,13 +286,17 @@ class SqlStateStore(ChangeIndex):
             return None
         for lane, high in self._segments(commit_key):
             found = db.execute(
-                """SELECT ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key
+                """SELECT x.id, o.id, ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key
+                   LEFT JOIN objects x ON x.key = ch.commit_key LEFT JOIN objects o ON o.key = ch.object
                    WHERE ch.name = ? AND ch.commit_key BETWEEN ? AND ? AND c.lane = ?
                    ORDER BY ch.commit_key DESC LIMIT 1""",
                 (name, lane, high, lane),
             ).fetchone()
             if found is not None:
-                commit, obj = found
+                commit, obj, commit_key_found, obj_key = found
+                for raw, key in ((commit, commit_key_found), (obj, obj_key)):
+                    if raw is None and key is not None:
+                        raise CorruptStoreError(f"object key {key} is referenced but not stored")
                 return commit, obj
         return None
 

@@ -10,6 +10,9 @@ talked to over its unix socket; SQLite writes with ``synchronous=FULL``.
 - **Operations**: remember (one durable commit), recall one, recall all,
   history (20), why and when_did, interleaved between the backends sample by
   sample after a warm-up, so drift hits both alike.
+- **CPU per commit**: the engine in process, one commit after another;
+  client CPU and the server processes' CPU, which is what bounds
+  throughput when clients and server share the cores.
 - **Concurrent writers**: N writer processes (each a Python process with its
   own bridge worker) remember as fast as they can, all started together;
   throughput is commits per second from the first remember to the last
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,7 +44,10 @@ from ops import populate
 
 import mnem_bridge
 from mnem_bridge import agents
+from mnem_store import porcelain
 from mnem_store.location import StoreUrl
+from mnem_store.objects import MemoryNode
+from mnem_store.repo import Repo
 
 MNEM = str(Path(sys.executable).with_name("mnem"))
 BACKENDS = ("SQLite", "PostgreSQL")
@@ -130,6 +137,43 @@ def operations_table(places: Places, samples: int, warmup: int) -> tuple[list[st
                  rows), results
 
 
+def server_cpu_seconds() -> float:
+    """CPU time (user + system) of every PostgreSQL process on the machine so far."""
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+                if b"postgres" not in cmdline.read():
+                    continue
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended while being read
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_table(places: Places, commits: int) -> list[str]:
+    """CPU per durable commit, the engine called in process: the client's and the server's."""
+    rows = []
+    for backend in BACKENDS:
+        where = places.new(backend)
+        with Repo.init(StoreUrl.parse(where) if backend == "PostgreSQL" else Path(where)) as repo:
+            def commit(i: int, repo: Repo = repo) -> None:
+                porcelain.write(repo, [MemoryNode(f"k{i}", {"i": i})], [], message="m", author="bench", time_ms=None)
+
+            for i in range(50):  # warm: prepared statements, caches
+                commit(-1 - i)
+            server, client, wall = server_cpu_seconds(), time.process_time(), time.perf_counter()
+            for i in range(commits):
+                commit(i)
+            server = server_cpu_seconds() - server
+            client, wall = time.process_time() - client, time.perf_counter() - wall
+        rows.append([backend, f"{wall / commits * 1000:.2f}", f"{client / commits * 1000:.2f}",
+                     f"{server / commits * 1000:.2f}", f"{(client + server) / commits * 1000:.2f}"])
+    return table(["backend", "wall ms", "client CPU ms", "server CPU ms", "total CPU ms"], rows)
+
+
 def race(places: Places, backend: str, writers: int, separate: bool, count: int, tmp: Path) -> tuple[float, Samples]:
     """``writers`` processes remembering ``count`` facts each; returns commits per second and the latencies."""
     shared = places.new(backend)
@@ -184,6 +228,7 @@ def main() -> None:
             places = Places(tmp, uri)
             ops, results = operations_table(places, samples, warmup)
             writers, rates = concurrency_table(places, tmp, count)
+            cpu = cpu_table(places, count * 5)
         finally:
             server.cleanup()  # type: ignore[attr-defined]
     remember = results["PostgreSQL"]["remember"].p50 / results["SQLite"]["remember"].p50
@@ -202,6 +247,11 @@ def main() -> None:
         writers,
         f"Target: 16 writers on 16 stores in one PostgreSQL database reach ≥ 80% of 16 writers on 16 SQLite stores: "
         f"**{separate16:.0%}**.",
+        "### CPU per durable commit",
+        f"The engine called in process ({count * 5} one-node commits after 50 warm-up ones, one after another): the "
+        "client's CPU (Python, and for PostgreSQL psycopg and its round trips) and the server's (every `postgres` "
+        "process). On a machine whose cores are shared by writers and server, throughput is bounded by the total.",
+        cpu,
     ])
 
 

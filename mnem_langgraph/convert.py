@@ -9,16 +9,15 @@ what the caller meant as data.
 
 Reading, a node stamped by ``mnem stamps`` becomes an ``Item`` whose
 ``created_at`` / ``updated_at`` are history's answer, not the time of the
-read.  ``search``'s ``filter`` follows InMemoryStore's operators, and
-``list_namespaces``' match conditions its wildcard rules.
+read.  ``list_namespaces``' match conditions follow InMemoryStore's
+wildcard rules (``search``'s filters are in ``filters``, its ranking in ``ranking``).
 """
 
 from __future__ import annotations
 
 import copy
-import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -32,9 +31,7 @@ __all__ = [
     "META_KEY",
     "Entry",
     "from_ms",
-    "matches_filter",
     "matches_namespace",
-    "matches_query",
     "split_meta",
     "value_of",
 ]
@@ -44,12 +41,6 @@ logger = logging.getLogger(__name__)
 #: The reserved value key whose dict is lifted into provenance.
 META_KEY = "_meta"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_COMPARISONS: dict[str, Callable[[float, float], bool]] = {
-    "$gt": lambda a, b: a > b,
-    "$gte": lambda a, b: a >= b,
-    "$lt": lambda a, b: a < b,
-    "$lte": lambda a, b: a <= b,
-}
 
 
 def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
@@ -122,74 +113,12 @@ class Entry:
         return Item(value=copy.deepcopy(self.value), key=self.key, namespace=self.namespace,
                     created_at=from_ms(self.created), updated_at=from_ms(self.updated))
 
-    def search_item(self) -> SearchItem:
-        """A fresh ``SearchItem`` with no score: the filter does not rank."""
+    def search_item(self, score: float | None = None) -> SearchItem:
+        """A fresh ``SearchItem``, with the relevance ``score`` of a search that ranks (None otherwise)."""
         return SearchItem(
-            self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated)
+            self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated),
+            score=score,
         )
-
-
-def matches_filter(value: Mapping[str, Any], conditions: Mapping[str, Any] | None) -> bool:
-    """InMemoryStore's filter: every top-level condition holds.
-
-    A plain value is equality; a dict of ``$`` operators applies each of
-    ``$eq $ne $gt $gte $lt $lte`` (the ordering ones compare as ``float``,
-    so ``"7"`` is greater than ``4``); any other dict matches nested keys
-    partially; a list must match element by element with the same length.
-    One difference: where InMemoryStore raises mid-search because a field is
-    missing or not a number (``float(None)``), this is simply not a match.
-
-    Args:
-        value: An item's value.
-        conditions: The ``filter`` argument of ``search``.
-
-    Returns:
-        Whether the item passes.
-
-    Raises:
-        ValueError: An operator other than the six above.
-    """
-    return all(_compare(value.get(key), wanted) for key, wanted in (conditions or {}).items())
-
-
-def _compare(found: object, wanted: object) -> bool:
-    if isinstance(wanted, dict):
-        if any(key.startswith("$") for key in wanted):
-            return all(_operator(found, op, operand) for op, operand in wanted.items())
-        return isinstance(found, dict) and all(_compare(found.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, (list, tuple)):
-        return (isinstance(found, (list, tuple)) and len(found) == len(wanted)
-                and all(_compare(f, w) for f, w in zip(found, wanted, strict=True)))
-    return found == wanted
-
-
-def _operator(found: Any, op: str, operand: Any) -> bool:
-    if op == "$eq":
-        return bool(found == operand)
-    if op == "$ne":
-        return bool(found != operand)
-    if op not in _COMPARISONS:
-        raise ValueError(f"Unsupported operator: {op}")
-    try:
-        return _COMPARISONS[op](float(found), float(operand))
-    except (TypeError, ValueError):
-        return False
-
-
-def matches_query(value: Mapping[str, Any], query: str | None) -> bool:
-    """The plain text filter ``search(query=...)`` applies: no ranking, no embeddings.
-
-    Args:
-        value: An item's value.
-        query: The query text; ``None`` or empty matches everything.
-
-    Returns:
-        Whether ``query`` occurs, ignoring case, in the value written as
-        JSON (keys included, non-ASCII text as is).
-    """
-    if not query:
-        return True
-    return query.casefold() in json.dumps(value, ensure_ascii=False).casefold()
 
 
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

@@ -15,8 +15,10 @@ from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
 
 from mnem_bridge import Store, TimedNode
 
-from .convert import Entry, matches_filter, matches_namespace, matches_query, value_of
+from .convert import Entry, matches_namespace, value_of
+from .filters import matches_filter
 from .keys import node_id, parse_node_id
+from .ranking import bm25_scores
 
 __all__ = ["Snapshot"]
 
@@ -90,9 +92,13 @@ class Snapshot:
             hits = [
                 e for e in self._entries
                 if e.namespace[: len(prefix)] == prefix and matches_filter(e.value, op.filter)
-                and matches_query(e.value, op.query)
             ]
-            return [e.search_item() for e in hits[op.offset : op.offset + op.limit]]
+            page = slice(op.offset, op.offset + op.limit)
+            if not op.query:
+                return [e.search_item() for e in hits[page]]
+            scores = bm25_scores(op.query, [e.value for e in hits])
+            ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
+            return [e.search_item(score) for score, e in ranked[page]]
         if isinstance(op, ListNamespacesOp):
             spaces = {e.namespace for e in self._entries}
             spaces = {ns for ns in spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}

@@ -29,8 +29,9 @@ import mnem_bridge
 from mnem_bridge import Blame, Commit, MemoryNode, MergeResult
 from mnem_bridge.agents import with_retry
 
-from .convert import split_meta
+from .convert import META_KEY, split_meta
 from .keys import check_op, node_id
+from .runinfo import run_provenance
 from .snapshot import Snapshot
 from .view import MemoryView
 
@@ -121,7 +122,10 @@ class MnemosyneStore(BaseStore):
         the state before the batch's writes.  Puts and deletes are then
         applied to the branch tip as one atomic commit, the last op for a key
         winning; deleting a key that does not exist is a no-op, and a batch
-        that changes nothing that way makes no commit.
+        that changes nothing that way makes no commit.  A put's provenance is
+        its ``_meta``; without one, inside a LangGraph run, it is the run's
+        thread, node, step, tool call and checkpoint (``runinfo``).
+        Searches rank by relevance when given a ``query`` (``ranking``).
 
         Args:
             ops: Gets, searches, namespace listings, puts and deletes.
@@ -134,7 +138,17 @@ class MnemosyneStore(BaseStore):
             ValueError: An unknown op, a bad ``_meta``, or a value that is not JSON.
             MnemError: The store refused (e.g. ``InvalidRefError`` on a detached HEAD).
         """
-        ops = list(ops)
+        return self._batch(list(ops), run_provenance())
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does.
+
+        The run's provenance is read here, on the caller's thread, where the tool running is visible.
+        """
+        return await asyncio.to_thread(self._batch, list(ops), run_provenance())
+
+    def _batch(self, ops: list[Op], run: Mapping[str, str]) -> list[Result]:
+        """``batch``, with ``run`` the provenance of puts that carry no ``_meta`` (see ``runinfo``)."""
         for op in ops:
             check_op(op)
         reads = [op for op in ops if not isinstance(op, PutOp)]
@@ -142,14 +156,10 @@ class MnemosyneStore(BaseStore):
         results = [None if isinstance(op, PutOp) else snapshot.answer(op) for op in ops]
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
-            self._write(writes)
+            self._write(writes, run)
         return results
 
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does."""
-        return await asyncio.to_thread(self.batch, list(ops))
-
-    def _write(self, writes: Mapping[str, PutOp]) -> None:
+    def _write(self, writes: Mapping[str, PutOp], run: Mapping[str, str]) -> None:
         puts: list[dict[str, Any]] = []
         deletes: list[str] = []
         for nid, op in writes.items():
@@ -157,7 +167,8 @@ class MnemosyneStore(BaseStore):
                 deletes.append(nid)
             else:
                 content, provenance = split_meta(op.value)
-                puts.append({"id": nid, "content": content, **provenance})
+                has_meta = isinstance(op.value, Mapping) and META_KEY in op.value
+                puts.append({"id": nid, "content": content, **(provenance if has_meta else run)})
         message = "; ".join(
             f"{verb} {_listing(ids)}" for verb, ids in (("put", [p["id"] for p in puts]), ("delete", deletes)) if ids
         )

@@ -51,7 +51,7 @@ namespace = st.sampled_from(NAMESPACES)
 key = st.sampled_from(KEYS)
 # Lambdas, not the NamedTuples themselves: ``builds`` would also draw the optional
 # fields, and a random ``query`` is the one documented difference (InMemoryStore
-# without an index ignores it; we filter by it).
+# without an index ignores it; we rank by it: test_ranking compares the sets).
 puts = st.builds(lambda ns, k, v: PutOp(ns, k, v), namespace, key, values)
 deletes = st.builds(lambda ns, k: PutOp(ns, k, None), namespace, key)
 gets = st.builds(lambda ns, k: GetOp(ns, k), namespace, key)

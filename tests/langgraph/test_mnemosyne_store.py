@@ -154,7 +154,9 @@ def test_search_filters_query_pagination_and_order(mstore):
     assert [i.key for i in mstore.search((), filter={"seats": {"$gte": 8, "$lt": 41}})] == ["plan"]
     assert [i.key for i in mstore.search((), filter={"meta": {"lvl": 1}})] == ["plan"]
     assert [i.key for i in mstore.search((), filter={"tier": {"$ne": "pro"}})] == ["note", "plan", "lang"]
-    assert [i.key for i in mstore.search((), query="enterprise")] == ["note"]
+    ranked = mstore.search((), query="enterprise")
+    assert [(i.key, i.score > 0) for i in ranked][:2] == [("note", True), ("plan", False)]
+    assert len(ranked) == 4  # a query ranks; it hides nothing the filter kept
     page = mstore.search((), limit=2, offset=1)
     assert [(i.namespace, i.key) for i in page] == [(U1, "plan"), (("memories", "u2"), "plan")]
     assert all(i.score is None for i in page)

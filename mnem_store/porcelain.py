@@ -350,13 +350,18 @@ def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = 
         return Bisected(boundary, repo.commit_obj(boundary).message, find_blame(repo, node_id, boundary))
 
 
-def stamps(repo: Repo, rev: str | None = None, ids: list[str] | None = None) -> dict[str, Stamped]:
-    """The memory at ``rev`` (default HEAD's commit) with each node's created and updated times."""
+def stamps(
+    repo: Repo, rev: str | None = None, ids: list[str] | None = None, prefixes: list[str] | None = None,
+) -> dict[str, Stamped]:
+    """The memory at ``rev`` (default HEAD's commit) with each node's created and updated times.
+
+    ``ids`` and ``prefixes`` narrow it to those nodes (their union); neither means every node.
+    """
     from .stamps import node_stamps
 
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
-        return node_stamps(repo, start, ids)
+        return node_stamps(repo, start, ids, prefixes)
 
 
 # --------------------------------------------------------------- whole-store verbs

@@ -162,14 +162,18 @@ def _blame_time(node: MemoryNode, commit_time: int) -> int:
     return node.event_time if node.event_time is not None else commit_time
 
 
-def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = None) -> dict[str, Stamped]:
+def node_stamps(
+    repo: Repo, start: bytes | None, ids: Iterable[str] | None = None, prefixes: Iterable[str] | None = None,
+) -> dict[str, Stamped]:
     """Stamp the nodes of the state at commit ``start``, in node-id order.
 
     Args:
         repo: The open store; call inside one read snapshot (``porcelain.stamps`` opens it).
         start: The commit whose memory to stamp; ``None`` (an unborn branch) stamps nothing.
-        ids: Only these node ids (absent ones are left out), looked up one by
-            one; ``None`` for every node, in one walk over the history.
+        ids: These node ids (absent ones are left out), looked up one by one.
+        prefixes: Every node whose id starts with one of these, in one walk
+            over the history that follows only them.  With ``ids``, the union;
+            with neither, every node.
 
     Returns:
         ``{node_id: Stamped}`` for each requested node present at ``start``.
@@ -177,7 +181,11 @@ def node_stamps(repo: Repo, start: bytes | None, ids: Iterable[str] | None = Non
     if start is None:
         return {}
     graph = Graph(repo)
-    return _all(repo, graph, start) if ids is None else _some(repo, graph, start, sorted(set(ids)))
+    if ids is None and prefixes is None:
+        return _all(repo, graph, start)
+    found = {} if prefixes is None else _all(repo, graph, start, tuple(prefixes))
+    found.update(_some(repo, graph, start, sorted(set(ids or ()) - found.keys())))
+    return dict(sorted(found.items()))
 
 
 def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
@@ -220,8 +228,10 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
     return _cached(("born", birth, node_id), read)
 
 
-def _all(repo: Repo, graph: Graph, start: bytes) -> dict[str, Stamped]:
+def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
     targets = repo.commit_nodes(start)
+    if prefixes is not None:
+        targets = {node_id: raw for node_id, raw in targets.items() if node_id.startswith(prefixes)}
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
     out = {}

@@ -88,7 +88,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--file F | < stdin]"): (
         "skip", "a synopsis, not a command; tests/store/test_cli_json.py runs mnem write"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
-    ("docs/cli-json.md", "mnem stamps [REV] [--node ID]..."): (
+    ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): (
         "skip", "a synopsis, not a command; tests/store/test_stamps.py runs mnem stamps"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),

@@ -58,7 +58,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json", "stamps"]
+            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -41,7 +41,8 @@ def times(doc):
 
 
 def test_listed_in_features():
-    assert "stamps" in run_mnem("--version", "--json").json["features"]
+    features = run_mnem("--version", "--json").json["features"]
+    assert "stamps" in features and "stamps-prefix" in features
 
 
 def test_shape_and_linear_semantics(store):
@@ -70,6 +71,18 @@ def test_rev_and_node_filter(store):
     assert times(j("stamps", first["id"], cwd=store)) == {"a": (100, 100), "b": (100, 100)}
     assert times(j("stamps", "--node", "a", "--node", "ghost", cwd=store)) == {"a": (100, 200)}
     assert times(j("stamps", "main", "--node=b", cwd=store)) == {"b": (100, 100)}
+
+
+def test_prefix_filter_keeps_a_namespace_and_unites_with_node(store):
+    first = write(store, 100, [{"id": "mem:u1:a", "content": 1}, {"id": "mem:u2:b", "content": 2},
+                               {"id": "mem:u10:c", "content": 3}, {"id": "other", "content": 4}])
+    write(store, 200, [{"id": "mem:u1:a", "content": 5}, {"id": "mem:u1:d", "content": 6}])
+    assert times(j("stamps", "--prefix", "mem:u1:", cwd=store)) == {"mem:u1:a": (100, 200), "mem:u1:d": (200, 200)}
+    assert times(j("stamps", first["id"], "--prefix=mem:u1:", cwd=store)) == {"mem:u1:a": (100, 100)}
+    assert list(j("stamps", "--prefix", "mem:u2:", "--prefix", "oth", "--node", "mem:u1:d", "--node", "ghost",
+                  cwd=store)) == ["mem:u1:d", "mem:u2:b", "other"]  # node-id order, both sets
+    assert j("stamps", "--prefix", "nothing:", cwd=store) == {}
+    assert len(j("stamps", "--prefix", "", cwd=store)) == 5
 
 
 def test_unborn_branch_is_empty_and_bad_rev_is_invalid_ref(store):
@@ -199,6 +212,9 @@ def test_one_pass_matches_the_naive_per_node_walk(steps):
                 walked = node_stamps(repo, tip)
                 probed = node_stamps(repo, tip, [*repo.commit_nodes(tip), "absent"])
                 assert walked == probed
+                for prefix in ("a", "b", "zz"):  # a prefix's walk follows only its nodes, with the same answers
+                    assert node_stamps(repo, tip, prefixes=[prefix]) == {
+                        n: s for n, s in walked.items() if n.startswith(prefix)}
                 got = walked
                 expected = {}
                 for node_id in sorted(repo.commit_nodes(tip)):

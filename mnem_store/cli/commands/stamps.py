@@ -1,6 +1,7 @@
 """``mnem stamps [REV]`` (extension): the memory at a commit, with when each node was created and updated.
 
-One invocation answers for every node (or the ``--node`` ones), so a
+One invocation answers for every node (or the ``--node`` ones, or those
+under a ``--prefix``: a namespace, whose walk follows only its nodes), so a
 key-value view of memory can report item times without blaming each node
 in its own process.  The semantics are in ``mnem_store.stamps``.
 """
@@ -20,11 +21,15 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--node", metavar="ID", action="append", help="only this node (repeatable); absent nodes are left out"
     )
+    parser.add_argument(
+        "--prefix", metavar="TEXT", action="append",
+        help="only nodes whose id starts with TEXT (repeatable; with --node, both sets)",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print each node at ``REV`` with the times it was created and last updated."""
-    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node)
+    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node, args.prefix)
     data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
     paint = ctx.paint
     if not stamped:

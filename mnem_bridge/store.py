@@ -631,23 +631,30 @@ class Store:
         """
         return self._read(_memory, "show", "--", commit)
 
-    def node_times(self, ids: Iterable[str] | None = None, *, at: str | None = None) -> dict[str, TimedNode]:
+    def node_times(
+        self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None, at: str | None = None,
+    ) -> dict[str, TimedNode]:
         """Committed nodes with when each was created and last updated, in one invocation.
 
         One ``mnem stamps`` answers for every node, where ``blame`` would
         take one process per node.  Staged changes are not included.
 
         Args:
-            ids: Only these node ids (absent ones are left out); ``None`` for all.
+            ids: These node ids (absent ones are left out).
+            prefixes: Every node whose id starts with one of these (a
+                namespace): the cost follows those nodes, not the store.
+                With ``ids``, both sets; with neither, every node.
             at: A commit-ish (default: HEAD's commit; an unborn branch gives ``{}``).
 
         Returns:
             ``{node id: TimedNode}`` in node-id order.
         """
         wanted = None if ids is None else list(ids)
-        if wanted == []:
+        starts = None if prefixes is None else list(prefixes)
+        if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
-        args = ["stamps", *(f"--node={node_id}" for node_id in wanted or ()), "--", *([] if at is None else [at])]
+        args = ["stamps", *(f"--node={node_id}" for node_id in wanted or ()),
+                *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
         return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
 
     def diff(self, frm: str | None = None, to: str | None = None) -> list[NodeChange]:

@@ -25,3 +25,13 @@ def test_ids_at_and_the_empty_cases(bstore: Store) -> None:
     assert list(bstore.node_times(["-b", "ghost"])) == ["-b"]  # an id that looks like a flag stays an id
     assert bstore.node_times([]) == {}
     assert bstore.node_times(["a"], at=first.id)["a"] == TimedNode(MemoryNode("a", 1), 100, 100)
+
+
+def test_prefixes_keep_a_namespace_and_unite_with_ids(bstore: Store) -> None:
+    bstore.write([{"id": "mem:u1:a", "content": 1}, {"id": "mem:u10:b", "content": 2}, {"id": "z", "content": 3},
+                  {"id": "--prefix=x", "content": 4}], message="m", time_ms=100)
+    assert list(bstore.node_times(prefixes=["mem:u1:"])) == ["mem:u1:a"]
+    assert list(bstore.node_times(["z", "ghost"], prefixes=["mem:"])) == ["mem:u10:b", "mem:u1:a", "z"]  # id order
+    assert list(bstore.node_times(prefixes=["--prefix"])) == ["--prefix=x"]  # a prefix that looks like a flag
+    assert bstore.node_times(prefixes=[]) == {} and bstore.node_times([], prefixes=[]) == {}
+    assert list(bstore.node_times([], prefixes=["z"])) == ["z"]

@@ -33,7 +33,9 @@ from langgraph.store.base import (
 import mnem_bridge
 from mnem_bridge.text import is_utf8, shown
 
-__all__ = ["ESCAPE", "SEPARATOR", "check_op", "decode_part", "encode_part", "node_id", "parse_node_id"]
+__all__ = [
+    "ESCAPE", "SEPARATOR", "check_op", "decode_part", "encode_part", "id_prefix", "node_id", "parse_node_id",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +83,16 @@ def node_id(namespace: tuple[str, ...], key: str) -> str:
         The escaped parts joined with ``:``.
     """
     return SEPARATOR.join(encode_part(part) for part in (*namespace, key))
+
+
+def id_prefix(labels: tuple[str, ...]) -> str:
+    """What the node id of every item under a namespace prefix starts with (``""`` for all).
+
+    Each label is followed by the separator, so ``("memories", "u1")`` gives
+    ``memories:u1:``, which ``("memories", "u10")`` and a key ``u1`` of
+    ``("memories",)`` do not start with.
+    """
+    return "".join(encode_part(label) + SEPARATOR for label in labels)
 
 
 def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:

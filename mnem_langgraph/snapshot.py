@@ -17,7 +17,7 @@ from mnem_bridge import Store, TimedNode
 
 from .convert import Entry, matches_namespace, value_of
 from .filters import matches_filter
-from .keys import node_id, parse_node_id
+from .keys import id_prefix, node_id, parse_node_id
 from .ranking import bm25_scores
 
 __all__ = ["Snapshot"]
@@ -55,10 +55,14 @@ class Snapshot:
 
     @classmethod
     def load(cls, store: Store, reads: Sequence[Op], at: str | None = None) -> Snapshot:
-        """Read what ``reads`` need in one invocation.
+        """Read what ``reads`` need in one invocation, and no more.
 
-        Gets alone fetch only their own nodes (a short history walk); a
-        search or listing needs every node.
+        Gets fetch only their own nodes (a short history walk each); a
+        search only the namespace under its prefix, a listing only what is
+        under its prefix condition up to the first wildcard (``mnem stamps
+        --prefix``), so a read costs what its namespace holds, not the
+        store.  Only a search of the whole store, or a listing without a
+        prefix, reads every node.
 
         Args:
             store: The bridge store.
@@ -68,9 +72,19 @@ class Snapshot:
         Returns:
             The snapshot.
         """
-        gets = [op for op in reads if isinstance(op, GetOp)]
-        ids = [node_id(op.namespace, op.key) for op in gets if op.namespace] if len(gets) == len(reads) else None
-        return cls.of(store.node_times(ids, at=at))
+        ids = [node_id(op.namespace, op.key) for op in reads if isinstance(op, GetOp) and op.namespace]
+        prefixes: list[str] | None = []
+        for op in reads:
+            if isinstance(op, (SearchOp, ListNamespacesOp)):
+                prefix = id_prefix(_labels(op))
+                if not prefix:
+                    prefixes = None  # the whole store: gets are in it too
+                    break
+                if prefixes is not None:
+                    prefixes.append(prefix)
+        if prefixes is None:
+            return cls.of(store.node_times(at=at))
+        return cls.of(store.node_times(ids, prefixes=prefixes, at=at))
 
     def answer(self, op: Op) -> Result:
         """The result of one read op.
@@ -106,3 +120,14 @@ class Snapshot:
                 spaces = {ns[: op.max_depth] for ns in spaces}
             return sorted(spaces)[op.offset : op.offset + op.limit]
         raise TypeError(f"not a read op: {type(op).__name__}")
+
+
+def _labels(op: SearchOp | ListNamespacesOp) -> tuple[str, ...]:
+    """The namespace labels every item an op can return lies under (``()`` when it can be anywhere)."""
+    if isinstance(op, SearchOp):
+        return tuple(op.namespace_prefix)
+    for condition in op.match_conditions or ():
+        if condition.match_type == "prefix":
+            path = tuple(condition.path)
+            return path[: path.index("*")] if "*" in path else path
+    return ()

@@ -73,6 +73,10 @@ class ObjectIndex(ABC):
         """``(key, kind code, canonical bytes or None)`` of an object, or None when absent."""
 
     @abstractmethod
+    def prefetch(self, raws: Iterable[bytes]) -> None:
+        """Read these objects in a few statements, so the ``row`` calls that follow in the transaction cost none."""
+
+    @abstractmethod
     def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
         """Every object's ``(id, stored bytes as kept, or None)`` in id order, for ``verify``."""
 

@@ -273,7 +273,8 @@ class Repo:
         return self.states.first_parent_chain(self._graph(commit_raw).key)
 
     def nodes_of(self, nodes: Nodes) -> dict[str, MemoryNode]:
-        """Load every node of a state map, in id order."""
+        """Load every node of a state map, in id order (read in chunks, not one statement per node)."""
+        self.objects.prefetch(nodes.values())
         return {node_id: self.node(nodes[node_id]) for node_id in sorted(nodes)}
 
     # ---------------------------------------------------------------- HEAD, refs

@@ -234,6 +234,7 @@ def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | Non
         targets = {node_id: raw for node_id, raw in targets.items() if node_id.startswith(prefixes)}
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
+    repo.objects.prefetch(targets.values())
     out = {}
     for node_id in sorted(targets):
         node = repo.node(targets[node_id])

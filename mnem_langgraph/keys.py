@@ -109,12 +109,15 @@ def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
     parts = text.split(SEPARATOR)
     if len(parts) < 2:
         return None
-    decoded: list[str] = []
-    for part in parts:
-        plain = decode_part(part)
-        if plain is None:
-            return None
-        decoded.append(plain)
+    if ESCAPE in text:
+        decoded: list[str] = []
+        for part in parts:
+            plain = decode_part(part)
+            if plain is None:
+                return None
+            decoded.append(plain)
+    else:  # the usual id: with neither character, every part is its own encoding (a search reads thousands)
+        decoded = parts
     *labels, key = decoded
     if any(not label or "." in label or "\x00" in label for label in labels):
         return None

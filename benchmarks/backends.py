@@ -34,16 +34,14 @@ import sys
 import tempfile
 import textwrap
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
-from ops import populate
+from ops import bridge_ops, populate
 
 import mnem_bridge
-from mnem_bridge import agents
 from mnem_store import porcelain
 from mnem_store.location import StoreUrl
 from mnem_store.objects import MemoryNode
@@ -101,21 +99,9 @@ def populated(places: Places, backend: str) -> str:
     return where
 
 
-def operations(store: mnem_bridge.Store) -> dict[str, Callable[[], object]]:
-    counter = iter(range(10**9))
-    return {
-        "remember": lambda: agents.remember(store, f"new-{next(counter)}", "x", source="bench"),
-        "recall one": lambda: store.working_node("plan"),
-        "recall all": store.working_memory,
-        "history (20)": lambda: store.log(limit=20),
-        "why": lambda: store.blame("plan"),
-        "when_did": lambda: store.bisect_explain("plan", equals="pro"),
-    }
-
-
 def operations_table(places: Places, samples: int, warmup: int) -> tuple[list[str], dict[str, dict[str, Samples]]]:
     stores = {b: mnem_bridge.open(populated(places, b), client=mnem_bridge.Mnem(MNEM)) for b in BACKENDS}
-    ops = {b: operations(stores[b]) for b in BACKENDS}
+    ops = {b: bridge_ops(stores[b]) for b in BACKENDS}
     results: dict[str, dict[str, Samples]] = {b: {name: Samples() for name in ops[b]} for b in BACKENDS}
     try:
         for name in ops["SQLite"]:
@@ -232,7 +218,7 @@ def main() -> None:
         finally:
             server.cleanup()  # type: ignore[attr-defined]
     remember = results["PostgreSQL"]["remember"].p50 / results["SQLite"]["remember"].p50
-    recall = results["PostgreSQL"]["recall one"].p50 / results["SQLite"]["recall one"].p50
+    recall = results["PostgreSQL"]["recall (one node)"].p50 / results["SQLite"]["recall (one node)"].p50
     separate16 = rates["PostgreSQL", 16, True] / rates["SQLite", 16, True]
     write_report("backends", "Backends: SQLite and PostgreSQL side by side", [
         f"Through the bridge worker, {samples} samples per operation and backend, interleaved after {warmup} "

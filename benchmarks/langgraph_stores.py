@@ -82,11 +82,16 @@ def large_table(directory: Path, repeat: int) -> list[str]:
             for name in by_store:
                 results[name][op].add(timed(ops[name][op], 1).seconds[0])
     by_store["MnemosyneStore"].close()  # type: ignore[attr-defined]
+    return versus_sqlite(results)
+
+
+def versus_sqlite(results: dict[str, dict[str, Samples]]) -> list[str]:
+    """One row per operation and store: p50, p99, and p50 against SqliteStore's."""
     rows = []
-    for op in ops["SqliteStore"]:
+    for op in results["SqliteStore"]:
         ref = results["SqliteStore"][op].p50
-        for name in by_store:
-            samples = results[name][op]
+        for name, by_op in results.items():
+            samples = by_op[op]
             rows.append([op, name, f"{samples.p50:.3f}", f"{samples.p99:.3f}", f"{samples.p50 / ref:.2f}x"])
     return table(["operation", "store", "p50 ms", "p99 ms", "vs SqliteStore (p50)"], rows)
 
@@ -113,15 +118,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         large_repeat = 20 if args.quick else 100
         large = large_table(Path(tmp), large_repeat)
-    rows = []
-    for op in results["InMemoryStore"]:
-        ref = results["SqliteStore"][op].p50
-        for name in by_store:
-            samples = results[name][op]
-            rows.append([op, name, f"{samples.p50:.3f}", f"{samples.p99:.3f}", f"{samples.p50 / ref:.2f}x"])
     write_report("langgraph_stores", "LangGraph stores: MnemosyneStore next to InMemoryStore and SqliteStore", [
         f"{repeat} samples per operation and store, interleaved; 100 items in the namespace.",
-        table(["operation", "store", "p50 ms", "p99 ms", "vs SqliteStore (p50)"], rows),
+        versus_sqlite(results),
         "### A large store: 10,000 items in 100 namespaces",
         f"{USERS} users' namespaces of {PER_USER} items each, written one batch (one commit) per user; "
         f"{large_repeat} samples per read and store, interleaved after a warm-up read. MnemosyneStore reads "

@@ -364,6 +364,18 @@ def stamps(
         return node_stamps(repo, start, ids, prefixes)
 
 
+def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None) -> list[str]:
+    """The node ids in the memory at ``rev`` (default HEAD's commit), in id order; only those under ``prefixes``.
+
+    Reads the state's map alone, never a node: what a namespace listing needs.
+    """
+    with repo.backend.read():
+        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        ids = repo.commit_nodes(start)
+        wanted = tuple(prefixes) if prefixes is not None else ("",)
+        return sorted(node_id for node_id in ids if node_id.startswith(wanted))
+
+
 # --------------------------------------------------------------- whole-store verbs
 def export(repo: Repo) -> dict[str, Any]:
     """The whole store as upstream's export document."""

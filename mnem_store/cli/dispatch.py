@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "commit": ("commit", "Record the staged memory state as a commit."),
     "write": ("write", "Record a batch of writes and deletions as one commit, bypassing staging (extension)."),
     "stamps": ("stamps", "Print the memory at a commit with when each node was created and last updated (extension)."),
+    "ls": ("ls", "List the node ids in the memory at a commit, without reading the nodes (extension)."),
     "log": ("log", "Show the commit history from HEAD, newest first."),
     "status": ("status", "The current branch, HEAD, and what is staged."),
     "branch": ("branch", "List, create, or delete branches."),
@@ -58,7 +59,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix"]
+            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,43 @@
+"""``mnem ls``: the ids in committed memory, without reading a node, optionally under prefixes."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import run_mnem
+
+
+def j(*args, cwd):
+    result = run_mnem("--json", *args, cwd=cwd)
+    assert result.code == 0, result.out + result.err
+    return result.json
+
+
+def write(store, time, put=(), delete=()):
+    payload = json.dumps({"put": list(put), "delete": list(delete)})
+    result = run_mnem("--json", "write", "-m", f"t{time}", "--time", str(time), cwd=store, input=payload)
+    assert result.code == 0, result.out + result.err
+    return result.json["commit"]
+
+
+def test_ids_in_id_order_at_a_revision_and_under_prefixes(store):
+    assert j("ls", cwd=store) == []  # unborn branch
+    assert run_mnem("ls", cwd=store).out == "(empty)\n"
+    first = write(store, 100, [{"id": "mem:u1:a", "content": 1}, {"id": "mem:u10:b", "content": 2},
+                               {"id": "z", "content": 3}, {"id": "-x", "content": 4}])
+    write(store, 200, [{"id": "mem:u1:c", "content": 5}], delete=["z"])
+    assert j("ls", cwd=store) == ["-x", "mem:u10:b", "mem:u1:a", "mem:u1:c"]
+    assert j("ls", first["id"], cwd=store) == ["-x", "mem:u10:b", "mem:u1:a", "z"]
+    assert j("ls", "--prefix", "mem:u1:", cwd=store) == ["mem:u1:a", "mem:u1:c"]
+    assert j("ls", "main", "--prefix=mem:u10:", "--prefix", "-", cwd=store) == ["-x", "mem:u10:b"]
+    assert j("ls", "--prefix", "nothing", cwd=store) == []
+    assert run_mnem("ls", "--prefix", "mem:u1:", cwd=store).out == "mem:u1:a\nmem:u1:c\n"
+    # Staged changes are not committed memory.
+    assert run_mnem("add", "staged", "1", cwd=store).code == 0
+    assert "staged" not in j("ls", cwd=store)
+
+
+def test_a_bad_revision_is_invalid_ref_and_listed_in_features(store):
+    bad = run_mnem("--json", "ls", "nope", cwd=store)
+    assert bad.code == 1 and bad.json["error"]["code"] == "invalid_ref"
+    assert "ls" in run_mnem("--version", "--json").json["features"]

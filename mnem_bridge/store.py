@@ -631,6 +631,22 @@ class Store:
         """
         return self._read(_memory, "show", "--", commit)
 
+    def node_ids(self, *, prefixes: Iterable[str] | None = None, at: str | None = None) -> list[str]:
+        """The ids in committed memory, without reading a node (``mnem ls``): what a listing needs.
+
+        Args:
+            prefixes: Only ids starting with one of these; ``None`` for all.
+            at: A commit-ish (default: HEAD's commit; an unborn branch gives ``[]``).
+
+        Returns:
+            The ids, in id order.
+        """
+        starts = None if prefixes is None else list(prefixes)
+        if starts == []:
+            return []
+        args = ["ls", *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
+        return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
+
     def node_times(
         self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None, at: str | None = None,
     ) -> dict[str, TimedNode]:

@@ -35,3 +35,13 @@ def test_prefixes_keep_a_namespace_and_unite_with_ids(bstore: Store) -> None:
     assert list(bstore.node_times(prefixes=["--prefix"])) == ["--prefix=x"]  # a prefix that looks like a flag
     assert bstore.node_times(prefixes=[]) == {} and bstore.node_times([], prefixes=[]) == {}
     assert list(bstore.node_times([], prefixes=["z"])) == ["z"]
+
+
+def test_node_ids_list_committed_ids_under_prefixes(bstore: Store) -> None:
+    assert bstore.node_ids() == []  # unborn branch
+    first, _ = bstore.write([{"id": "mem:u1:a", "content": 1}, {"id": "--prefix=x", "content": 2}], message="m")
+    bstore.write([{"id": "mem:u2:b", "content": 3}], message="n")
+    assert bstore.node_ids() == ["--prefix=x", "mem:u1:a", "mem:u2:b"]
+    assert bstore.node_ids(prefixes=["mem:", "--"]) == ["--prefix=x", "mem:u1:a", "mem:u2:b"]
+    assert bstore.node_ids(prefixes=["mem:u2:"]) == ["mem:u2:b"] and bstore.node_ids(prefixes=[]) == []
+    assert bstore.node_ids(at=first.id) == ["--prefix=x", "mem:u1:a"]

@@ -32,9 +32,15 @@ class Snapshot:
         entries: The items; node ids no put could have written are already left out.
     """
 
-    def __init__(self, entries: Iterable[Entry]) -> None:
+    def __init__(self, entries: Iterable[Entry], spaces: Iterable[tuple[str, ...]] | None = None) -> None:
         self._entries = sorted(entries, key=lambda e: (e.namespace, e.key))
         self._by_key = {(e.namespace, e.key): e for e in self._entries}
+        self._spaces = set(spaces) if spaces is not None else {e.namespace for e in self._entries}
+
+    @classmethod
+    def listing(cls, ids: Iterable[str]) -> Snapshot:
+        """The namespaces the ids lie in, and no items: answers namespace listings only."""
+        return cls((), {parsed[0] for nid in ids if (parsed := parse_node_id(nid)) is not None})
 
     @classmethod
     def of(cls, timed: Mapping[str, TimedNode]) -> Snapshot:
@@ -62,7 +68,8 @@ class Snapshot:
         under its prefix condition up to the first wildcard (``mnem stamps
         --prefix``), so a read costs what its namespace holds, not the
         store.  Only a search of the whole store, or a listing without a
-        prefix, reads every node.
+        prefix, reads every node.  A batch of listings alone reads ids and
+        no node at all (``mnem ls``).
 
         Args:
             store: The bridge store.
@@ -82,6 +89,8 @@ class Snapshot:
                     break
                 if prefixes is not None:
                     prefixes.append(prefix)
+        if all(isinstance(op, ListNamespacesOp) for op in reads):  # ids alone: no node is read (``mnem ls``)
+            return cls.listing(store.node_ids(prefixes=prefixes, at=at))
         if prefixes is None:
             return cls.of(store.node_times(at=at))
         return cls.of(store.node_times(ids, prefixes=prefixes, at=at))
@@ -114,8 +123,7 @@ class Snapshot:
             ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
             return [e.search_item(score) for score, e in ranked[page]]
         if isinstance(op, ListNamespacesOp):
-            spaces = {e.namespace for e in self._entries}
-            spaces = {ns for ns in spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}
+            spaces = {ns for ns in self._spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}
             if op.max_depth is not None:
                 spaces = {ns[: op.max_depth] for ns in spaces}
             return sorted(spaces)[op.offset : op.offset + op.limit]

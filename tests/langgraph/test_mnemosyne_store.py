@@ -167,23 +167,28 @@ def test_a_read_asks_mnem_only_for_the_namespace_it_can_return(mstore, caplog):
     mstore.batch([PutOp(U1, "plan", {"v": 1}), PutOp(("memories", "u10"), "plan", {"v": 2}),
                   PutOp(("other",), "k", {"v": 3})])
 
-    def stamps_line(read):
+    def read_line(read):
+        """What ``read`` returned, and the one mnem command it ran (as echoed, the line a user reruns)."""
         caplog.clear()
         with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
             found = read()
-        lines = [r.getMessage() for r in caplog.records if " stamps " in r.getMessage()]
+        lines = [r.getMessage() for r in caplog.records if " --json " in r.getMessage()]
         assert len(lines) == 1, lines
         return found, lines[0]
 
-    found, line = stamps_line(lambda: mstore.search(U1))
+    found, line = read_line(lambda: mstore.search(U1))
     assert [i.namespace for i in found] == [U1] and line.endswith(" stamps --prefix=memories:u1: --")
-    found, line = stamps_line(lambda: mstore.list_namespaces(prefix=("memories", "*")))
-    assert found == [U1, ("memories", "u10")] and line.endswith(" stamps --prefix=memories: --")
-    found, line = stamps_line(lambda: mstore.batch([GetOp(("other",), "k"), SearchOp(("memories", "u10"))]))
+    found, line = read_line(lambda: mstore.batch([GetOp(("other",), "k"), SearchOp(("memories", "u10"))]))
     assert found[0].value == {"v": 3} and [i.value for i in found[1]] == [{"v": 2}]
     assert line.endswith(" stamps --node=other:k --prefix=memories:u10: --")
-    found, line = stamps_line(lambda: mstore.list_namespaces(suffix=("plan",)))  # a suffix can be anywhere
-    assert line.endswith(" stamps --")
+    # A listing needs ids only: no node is read.
+    found, line = read_line(lambda: mstore.list_namespaces(prefix=("memories", "*")))
+    assert found == [U1, ("memories", "u10")] and line.endswith(" ls --prefix=memories: --")
+    found, line = read_line(lambda: mstore.list_namespaces(suffix=("u1",)))  # a suffix can be anywhere
+    assert found == [U1] and line.endswith(" ls --")
+    found, line = read_line(lambda: mstore.batch([ListNamespacesOp(), SearchOp(("other",))]))
+    assert found[0] == [U1, ("memories", "u10"), ("other",)] and [i.key for i in found[1]] == ["k"]
+    assert line.endswith(" stamps --")  # a search beside it needs the items: the whole store, once
 
 
 def test_list_namespaces_has_no_phantoms_and_supports_the_conditions(mstore):

@@ -124,8 +124,8 @@ def main() -> None:
         "### A large store: 10,000 items in 100 namespaces",
         f"{USERS} users' namespaces of {PER_USER} items each, written one batch (one commit) per user; "
         f"{large_repeat} samples per read and store, interleaved after a warm-up read. MnemosyneStore reads "
-        "only the namespace a search or listing can return (`mnem stamps --prefix`); a search of the whole store "
-        "still reads every item and its times.",
+        "only the namespace a search can return (`mnem stamps --prefix`), a listing only ids (`mnem ls`); a search "
+        "of the whole store still reads every item and its times.",
         large,
     ])
 

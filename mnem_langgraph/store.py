@@ -138,14 +138,16 @@ class MnemosyneStore(BaseStore):
             ValueError: An unknown op, a bad ``_meta``, or a value that is not JSON.
             MnemError: The store refused (e.g. ``InvalidRefError`` on a detached HEAD).
         """
-        return self._batch(list(ops), run_provenance())
+        ops = list(ops)
+        return self._batch(ops, _run_of(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does.
 
         The run's provenance is read here, on the caller's thread, where the tool running is visible.
         """
-        return await asyncio.to_thread(self._batch, list(ops), run_provenance())
+        ops = list(ops)
+        return await asyncio.to_thread(self._batch, ops, _run_of(ops))
 
     def _batch(self, ops: list[Op], run: Mapping[str, str]) -> list[Result]:
         """``batch``, with ``run`` the provenance of puts that carry no ``_meta`` (see ``runinfo``)."""
@@ -274,6 +276,12 @@ class MnemosyneStore(BaseStore):
             InvalidRefError: ``rev`` names nothing.
         """
         return MemoryView(self._store, self._store.resolve(rev))
+
+
+def _run_of(ops: list[Op]) -> Mapping[str, str]:
+    """The run's provenance when some put will record it (no ``_meta``); reads never look up the stack."""
+    unmarked = any(isinstance(op, PutOp) and isinstance(op.value, Mapping) and META_KEY not in op.value for op in ops)
+    return run_provenance() if unmarked else {}
 
 
 def _listing(ids: list[str]) -> str:

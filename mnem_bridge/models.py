@@ -298,10 +298,13 @@ class TimedNode:
     node: MemoryNode
     created: int
     updated: int
+    #: When its TTL lease runs out (Unix ms), read with ``live``; None when it does not expire.
+    expires: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"node", "created", "updated"}``."""
-        return {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
+        """``{"node", "created", "updated"}``, and ``"expires"`` when the node has a lease."""
+        data = {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
+        return data if self.expires is None else {**data, "expires": self.expires}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TimedNode:
@@ -313,4 +316,4 @@ class TimedNode:
         Returns:
             The timed node.
         """
-        return cls(MemoryNode.from_dict(data["node"]), data["created"], data["updated"])
+        return cls(MemoryNode.from_dict(data["node"]), data["created"], data["updated"], data.get("expires"))

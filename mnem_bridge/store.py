@@ -27,10 +27,12 @@ no database handle (each call opens and closes one in its own process), so
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import json
 import logging
 import os
+import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
@@ -631,12 +633,15 @@ class Store:
         """
         return self._read(_memory, "show", "--", commit)
 
-    def node_ids(self, *, prefixes: Iterable[str] | None = None, at: str | None = None) -> list[str]:
+    def node_ids(
+        self, *, prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
+    ) -> list[str]:
         """The ids in committed memory, without reading a node (``mnem ls``): what a listing needs.
 
         Args:
             prefixes: Only ids starting with one of these; ``None`` for all.
             at: A commit-ish (default: HEAD's commit; an unborn branch gives ``[]``).
+            live: Leave out nodes whose TTL lease on HEAD's branch has run out (not with ``at``).
 
         Returns:
             The ids, in id order.
@@ -644,11 +649,13 @@ class Store:
         starts = None if prefixes is None else list(prefixes)
         if starts == []:
             return []
-        args = ["ls", *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
+        args = ["ls", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()), "--",
+                *([] if at is None else [at])]
         return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
 
     def node_times(
         self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None, at: str | None = None,
+        live: bool = False,
     ) -> dict[str, TimedNode]:
         """Committed nodes with when each was created and last updated, in one invocation.
 
@@ -661,6 +668,8 @@ class Store:
                 namespace): the cost follows those nodes, not the store.
                 With ``ids``, both sets; with neither, every node.
             at: A commit-ish (default: HEAD's commit; an unborn branch gives ``{}``).
+            live: Leave out nodes whose TTL lease on HEAD's branch has run
+                out, and give the others their ``expires`` (not with ``at``).
 
         Returns:
             ``{node id: TimedNode}`` in node-id order.
@@ -669,9 +678,64 @@ class Store:
         starts = None if prefixes is None else list(prefixes)
         if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
-        args = ["stamps", *(f"--node={node_id}" for node_id in wanted or ()),
+        args = ["stamps", *(["--live"] if live else []), *(f"--node={node_id}" for node_id in wanted or ()),
                 *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
         return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
+
+    # ------------------------------------------------------------ beside history: leases and vectors
+    def touch(self, ids: Iterable[str]) -> dict[str, int]:
+        """Restart the unexpired TTL leases of these nodes on HEAD's branch from now (``mnem touch``).
+
+        Args:
+            ids: Node ids; those without a lease, or whose lease ran out, are left alone.
+
+        Returns:
+            ``{node id: new expiry in Unix ms}`` for the leases restarted.
+        """
+        wanted = list(ids)
+        if not wanted:
+            return {}
+        return self._read(lambda doc: {str(node_id): int(ms) for node_id, ms in doc.items()}, "touch", "--", *wanted)
+
+    def expire(self, *, author: str | None = None) -> tuple[Commit | None, list[str]]:
+        """Remove every node whose TTL lease has run out as one commit (``mnem expire``).
+
+        Args:
+            author: As for ``commit``.
+
+        Returns:
+            ``(commit, removed ids)``; ``(None, [])`` when nothing had expired.
+        """
+        return self._read(_expired, "expire", f"--author={resolve_author(author)}")
+
+    def similar(
+        self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
+        prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
+    ) -> dict[str, float]:
+        """Nodes ranked by cosine similarity of their stored embeddings to ``vector`` (``mnem similar``).
+
+        Vectors are stored by ``write`` puts carrying ``vectors``; a node's
+        score is its closest embedded field.
+
+        Args:
+            model: The name the vectors were stored under.
+            vector: The query embedding.
+            ids: Only these nodes (with ``prefixes``, both sets).
+            prefixes: Only nodes under these prefixes.
+            at: A commit-ish (default: HEAD's commit).
+            live: Leave out expired nodes (not with ``at``).
+
+        Returns:
+            ``{node id: score}`` best first; nodes without a vector are left out.
+        """
+        wanted = None if ids is None else list(ids)
+        starts = None if prefixes is None else list(prefixes)
+        if (wanted == [] and not starts) or (starts == [] and not wanted):
+            return {}
+        args = ["similar", f"--model={model}", f"--vector={pack_vector(vector)}", *(["--live"] if live else []),
+                *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
+                "--", *([] if at is None else [at])]
+        return self._read(lambda doc: {str(node_id): float(score) for node_id, score in doc.items()}, *args)
 
     def diff(self, frm: str | None = None, to: str | None = None) -> list[NodeChange]:
         """What changed between two memories, in node-id order.
@@ -965,6 +1029,17 @@ def _memory(doc: Mapping[str, Any]) -> Memory:
 def _found(doc: Mapping[str, Any]) -> tuple[str, Blame | None]:
     """``mnem bisect``'s document: the commit found and the blame there (``None`` when absent)."""
     return doc["commit"], None if doc["blame"] is None else Blame.from_dict(doc["blame"])
+
+
+def _expired(doc: Mapping[str, Any]) -> tuple[Commit | None, list[str]]:
+    """``mnem expire``'s document: the commit (``None`` when nothing had expired) and the ids removed."""
+    return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), [str(i) for i in doc["removed"]]
+
+
+def pack_vector(vector: Iterable[float]) -> str:
+    """An embedding as ``mnem`` takes it: base64 of little-endian float32 values."""
+    values = list(vector)
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode("ascii")
 
 
 def _written(doc: Mapping[str, Any]) -> tuple[Commit | None, dict[str, str]]:

@@ -12,6 +12,12 @@ database so that one transaction covers any change to them:
 * **staging and tombstones**: the pending ``add``/``rm`` of the CLI;
 * **config**: upstream's ``format_version``/``hash_algo``/``default_branch``.
 
+Beside them, never part of a commit or its id, a backend keeps what an
+adapter attaches to memory (``Leases``: expiry times of nodes on a branch,
+LangGraph's TTL; ``Vectors``: embeddings of node objects for semantic
+search).  They live in the same database so that a write and its lease or
+vectors are one transaction.
+
 Nothing outside a backend module touches a connection: ``Repo`` and the
 porcelain verbs speak only these methods, inside ``read()`` (one consistent
 snapshot) or ``write()`` (all or nothing).  SQLite is the first
@@ -31,7 +37,19 @@ from dataclasses import dataclass
 from .layout import Head
 from .stateimage import StateImage
 
-__all__ = ["CHANGE_KINDS", "KIND_CODES", "Backend", "ChangeIndex", "ChangeRow", "GraphRow", "ObjectIndex", "ObjectRow"]
+__all__ = [
+    "CHANGE_KINDS",
+    "KIND_CODES",
+    "Backend",
+    "ChangeIndex",
+    "ChangeRow",
+    "GraphRow",
+    "Leases",
+    "ObjectIndex",
+    "ObjectRow",
+    "VectorRow",
+    "Vectors",
+]
 
 #: ``(key, kind code, canonical bytes or None for a virtual state)`` of one stored object.
 ObjectRow = tuple[int, int, bytes | None]
@@ -181,6 +199,58 @@ class ChangeIndex(ABC):
         """The same index with an empty image cache (``verify`` trusts nothing cached earlier)."""
 
 
+class Leases(ABC):
+    """When nodes on a branch expire (``mnem write``'s ``ttl``): kept beside history, never in a commit.
+
+    A lease is ``(expires, ttl)`` in Unix ms for one node id on one branch;
+    an expired node is hidden by live reads at once and removed by ``mnem
+    expire`` as one commit.  Branches keep their own leases: a branch made
+    from another starts with none.
+    """
+
+    @abstractmethod
+    def set(self, branch: str, rows: Iterable[tuple[str, int, int]]) -> None:
+        """Give nodes ``(node id, expires, ttl)`` leases, replacing theirs (write transaction)."""
+
+    @abstractmethod
+    def drop(self, branch: str, ids: Iterable[str]) -> None:
+        """End these nodes' leases: they no longer expire (write transaction)."""
+
+    @abstractmethod
+    def of(self, branch: str, ids: Iterable[str] | None = None) -> dict[str, int]:
+        """``{node id: expires}`` of the leased ones among ``ids`` (None: every lease of the branch)."""
+
+    @abstractmethod
+    def touch(self, branch: str, ids: Iterable[str], now: int) -> dict[str, int]:
+        """Restart the unexpired leases among ``ids`` at ``now`` (write transaction); returns their new expiry."""
+
+    @abstractmethod
+    def expired(self, branch: str, now: int) -> list[str]:
+        """The branch's node ids whose lease ran out at or before ``now``, sorted."""
+
+
+#: ``(node object id, field path, vector as little-endian float32 bytes)``.
+VectorRow = tuple[bytes, str, bytes]
+
+
+class Vectors(ABC):
+    """Embeddings of node objects, by model and field: an adapter's search index beside the store.
+
+    Keyed by the node object's id (a hash of its content and provenance)
+    and the field path embedded, so one vector serves every commit and
+    branch that holds the object, and a past commit is searched with the
+    vectors of the values it held.
+    """
+
+    @abstractmethod
+    def add(self, model: str, rows: Iterable[VectorRow]) -> None:
+        """Store vectors, replacing any for the same object and field (write transaction)."""
+
+    @abstractmethod
+    def of(self, model: str, objects: Iterable[bytes]) -> list[VectorRow]:
+        """The model's vectors of these objects (those that have any)."""
+
+
 class Backend(ABC):
     """One open store: objects, the change index, refs with HEAD, staging and config.
 
@@ -194,6 +264,8 @@ class Backend(ABC):
     read_only: bool
     objects: ObjectIndex
     states: ChangeIndex
+    leases: Leases
+    vectors: Vectors
 
     # ------------------------------------------------------------ transactions
     @abstractmethod

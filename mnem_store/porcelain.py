@@ -13,16 +13,16 @@ reads nothing from the store.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import CommandError
 from .layout import Head
 from .location import Address
-from .objects import Commit, MemoryNode
-from .repo import Change, Nodes, Repo, diff_nodes
+from .objects import Commit, MemoryNode, encode_object
+from .repo import Change, Nodes, Repo, diff_nodes, now_ms
 
 if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a one-shot `show` skips merge's import
     from .bisect import Predicate
@@ -34,6 +34,7 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
 __all__ = [
     "Bisected",
     "BranchInfo",
+    "Expired",
     "MergeOutcome",
     "NodeChange",
     "Status",
@@ -47,6 +48,8 @@ __all__ = [
     "checkout",
     "commit",
     "diff",
+    "embed",
+    "expire",
     "export",
     "export_to_file",
     "import_",
@@ -59,8 +62,10 @@ __all__ = [
     "show",
     "show_node",
     "show_stat",
+    "similar",
     "stamps",
     "status",
+    "touch",
     "unstage",
     "verify",
     "write",
@@ -111,6 +116,14 @@ class Written:
 
     commit: tuple[bytes, Commit] | None
     changes: list[Change]
+
+
+@dataclass(frozen=True, slots=True)
+class Expired:
+    """What ``expire`` did: the commit removing expired nodes (``written.commit`` None when none) and their ids."""
+
+    written: Written
+    removed: list[str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,11 +223,26 @@ def commit(repo: Repo, message: str, author: str, time_ms: int | None) -> tuple[
 
 def write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
-    *, skip_missing: bool = False,
+    *, skip_missing: bool = False, ttls: Mapping[str, int] | None = None,
+    vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (),
 ) -> Written:
-    """Apply puts and deletes to the branch tip as one commit, bypassing staging."""
+    """Apply puts and deletes to the branch tip as one commit, bypassing staging.
+
+    In the same transaction, a put in ``ttls`` (node id -> ms) gets a lease
+    expiring that long after the commit time, every other put and delete
+    ends its lease (``mnem_store.expiry``), and ``vectors`` ``(model, node,
+    field, float32 bytes)`` are stored for the nodes' objects.
+    """
     with repo.backend.write():
         raw, changes = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing)
+        if raw is not None:
+            from .expiry import record_leases
+
+            record_leases(repo, puts, deletes, ttls or {}, repo.commit_obj(raw).time)
+            for model in {model for model, *_ in vectors}:
+                repo.backend.vectors.add(model, [
+                    (encode_object(node)[0], field, vector) for name, node, field, vector in vectors if name == model
+                ])
         return Written((raw, repo.commit_obj(raw)) if raw is not None else None, changes)
 
 
@@ -352,28 +380,124 @@ def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = 
 
 def stamps(
     repo: Repo, rev: str | None = None, ids: list[str] | None = None, prefixes: list[str] | None = None,
+    *, live: bool = False,
 ) -> dict[str, Stamped]:
     """The memory at ``rev`` (default HEAD's commit) with each node's created and updated times.
 
     ``ids`` and ``prefixes`` narrow it to those nodes (their union); neither means every node.
+    ``live`` (HEAD's branch only) leaves out nodes whose lease has run out
+    and stamps the others' expiry (``mnem_store.expiry``).
     """
+    from .expiry import live_leases, refuse_rev
     from .stamps import node_stamps
 
+    if live:
+        refuse_rev(rev, "stamps")
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
-        return node_stamps(repo, start, ids, prefixes)
+        stamped = node_stamps(repo, start, ids, prefixes)
+        if not live:
+            return stamped
+        leases = live_leases(repo, list(stamped))
+        return {
+            node_id: replace(entry, expires=leases.get(node_id))
+            for node_id, entry in stamped.items()
+            if node_id not in leases or leases[node_id] is not None  # an expired lease hides its node
+        }
 
 
-def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None) -> list[str]:
+def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *, live: bool = False) -> list[str]:
     """The node ids in the memory at ``rev`` (default HEAD's commit), in id order; only those under ``prefixes``.
+
+    ``live`` leaves out nodes whose lease on HEAD's branch has run out.
 
     Reads the state's map alone, never a node: what a namespace listing needs.
     """
+    from .expiry import live_leases, refuse_rev
+
+    if live:
+        refuse_rev(rev, "ls")
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
         ids = repo.commit_nodes(start)
         wanted = tuple(prefixes) if prefixes is not None else ("",)
-        return sorted(node_id for node_id in ids if node_id.startswith(wanted))
+        found = sorted(node_id for node_id in ids if node_id.startswith(wanted))
+        if not live:
+            return found
+        leases = live_leases(repo, None)
+        return [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
+
+
+def touch(repo: Repo, ids: list[str]) -> dict[str, int]:
+    """Restart the unexpired leases of ``ids`` on HEAD's branch now; returns their new expiry (``expiry``)."""
+    with repo.backend.write():
+        return repo.backend.leases.touch(repo.attached_branch("touch"), ids, now_ms())
+
+
+def expire(repo: Repo, author: str, time_ms: int | None = None) -> Expired:
+    """Remove the nodes whose lease on the branch has run out, as one commit, and forget every expired lease.
+
+    No node to remove makes no commit.  The message names the nodes (the
+    first three, then how many more) so ``log`` says why they went.
+    """
+    from .expiry import expired_present
+
+    with repo.backend.write():
+        branch = repo.attached_branch("expire")
+        now = time_ms if time_ms is not None else now_ms()
+        gone, expired = expired_present(repo, branch, now)
+        written = Written(None, [])
+        if gone:
+            shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+            message = f"expire {shown} (TTL ran out)"
+            raw, changes = repo.write([], gone, message, author, now)
+            written = Written((raw, repo.commit_obj(raw)) if raw is not None else None, changes)
+        repo.backend.leases.drop(branch, expired)
+        return Expired(written, gone)
+
+
+def embed(repo: Repo, model: str, vectors: Mapping[str, Sequence[tuple[str, bytes]]], rev: str | None = None) -> int:
+    """Store vectors for the values nodes hold at ``rev`` (default HEAD's commit), without a commit.
+
+    What an adapter runs to (re)build its index, e.g. for a new embedding
+    model: ``vectors`` maps node ids to ``(field, float32 bytes)`` pairs;
+    ids absent at ``rev`` are skipped.  Returns how many nodes got vectors.
+    """
+    with repo.backend.write():
+        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        held = repo.commit_nodes(start)
+        rows = [(held[node_id], field, vector) for node_id, pairs in vectors.items() if node_id in held
+                for field, vector in pairs]
+        repo.backend.vectors.add(model, rows)
+        return len({node_id for node_id in vectors if node_id in held})
+
+
+def similar(
+    repo: Repo, model: str, query: bytes, rev: str | None = None, ids: list[str] | None = None,
+    prefixes: list[str] | None = None, *, live: bool = False,
+) -> dict[str, float]:
+    """Cosine similarity of ``query`` to each node's closest embedded field under ``model`` (``similarity``).
+
+    Candidates are the nodes at ``rev`` (default HEAD's commit) among
+    ``ids`` and under ``prefixes`` (their union; neither: every node), less
+    expired ones with ``live``; nodes with no vector for the model are left
+    out.  Best first.
+    """
+    from .expiry import live_leases, refuse_rev
+    from .similarity import scores
+
+    if live:
+        refuse_rev(rev, "similar")
+    with repo.backend.read():
+        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        nodes = repo.commit_nodes(start)
+        if ids is not None or prefixes is not None:
+            wanted, starts = set(ids or ()), tuple(prefixes or ())
+            nodes = {nid: raw for nid, raw in nodes.items() if nid in wanted or (starts and nid.startswith(starts))}
+        if live:
+            leases = live_leases(repo, None)
+            nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}
+        return scores(query, nodes, repo.backend.vectors.of(model, set(nodes.values())))
 
 
 # --------------------------------------------------------------- whole-store verbs

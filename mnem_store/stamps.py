@@ -65,10 +65,15 @@ class Stamped:
     node: MemoryNode
     created: int
     updated: int
+    #: When the node's lease on the branch read runs out (``stamps --live``), or None: it does not expire.
+    expires: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"node": MemoryNode, "created": ms, "updated": ms}``."""
-        return {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
+        """``{"node": MemoryNode, "created": ms, "updated": ms}``, with ``"expires": ms`` for a leased node."""
+        data = {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
+        if self.expires is not None:
+            data["expires"] = self.expires
+        return data
 
 
 class _Facts(NamedTuple):

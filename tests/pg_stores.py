@@ -153,6 +153,7 @@ def connect(url: str) -> Any:
 TABLES = {
     "meta": "key", "objects": "id", "refs": "name", "staging": "node_id", "tombstones": "node_id",
     "names": "name", "commits": "key", "lanes": "lane", "changes": "commit_key, name",
+    "leases": "branch, node_id", "vectors": "model, object, field",
 }
 
 

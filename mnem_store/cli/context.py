@@ -89,6 +89,17 @@ class Context:
         self._repo = None
 
 
+def read_payload(file: str | None, ctx: Context) -> bytes:
+    """A command's JSON payload: from ``file``, or stdin when it is None or ``-`` (a read failure is ``store_io``)."""
+    try:
+        if file is not None and file != "-":
+            with open(file, "rb") as handle:
+                return handle.read()
+        return ctx.stdin.read()
+    except OSError as exc:
+        raise CommandError(f"reading {file}", "store_io", cause=exc.strerror or str(exc)) from None
+
+
 def check_text(value: str, what: str) -> str:
     """Reject text that cannot be stored as UTF-8 (e.g. undecodable argv bytes)."""
     try:

@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "write": ("write", "Record a batch of writes and deletions as one commit, bypassing staging (extension)."),
     "stamps": ("stamps", "Print the memory at a commit with when each node was created and last updated (extension)."),
     "ls": ("ls", "List the node ids in the memory at a commit, without reading the nodes (extension)."),
+    "touch": ("touch", "Restart the TTL leases of nodes, as a read that refreshes them does (extension)."),
+    "expire": ("expire", "Remove the nodes whose TTL lease has run out, as one commit (extension)."),
+    "embed": ("embed", "Store embeddings for values already in memory, without a commit (extension)."),
+    "similar": ("similar", "Rank nodes by the similarity of their stored embeddings to a query vector (extension)."),
     "log": ("log", "Show the commit history from HEAD, newest first."),
     "status": ("status", "The current branch, HEAD, and what is staged."),
     "branch": ("branch", "List, create, or delete branches."),
@@ -59,7 +63,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls"]
+            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "ttl", "vectors"]
 
 
 class _Parser(argparse.ArgumentParser):

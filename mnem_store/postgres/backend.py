@@ -29,7 +29,21 @@ __all__ = ["SCHEMA_VERSION", "PostgresBackend"]
 logger = logging.getLogger(__name__)
 
 #: 1: the tables of SQLite's schema 3, with node ids as bytes.
-SCHEMA_VERSION = 1
+#: 2: ``leases`` and ``vectors``, what adapters keep beside history (SQLite's schema 4).
+SCHEMA_VERSION = 2
+
+#: Schema 2's tables, also what an upgrade from schema 1 adds.
+_SIDE_TABLES = """
+CREATE TABLE IF NOT EXISTS leases (
+    branch TEXT NOT NULL, node_id BYTEA NOT NULL, expires BIGINT NOT NULL, ttl BIGINT NOT NULL,
+    PRIMARY KEY (branch, node_id)
+);
+CREATE INDEX IF NOT EXISTS leases_by_expiry ON leases (branch, expires);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL, object BYTEA NOT NULL, field TEXT NOT NULL, vector BYTEA NOT NULL,
+    PRIMARY KEY (model, object, field)
+)
+"""
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,8 +64,8 @@ CREATE TABLE changes (
     commit_key BIGINT NOT NULL, name BIGINT NOT NULL, kind SMALLINT NOT NULL, object BIGINT,
     PRIMARY KEY (commit_key, name)
 );
-CREATE INDEX changes_by_name ON changes (name, commit_key, object)
-"""
+CREATE INDEX changes_by_name ON changes (name, commit_key, object);
+""" + _SIDE_TABLES
 
 
 class PostgresBackend(SqlBackend):
@@ -85,6 +99,9 @@ class PostgresBackend(SqlBackend):
         except BaseException:
             session.close()
             raise
+        if version == "1" and not standby:
+            backend.upgrade_from_1()
+            version = str(SCHEMA_VERSION)
         if version is None or not version.isdigit() or int(version) != SCHEMA_VERSION:
             session.close()
             raise CorruptStoreError(
@@ -118,6 +135,19 @@ class PostgresBackend(SqlBackend):
         finally:
             session.close()
         logger.info("created the store %s", url)
+
+    def upgrade_from_1(self) -> None:
+        """Add schema 2's empty tables, once, in one transaction (a concurrent upgrade is waited for)."""
+        try:
+            with self.pg.transaction(write=True):
+                self.pg.lock("schema")
+                if self.meta("schema_version") == "1":
+                    self.pg.execute_sql(sql.SQL(_SIDE_TABLES))
+                    self.set_meta("schema_version", str(SCHEMA_VERSION))
+                    logger.info("upgraded %s to schema 2 (tables for TTL leases and embeddings)", self.location)
+        except BaseException:
+            self.pg.close()
+            raise
 
     def close(self) -> None:
         """Give back the connection (a worker's pool keeps it for the next store)."""

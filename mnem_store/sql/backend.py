@@ -16,9 +16,11 @@ from collections.abc import Iterable
 from ..backend import Backend
 from ..errors import CorruptStoreError
 from ..layout import Head, format_head, parse_head
+from .leases import SqlLeases
 from .objects import SqlObjectStore
 from .session import Session
 from .states import SqlStateStore
+from .vectors import SqlVectors
 
 __all__ = ["SqlBackend"]
 
@@ -35,6 +37,8 @@ class SqlBackend(Backend):
         self.read_only = read_only
         self.objects = SqlObjectStore(session)
         self.states = SqlStateStore(session)
+        self.leases = SqlLeases(session)
+        self.vectors = SqlVectors(session)
 
     @property
     def writing(self) -> bool:

@@ -36,7 +36,8 @@ DB_FILE = "store.sqlite3"
 #: 2: states are stored as per-commit change rows with occasional snapshots.
 #: 3: HEAD and config are rows of ``meta`` (no longer files beside the database), and
 #:    every commit has a corrected time for history in graph order.
-SCHEMA_VERSION = 3
+#: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
+SCHEMA_VERSION = 4
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
@@ -44,7 +45,20 @@ DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: into more pages.
 PAGE_SIZE = 2048
 
-_SCHEMA = """
+#: Schema 4's tables, also what ``migrate.upgrade_from_3`` adds.
+SIDE_TABLES = """
+CREATE TABLE IF NOT EXISTS leases (
+    branch TEXT NOT NULL, node_id TEXT NOT NULL, expires INTEGER NOT NULL, ttl INTEGER NOT NULL,
+    PRIMARY KEY (branch, node_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS leases_by_expiry ON leases (branch, expires);
+CREATE TABLE IF NOT EXISTS vectors (
+    model TEXT NOT NULL, object BLOB NOT NULL, field TEXT NOT NULL, vector BLOB NOT NULL,
+    UNIQUE (model, object, field)
+);
+"""
+
+_SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS objects (key INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kind INTEGER NOT NULL, data BLOB);
 CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, target BLOB NOT NULL) WITHOUT ROWID;
@@ -62,7 +76,7 @@ CREATE TABLE IF NOT EXISTS changes (
     PRIMARY KEY (commit_key, name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
-"""
+{SIDE_TABLES}"""
 
 
 
@@ -221,10 +235,10 @@ class Database(Session):
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
             )
-        if version == SCHEMA_VERSION - 1:
-            from .migrate import upgrade_from_2
+        if version in (2, 3):
+            from .migrate import upgrade
 
-            upgrade_from_2(self)
+            upgrade(self, version)
         elif version < SCHEMA_VERSION:
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads only {SCHEMA_VERSION}; "

@@ -1,4 +1,7 @@
-"""Upgrading a schema-2 store (HEAD and config as files) to schema 3, once, in one transaction.
+"""Upgrading an older store's schema, once per step, each step in one transaction.
+
+Schema 3 to 4 adds the tables adapters keep beside history (``leases``,
+``vectors``), empty.  Schema 2 to 3 is the larger step:
 
 Schema 2 kept HEAD and config as files beside the database, so a checkout
 renamed a file outside the transaction that moved the refs.  Schema 3 keeps
@@ -16,9 +19,9 @@ from ..errors import CorruptStoreError, StoreIoError
 from ..layout import parse_config, parse_head
 from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
-from .database import Database
+from .database import SIDE_TABLES, Database
 
-__all__ = ["upgrade_from_2"]
+__all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3"]
 
 logger = logging.getLogger(__name__)
 
@@ -32,13 +35,31 @@ def _read(db: Database, name: str) -> str:
         raise CorruptStoreError(f"{name} is unreadable: {exc}") from None
 
 
-def upgrade_from_2(db: Database) -> None:
-    """Move HEAD and config into the database and add corrected times (schema 2 -> 3)."""
+def upgrade(db: Database, version: int) -> None:
+    """Bring a schema-2 or -3 store to the current schema, step by step."""
     if db.read_only:
         raise StoreIoError(
             "this store was written by an older release and must be upgraded once, which needs write access: "
             "run any mnem command on it (or on a copy) where it can be written"
         )
+    if version == 2:
+        upgrade_from_2(db)
+    upgrade_from_3(db)
+
+
+def upgrade_from_3(db: Database) -> None:
+    """Add the empty ``leases`` and ``vectors`` tables (schema 3 -> 4)."""
+    with db.write() as conn:
+        if db.meta("schema_version") != "3":  # another process upgraded it while we waited
+            return
+        for statement in filter(str.strip, SIDE_TABLES.split(";")):
+            conn.execute(statement)
+        db.set_meta("schema_version", "4")
+    logger.info("upgraded %s to schema 4 (tables for TTL leases and embeddings)", db.path.parent)
+
+
+def upgrade_from_2(db: Database) -> None:
+    """Move HEAD and config into the database and add corrected times (schema 2 -> 3)."""
     head_text, config_text = _read(db, "HEAD"), _read(db, "config")
     parse_head(head_text)
     parse_config(config_text)

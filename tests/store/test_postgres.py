@@ -79,6 +79,20 @@ def test_many_stores_share_one_database_and_never_mix(tmp_path: Path) -> None:
     assert [c["message"] for c in ok("--json", "log", cwd=two).json] == ["in two"]
 
 
+def test_a_schema_1_store_gains_the_lease_and_vector_tables_once(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "old", "postgresql")
+    write(store, "before", 1000, {"fact": "kept"})
+    with pg_stores.connect(pg_stores.url_of(store)) as conn:
+        conn.execute("DROP TABLE leases")
+        conn.execute("DROP TABLE vectors")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    assert ok("--json", "ls", "--live", cwd=store).json == ["fact"]
+    with pg_stores.connect(pg_stores.url_of(store)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+    assert ok("verify", cwd=store).code == 0
+
+
 def build_history(store: Path) -> None:
     """Branches, a merge, a deletion and a node id with odd characters."""
     write(store, "root", 1000, {"plan": "basic", "owner": "ann", "odd id/ü ✓": {"nested": [1, 2.5, None]}})

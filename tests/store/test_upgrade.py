@@ -57,3 +57,25 @@ def test_a_schema_2_store_with_a_damaged_head_file_is_refused_unchanged(sqlite_s
     finally:
         conn.close()
     assert (store / ".mnem" / "HEAD").read_text() == "ref: no way\n"
+
+
+def test_a_schema_3_store_gains_the_lease_and_vector_tables_once(sqlite_store):
+    store = sqlite_store
+    assert run_mnem("add", "k", '"v"', cwd=store).code == 0
+    assert run_mnem("commit", "-m", "c", cwd=store).code == 0
+    conn = sqlite3.connect(store / DB)
+    try:
+        conn.execute("DROP TABLE leases")
+        conn.execute("DROP TABLE vectors")
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+        conn.commit()
+    finally:
+        conn.close()
+    assert run_mnem("--json", "ls", "--live", cwd=store).json == ["k"]
+    conn = sqlite3.connect(store / DB)
+    try:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("4",)
+        assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
+    finally:
+        conn.close()
+    assert run_mnem("verify", cwd=store).code == 0

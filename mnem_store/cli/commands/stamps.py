@@ -22,6 +22,10 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--node", metavar="ID", action="append", help="only this node (repeatable); absent nodes are left out"
     )
     parser.add_argument(
+        "--live", action="store_true",
+        help="leave out nodes whose lease (write's ttl) on HEAD's branch has run out; needs no REV",
+    )
+    parser.add_argument(
         "--prefix", metavar="TEXT", action="append",
         help="only nodes whose id starts with TEXT (repeatable; with --node, both sets)",
     )
@@ -29,7 +33,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print each node at ``REV`` with the times it was created and last updated."""
-    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node, args.prefix)
+    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node, args.prefix, live=args.live)
     data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
     paint = ctx.paint
     if not stamped:

@@ -3,24 +3,47 @@
 The batch is applied to the branch tip inside one write transaction, so
 concurrent writers never lose each other's work, and staging is left alone.
 This is what the bridge's ``remember`` / ``remember_many`` / ``forget`` use.
+
+Two keys of a put attach what is kept beside history, in the same
+transaction: ``ttl`` (ms) gives the node a lease on the branch that runs
+out that long after the commit (``mnem_store.expiry``; a put without one
+ends any lease), and ``vectors`` stores embeddings of the node's value for
+``mnem similar``: ``{"model": NAME, "fields": {PATH: base64 of
+little-endian float32}}``.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
+import binascii
+from dataclasses import dataclass
+from dataclasses import field as default
 from typing import Any
 
 from ... import porcelain
 from ...canonical import check_content, parse_json
-from ...errors import CommandError, UsageError
+from ...errors import UsageError
 from ...objects import CONTENT_KINDS, MemoryNode, Provenance
 from ...repo import default_author
-from ..context import Context, Outcome, check_node_id, check_text, commit_time
+from ..context import Context, Outcome, check_node_id, check_text, commit_time, read_payload
 from ..render import first_line, short
 
 _PROVENANCE_KEYS = {"step": "agent_step", "source": "source", "observation": "observation",
                     "tool_call": "tool_call", "note": "note"}
-_PUT_KEYS = {"id", "content", "content_kind", "event_time", *_PROVENANCE_KEYS}
+_PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", *_PROVENANCE_KEYS}
+#: The longest lease: a hundred years, so expiry times stay far inside a 64-bit integer.
+_MAX_TTL_MS = 100 * 366 * 24 * 3600 * 1000
+
+
+@dataclass
+class Payload:
+    """A parsed write payload: nodes to put, ids to delete, and what the puts attach beside history."""
+
+    puts: list[MemoryNode] = default(default_factory=list)
+    deletes: list[str] = default(default_factory=list)
+    ttls: dict[str, int] = default(default_factory=dict)
+    vectors: list[tuple[str, MemoryNode, str, bytes]] = default(default_factory=list)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -32,8 +55,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", metavar="FILE", help="read the JSON payload from FILE instead of stdin")
 
 
-def parse_put(item: Any, index: int) -> MemoryNode:
-    """One ``put`` entry of the payload as a node; ``index`` names the entry in error messages.
+def parse_put(item: Any, index: int, into: Payload) -> None:
+    """Add one ``put`` entry of the payload to ``into``; ``index`` names the entry in error messages.
 
     Every key is checked here, so a bad batch is refused, naming the entry
     at fault, before anything is written.
@@ -61,11 +84,42 @@ def parse_put(item: Any, index: int) -> MemoryNode:
         if value is not None:
             prov[field] = value
     content = check_content(item["content"], f"{where}.content")
-    return MemoryNode(item["id"], content, kind, Provenance(**prov), event_time)
+    node = MemoryNode(item["id"], content, kind, Provenance(**prov), event_time)
+    into.puts.append(node)
+    ttl = item.get("ttl")
+    if ttl is not None:
+        if type(ttl) is not int or not 0 < ttl <= _MAX_TTL_MS:
+            raise UsageError(f"{where}.ttl must be a positive integer of milliseconds (at most a hundred years)")
+        into.ttls[node.id] = ttl
+    else:
+        into.ttls.pop(node.id, None)  # the last put of an id decides its lease
+    if item.get("vectors") is not None:
+        into.vectors += _vectors(item["vectors"], node, f"{where}.vectors")
 
 
-def parse_payload(raw: bytes) -> tuple[list[MemoryNode], list[str]]:
-    """The payload ``{"put": [...], "delete": [...]}`` as the nodes to write and the ids to delete."""
+def _vectors(spec: Any, node: MemoryNode, where: str) -> list[tuple[str, MemoryNode, str, bytes]]:
+    """A put's ``vectors`` entry as ``(model, node, field, float32 bytes)`` rows."""
+    if not isinstance(spec, dict) or set(spec) != {"model", "fields"}:
+        raise UsageError(f'{where} must be an object with "model" and "fields"')
+    model, fields = spec["model"], spec["fields"]
+    if not isinstance(model, str) or not model or not isinstance(fields, dict):
+        raise UsageError(f"{where}.model must be a non-empty string and {where}.fields an object")
+    return [(model, node, path, decode_vector(text, f"{where}.fields[{path!r}]")) for path, text in fields.items()]
+
+
+def decode_vector(text: Any, where: str) -> bytes:
+    """A vector as the payloads carry it, base64 of little-endian float32 values, checked."""
+    try:
+        vector = base64.b64decode(text, validate=True) if isinstance(text, str) else b""
+    except (binascii.Error, ValueError):
+        vector = b""
+    if not vector or len(vector) % 4:
+        raise UsageError(f"{where} must be base64 of little-endian float32 values")
+    return vector
+
+
+def parse_payload(raw: bytes) -> Payload:
+    """The payload ``{"put": [...], "delete": [...]}``: the nodes to write, the ids to delete, leases and vectors."""
     payload = parse_json(raw, "the write payload", check=False)  # each put's content is checked by parse_put
     if not isinstance(payload, dict) or set(payload) - {"put", "delete"}:
         raise UsageError('the write payload must be an object with "put" and/or "delete"')
@@ -74,23 +128,21 @@ def parse_payload(raw: bytes) -> tuple[list[MemoryNode], list[str]]:
         raise UsageError('"put" and "delete" must be arrays')
     if not all(isinstance(d, str) for d in deletes):
         raise UsageError('"delete" must be an array of node ids')
-    return [parse_put(item, i) for i, item in enumerate(puts)], deletes
+    parsed = Payload(deletes=deletes)
+    for i, item in enumerate(puts):
+        parse_put(item, i, parsed)
+    return parsed
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
-    try:
-        if args.file is not None and args.file != "-":
-            with open(args.file, "rb") as handle:
-                raw = handle.read()
-        else:
-            raw = ctx.stdin.read()
-    except OSError as exc:
-        raise CommandError(f"reading {args.file}", "store_io", cause=exc.strerror or str(exc)) from None
-    puts, deletes = parse_payload(raw)
+    payload = parse_payload(read_payload(args.file, ctx))
     message = check_text(args.message, "--message")
     author = check_text(default_author(args.author), "--author")
-    written = porcelain.write(ctx.repo(), puts, deletes, message, author, args.time, skip_missing=args.skip_missing)
+    written = porcelain.write(
+        ctx.repo(), payload.puts, payload.deletes, message, author, args.time, skip_missing=args.skip_missing,
+        ttls=payload.ttls, vectors=payload.vectors,
+    )
     if written.commit is None:
         return Outcome({"commit": None, "changes": {}}, "nothing to write\n")
     commit_raw, commit = written.commit

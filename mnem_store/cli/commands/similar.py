@@ -1,0 +1,35 @@
+"""``mnem similar [REV] --model NAME --vector BASE64`` (extension): nodes ranked by embedding similarity.
+
+An adapter that embeds values (LangGraph's ``IndexConfig``) stores vectors
+with its writes (``mnem write``'s ``vectors``) and asks here which nodes
+are closest to its query's embedding; the arithmetic is done where the
+vectors are, so only scores cross the process boundary.  The scoring is in
+``mnem_store.similarity``.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from ... import porcelain
+from ..context import Context, Outcome
+from .write import decode_vector
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``similar``'s arguments: the revision, the model and query vector, and which nodes."""
+    parser.add_argument("rev", nargs="?", help="a branch name or commit id (default: HEAD's commit)")
+    parser.add_argument("--model", required=True, help="the name the vectors were stored under")
+    parser.add_argument("--vector", required=True, metavar="BASE64", help="the query: base64 of little-endian float32")
+    parser.add_argument("--node", metavar="ID", action="append", help="only this node (repeatable)")
+    parser.add_argument("--prefix", metavar="TEXT", action="append", help="only nodes under TEXT (repeatable)")
+    parser.add_argument("--live", action="store_true", help="leave out expired nodes (as stamps --live)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Print node ids with their cosine similarity, best first (JSON: ``{id: score}``)."""
+    query = decode_vector(args.vector, "--vector")
+    found = porcelain.similar(ctx.repo(), args.model, query, args.rev, args.node, args.prefix, live=args.live)
+    if not found:
+        return Outcome(found, f"{ctx.paint('245', '(no vectors)')}\n")
+    return Outcome(found, "".join(f"{score:.4f}  {node_id}\n" for node_id, score in found.items()))

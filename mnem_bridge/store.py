@@ -708,6 +708,20 @@ class Store:
         """
         return self._read(_expired, "expire", f"--author={resolve_author(author)}")
 
+    def embed(self, model: str, vectors: Mapping[str, Mapping[str, str]], *, at: str | None = None) -> int:
+        """Store vectors for the values nodes hold at ``at``, without a commit (``mnem embed``).
+
+        Args:
+            model: The name to store them under.
+            vectors: ``{node id: {field: vector}}``, each vector as ``pack_vector`` makes it.
+            at: A commit-ish (default: HEAD's commit); ids absent there are skipped.
+
+        Returns:
+            How many nodes got vectors.
+        """
+        args = ["embed", f"--model={model}", "--", *([] if at is None else [at])]
+        return self._read(lambda doc: int(doc["embedded"]), *args, payload=encode_json(dict(vectors)))
+
     def similar(
         self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
         prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,

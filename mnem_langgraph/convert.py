@@ -100,13 +100,14 @@ def value_of(content: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One item of a snapshot: where it lives, its value and its two times."""
+    """One item of a snapshot: where it lives, its value, its two times, and when its TTL runs out (None: never)."""
 
     namespace: tuple[str, ...]
     key: str
     value: dict[str, Any]
     created: int
     updated: int
+    expires: int | None = None
 
     def item(self) -> Item:
         """A fresh ``Item``: callers may mutate its value, and a pinned view keeps its snapshot."""

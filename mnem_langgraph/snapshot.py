@@ -37,6 +37,11 @@ class Snapshot:
         self._by_key = {(e.namespace, e.key): e for e in self._entries}
         self._spaces = set(spaces) if spaces is not None else {e.namespace for e in self._entries}
 
+    @property
+    def entries(self) -> list[Entry]:
+        """The items, in ``(namespace, key)`` order."""
+        return list(self._entries)
+
     @classmethod
     def listing(cls, ids: Iterable[str]) -> Snapshot:
         """The namespaces the ids lie in, and no items: answers namespace listings only."""
@@ -56,11 +61,23 @@ class Snapshot:
         for nid, stamped in timed.items():
             parsed = parse_node_id(nid)
             if parsed is not None:
-                entries.append(Entry(*parsed, value_of(stamped.node.content), stamped.created, stamped.updated))
+                entries.append(
+                    Entry(*parsed, value_of(stamped.node.content), stamped.created, stamped.updated, stamped.expires)
+                )
         return cls(entries)
 
     @classmethod
     def load(cls, store: Store, reads: Sequence[Op], at: str | None = None) -> Snapshot:
+        """``reads``' snapshot: the live memory of HEAD's branch (expired items left out), or the commit ``at``."""
+        return cls.of_live(store, reads) if at is None else cls.read(store, reads, at)
+
+    @classmethod
+    def of_live(cls, store: Store, reads: Sequence[Op]) -> Snapshot:
+        """The current branch's memory as ``reads`` need it, without the items whose TTL ran out."""
+        return cls.read(store, reads, None, live=True)
+
+    @classmethod
+    def read(cls, store: Store, reads: Sequence[Op], at: str | None, *, live: bool = False) -> Snapshot:
         """Read what ``reads`` need in one invocation, and no more.
 
         Gets fetch only their own nodes (a short history walk each); a
@@ -75,6 +92,7 @@ class Snapshot:
             store: The bridge store.
             reads: The batch's read ops.
             at: A commit-ish, or ``None`` for HEAD's commit.
+            live: Leave out items whose TTL ran out, and learn the others' expiry (HEAD's branch only).
 
         Returns:
             The snapshot.
@@ -90,16 +108,26 @@ class Snapshot:
                 if prefixes is not None:
                     prefixes.append(prefix)
         if all(isinstance(op, ListNamespacesOp) for op in reads):  # ids alone: no node is read (``mnem ls``)
-            return cls.listing(store.node_ids(prefixes=prefixes, at=at))
+            return cls.listing(store.node_ids(prefixes=prefixes, at=at, live=live))
         if prefixes is None:
-            return cls.of(store.node_times(at=at))
-        return cls.of(store.node_times(ids, prefixes=prefixes, at=at))
+            return cls.of(store.node_times(at=at, live=live))
+        return cls.of(store.node_times(ids, prefixes=prefixes, at=at, live=live))
 
-    def answer(self, op: Op) -> Result:
+    def expiring(self, namespace: tuple[str, ...], key: str) -> bool:
+        """Whether the item has a TTL (so a read that refreshes TTLs must touch it)."""
+        entry = self._by_key.get((tuple(namespace), key))
+        return entry is not None and entry.expires is not None
+
+    def answer(self, op: Op, similarity: Mapping[str, float] | None = None) -> Result:
         """The result of one read op.
 
         Args:
             op: A ``GetOp``, ``SearchOp`` or ``ListNamespacesOp``.
+            similarity: For a search with a query on a store with an
+                embedding index: ``{node id: score}`` of the candidates
+                that have vectors (``Store.similar``).  They come first, best
+                first; the rest follow without a score, as in InMemoryStore.
+                Without it, a query ranks by BM25 (``ranking``).
 
         Returns:
             What InMemoryStore would return for it, with the documented differences.
@@ -119,6 +147,10 @@ class Snapshot:
             page = slice(op.offset, op.offset + op.limit)
             if not op.query:
                 return [e.search_item() for e in hits[page]]
+            if similarity is not None:
+                scored = [(similarity.get(node_id(e.namespace, e.key)), e) for e in hits]
+                by_vector = sorted(scored, key=lambda pair: (pair[0] is None, -(pair[0] or 0.0)))  # stable: key order
+                return [e.search_item(score) for score, e in by_vector[page]]
             scores = bm25_scores(op.query, [e.value for e in hits])
             ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
             return [e.search_item(score) for score, e in ranked[page]]

@@ -17,22 +17,25 @@ neither seen nor touched, just as ``mnem write`` leaves them alone.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import logging
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from langgraph.store.base import BaseStore, Op, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, IndexConfig, Item, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
-from mnem_bridge import Blame, Commit, MemoryNode, MergeResult
+from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
 from mnem_bridge.agents import with_retry
 
 from .convert import META_KEY, split_meta
+from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op, node_id
 from .runinfo import run_provenance
 from .snapshot import Snapshot
+from .sweeper import Sweeper
 from .view import MemoryView
 
 __all__ = ["MnemosyneStore", "Resolution"]
@@ -65,6 +68,14 @@ class MnemosyneStore(BaseStore):
             group is killed (``CommandTimeoutError``).  A graph node blocks on
             the store, so a wedged ``mnem`` must not stall it for the bridge's
             default minute when the caller can afford less.
+        index: LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``):
+            puts embed those fields and ``search(query=...)`` ranks by
+            cosine similarity (``index``).  Without one, a query ranks by
+            BM25 over the values' words (``ranking``).
+        ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
+            ``refresh_on_read``, ``sweep_interval_minutes``, which starts
+            the sweeper now).  Expired items vanish from reads at once; a
+            sweep records their removal as one commit (``sweep_ttl``).
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there (or,
@@ -72,7 +83,7 @@ class MnemosyneStore(BaseStore):
         BinaryNotFoundError: No ``mnem`` binary.
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -81,7 +92,12 @@ class MnemosyneStore(BaseStore):
         author: str = "agent",
         mnem: str | os.PathLike[str] | None = None,
         timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
+        index: IndexConfig | None = None,
+        ttl: TTLConfig | None = None,
     ) -> None:
+        self.index_config = index
+        self._index = EmbeddingIndex(index) if index else None
+        self.ttl_config = ttl
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
         try:
@@ -90,6 +106,9 @@ class MnemosyneStore(BaseStore):
             self._client.close()  # no worker outlives a store that could not be opened
             raise
         self.author = author
+        self._sweeper = Sweeper(self.sweep_ttl)
+        if ttl and ttl.get("sweep_interval_minutes"):
+            self.start_ttl_sweeper()
 
     @property
     def root(self) -> Path | mnem_bridge.StoreUrl:
@@ -100,12 +119,13 @@ class MnemosyneStore(BaseStore):
         return f"<MnemosyneStore {str(self.root)!r} author={self.author!r}>"
 
     def close(self) -> None:
-        """End this store's ``mnem`` worker (a later call starts a new one).
+        """Stop the TTL sweeper and end this store's ``mnem`` worker (a later call starts a new one).
 
         The client is closed here, not through the bridge ``Store``: a
         ``Store`` handed a client leaves it to whoever made it, so closing only
         the ``Store`` left the worker running until interpreter exit.
         """
+        self._sweeper.stop()
         self._client.close()
 
     def __enter__(self) -> MnemosyneStore:
@@ -138,30 +158,49 @@ class MnemosyneStore(BaseStore):
             ValueError: An unknown op, a bad ``_meta``, or a value that is not JSON.
             MnemError: The store refused (e.g. ``InvalidRefError`` on a detached HEAD).
         """
-        ops = list(ops)
-        return self._batch(ops, _run_of(ops))
+        ops = _checked(ops)
+        embedded = self._index.embed(ops) if self._index else Embedded()
+        return self._batch(ops, _run_of(ops), embedded)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does.
 
-        The run's provenance is read here, on the caller's thread, where the tool running is visible.
+        The run's provenance is read here, on the caller's thread, where the
+        tool running is visible; embeddings use the embedder's async API.
         """
-        ops = list(ops)
-        return await asyncio.to_thread(self._batch, ops, _run_of(ops))
+        ops = _checked(ops)
+        embedded = await self._index.aembed(ops) if self._index else Embedded()
+        return await asyncio.to_thread(self._batch, ops, _run_of(ops), embedded)
 
-    def _batch(self, ops: list[Op], run: Mapping[str, str]) -> list[Result]:
-        """``batch``, with ``run`` the provenance of puts that carry no ``_meta`` (see ``runinfo``)."""
-        for op in ops:
-            check_op(op)
+    def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
+        """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors."""
         reads = [op for op in ops if not isinstance(op, PutOp)]
         snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
-        results = [None if isinstance(op, PutOp) else snapshot.answer(op) for op in ops]
+        results = [
+            None if isinstance(op, PutOp) else snapshot.answer(op, similarity(self._store, self._index, op, embedded))
+            for op in ops
+        ]
+        self._refresh(ops, results, snapshot)
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
-            self._write(writes, run)
+            self._write(writes, run, embedded)
         return results
 
-    def _write(self, writes: Mapping[str, PutOp], run: Mapping[str, str]) -> None:
+    def _refresh(self, ops: list[Op], results: list[Result], snapshot: Snapshot) -> None:
+        """Restart the TTL of the items reads returned, for the reads that refresh (``refresh_ttl``)."""
+        touched: list[str] = []
+        for op, result in zip(ops, results, strict=True):
+            if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):
+                found: list[Item] = [result]
+            elif isinstance(op, SearchOp) and op.refresh_ttl and isinstance(result, list):
+                found = [item for item in result if isinstance(item, Item)]
+            else:
+                continue
+            touched += [node_id(i.namespace, i.key) for i in found if snapshot.expiring(i.namespace, i.key)]
+        if touched:
+            self._store.touch(dict.fromkeys(touched))
+
+    def _write(self, writes: Mapping[str, PutOp], run: Mapping[str, str], embedded: Embedded) -> None:
         puts: list[dict[str, Any]] = []
         deletes: list[str] = []
         for nid, op in writes.items():
@@ -170,7 +209,13 @@ class MnemosyneStore(BaseStore):
             else:
                 content, provenance = split_meta(op.value)
                 has_meta = isinstance(op.value, Mapping) and META_KEY in op.value
-                puts.append({"id": nid, "content": content, **(provenance if has_meta else run)})
+                put: dict[str, Any] = {"id": nid, "content": content, **(provenance if has_meta else run)}
+                if op.ttl is not None:
+                    put["ttl"] = max(1, round(op.ttl * 60_000))  # minutes, as LangGraph counts them, to ms
+                vectors = embedded.puts.get((tuple(op.namespace), op.key))
+                if vectors:
+                    put["vectors"] = vectors
+                puts.append(put)
         message = "; ".join(
             f"{verb} {_listing(ids)}" for verb, ids in (("put", [p["id"] for p in puts]), ("delete", deletes)) if ids
         )
@@ -178,6 +223,71 @@ class MnemosyneStore(BaseStore):
             lambda: self._store.write(puts, deletes, message=message, author=self.author, skip_missing=True)
         )
         logger.debug("%s -> %s %s", message, commit.id if commit else "no commit", changes)
+
+    # ------------------------------------------------------------------ TTL
+    def sweep_ttl(self) -> int:
+        """Remove the items whose TTL ran out, as one commit by this store's author (``mnem expire``).
+
+        Expired items are already hidden from every read; the sweep records
+        their removal, so history says when they went and why (the commit
+        message names them).
+
+        Returns:
+            How many items were removed.
+        """
+        _, removed = with_retry(lambda: self._store.expire(author=self.author))
+        return len(removed)
+
+    async def asweep_ttl(self) -> int:
+        """``sweep_ttl`` in a worker thread."""
+        return await asyncio.to_thread(self.sweep_ttl)
+
+    def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
+        """Sweep in a background thread every ``sweep_interval_minutes`` (else the ``TTLConfig``'s, else 5).
+
+        Returns:
+            A future that is done when the sweeper stops; cancelling it stops the sweeper.
+        """
+        minutes = sweep_interval_minutes or (self.ttl_config or {}).get("sweep_interval_minutes") or 5
+        return self._sweeper.start(float(minutes) * 60)
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the background sweeper.
+
+        Args:
+            timeout: Seconds to wait for it to finish a sweep in progress.
+
+        Returns:
+            Whether it stopped within the timeout (True when none was running).
+        """
+        return self._sweeper.stop(timeout)
+
+    # ------------------------------------------------------------------ embeddings
+    def rebuild_index(self) -> int:
+        """Embed every item on the current branch with this store's ``index`` and store the vectors.
+
+        For an index that is new or whose embedder changed: vectors are
+        stored under the embedder's name, so a new embedder starts empty.
+        Items are embedded with the configured ``fields`` (a per-put
+        ``index=`` choice is not recorded in memory, so it is not repeated).
+        No commit is made.
+
+        Returns:
+            How many items got vectors.
+
+        Raises:
+            ValueError: The store has no ``index``.
+        """
+        if self._index is None:
+            raise UsageError("this store has no index to rebuild: pass index=IndexConfig(...) when opening it")
+        commit = self._store.head_commit()
+        if commit is None:
+            return 0
+        snapshot = Snapshot.of(self._store.node_times(at=commit))
+        puts = [PutOp(e.namespace, e.key, e.value) for e in snapshot.entries]
+        embedded = self._index.embed(puts)
+        vectors = {node_id(*key): spec["fields"] for key, spec in embedded.puts.items()}
+        return self._store.embed(self._index.model, vectors, at=commit) if vectors else 0
 
     # ------------------------------------------------------------------ history
     def branch(self, name: str, start: str | None = None) -> str:
@@ -275,7 +385,15 @@ class MnemosyneStore(BaseStore):
         Raises:
             InvalidRefError: ``rev`` names nothing.
         """
-        return MemoryView(self._store, self._store.resolve(rev))
+        return MemoryView(self._store, self._store.resolve(rev), self._index)
+
+
+def _checked(ops: Iterable[Op]) -> list[Op]:
+    """The ops as a list, each checked against BaseStore's rules first: a bad op changes nothing."""
+    ops = list(ops)
+    for op in ops:
+        check_op(op)
+    return ops
 
 
 def _run_of(ops: list[Op]) -> Mapping[str, str]:

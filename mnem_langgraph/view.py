@@ -17,6 +17,7 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result
 
 from mnem_bridge import Store
 
+from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op
 from .snapshot import Snapshot
 
@@ -35,13 +36,16 @@ class MemoryView(BaseStore):
     Args:
         store: The bridge store.
         commit: The full commit id to show.
+        index: The store's embedding index: a query then ranks by the
+            vectors of the values the commit held.
     """
 
     supports_ttl = False
 
-    def __init__(self, store: Store, commit: str) -> None:
+    def __init__(self, store: Store, commit: str, index: EmbeddingIndex | None = None) -> None:
         self._store = store
         self.commit = commit
+        self._index = index
         self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:
@@ -68,7 +72,9 @@ class MemoryView(BaseStore):
                     f"the view of commit {self.commit[:12]} is read-only; write through the MnemosyneStore, "
                     f"or branch from this commit (store.branch(name, start={self.commit[:12]!r}))"
                 )
-        return [self._memory().answer(op) for op in ops]
+        embedded = self._index.embed(ops) if self._index else Embedded()
+        memory = self._memory()
+        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit)) for op in ops]
 
     def _memory(self) -> Snapshot:
         if self._snapshot is None:

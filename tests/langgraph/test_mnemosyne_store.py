@@ -177,18 +177,18 @@ def test_a_read_asks_mnem_only_for_the_namespace_it_can_return(mstore, caplog):
         return found, lines[0]
 
     found, line = read_line(lambda: mstore.search(U1))
-    assert [i.namespace for i in found] == [U1] and line.endswith(" stamps --prefix=memories:u1: --")
+    assert [i.namespace for i in found] == [U1] and line.endswith(" stamps --live --prefix=memories:u1: --")
     found, line = read_line(lambda: mstore.batch([GetOp(("other",), "k"), SearchOp(("memories", "u10"))]))
     assert found[0].value == {"v": 3} and [i.value for i in found[1]] == [{"v": 2}]
-    assert line.endswith(" stamps --node=other:k --prefix=memories:u10: --")
+    assert line.endswith(" stamps --live --node=other:k --prefix=memories:u10: --")
     # A listing needs ids only: no node is read.
     found, line = read_line(lambda: mstore.list_namespaces(prefix=("memories", "*")))
-    assert found == [U1, ("memories", "u10")] and line.endswith(" ls --prefix=memories: --")
+    assert found == [U1, ("memories", "u10")] and line.endswith(" ls --live --prefix=memories: --")
     found, line = read_line(lambda: mstore.list_namespaces(suffix=("u1",)))  # a suffix can be anywhere
-    assert found == [U1] and line.endswith(" ls --")
+    assert found == [U1] and line.endswith(" ls --live --")
     found, line = read_line(lambda: mstore.batch([ListNamespacesOp(), SearchOp(("other",))]))
     assert found[0] == [U1, ("memories", "u10"), ("other",)] and [i.key for i in found[1]] == ["k"]
-    assert line.endswith(" stamps --")  # a search beside it needs the items: the whole store, once
+    assert line.endswith(" stamps --live --")  # a search beside it needs the items: the whole store, once
 
 
 def test_list_namespaces_has_no_phantoms_and_supports_the_conditions(mstore):
@@ -201,13 +201,6 @@ def test_list_namespaces_has_no_phantoms_and_supports_the_conditions(mstore):
     assert mstore.list_namespaces(suffix=("x", "*")) == [("a", "x", "c")]
     assert mstore.list_namespaces(max_depth=1) == [("a",), ("z",)]
     assert mstore.list_namespaces(limit=1, offset=1) == [("a", "x", "c")]
-
-
-def test_ttl_is_refused_as_basestore_documents(mstore):
-    assert MnemosyneStore.supports_ttl is False
-    with pytest.raises(NotImplementedError, match="TTL is not supported by MnemosyneStore"):
-        mstore.put(U1, "k", {"v": 1}, ttl=5)
-    mstore.put(U1, "k", {"v": 1}, ttl=None)
 
 
 def test_at_reads_the_past_and_refuses_writes(mstore):

@@ -143,9 +143,9 @@ def check_op(op: Op) -> None:
     The public methods (``put``, ``get``, ...) validate before they build an
     op, but ``batch`` is public too and upstream's own tests feed it ops
     the methods would refuse.  Every op gets ``validate_op_namespace``'s
-    label checks; a put (not a delete) must also have at least one label
-    and may not live under the reserved ``"langgraph"`` root, as ``put``
-    requires.
+    label checks; a put (not a delete) must also have at least one label.
+    The reserved ``"langgraph"`` root is ``put``'s rule alone: LangGraph's
+    stores accept it from ``batch`` (their own tests write it that way).
 
     A get, put or delete must also name a node ``mnem`` can address: its
     labels and key must be text (no lone surrogates) and the key may not
@@ -167,8 +167,5 @@ def check_op(op: Op) -> None:
     validate_op_namespace(op)
     if isinstance(op, (GetOp, PutOp)):
         _check_nameable(op.namespace, op.key)
-    if isinstance(op, PutOp) and op.value is not None:
-        if not op.namespace:
-            raise InvalidNamespaceError("Namespace cannot be empty.")
-        if op.namespace[0] == "langgraph":
-            raise InvalidNamespaceError(f'Root label for namespace cannot be "langgraph". Got: {op.namespace}')
+    if isinstance(op, PutOp) and op.value is not None and not op.namespace:
+        raise InvalidNamespaceError("Namespace cannot be empty.")

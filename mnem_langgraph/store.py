@@ -97,6 +97,8 @@ class MnemosyneStore(BaseStore):
     ) -> None:
         self.index_config = index
         self._index = EmbeddingIndex(index) if index else None
+        #: The embedder, as LangGraph's stores expose it (None without an index).
+        self.embeddings = self._index.embeddings if self._index else None
         self.ttl_config = ttl
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
@@ -187,7 +189,14 @@ class MnemosyneStore(BaseStore):
         return results
 
     def _refresh(self, ops: list[Op], results: list[Result], snapshot: Snapshot) -> None:
-        """Restart the TTL of the items reads returned, for the reads that refresh (``refresh_ttl``)."""
+        """Restart the TTL of the items reads returned, for the reads that refresh.
+
+        As in ``SqliteStore`` and ``PostgresStore``, a read refreshes when its
+        ``refresh_ttl`` is true *and* the store's ``TTLConfig`` turns
+        ``refresh_on_read`` on: without that setting no read refreshes.
+        """
+        if not (self.ttl_config or {}).get("refresh_on_read", False):
+            return
         touched: list[str] = []
         for op, result in zip(ops, results, strict=True):
             if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):

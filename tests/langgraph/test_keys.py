@@ -61,10 +61,10 @@ def test_check_op_applies_puts_rules_inside_batch():
     check_op(PutOp(("ok",), "k", {"v": 1}))
     check_op(PutOp((), "k", None))  # a delete: labels only, as BaseStore.delete
     check_op(PutOp(("langgraph", "x"), "k", None))
+    check_op(PutOp(("langgraph", "x"), "k", {"v": 1}))  # the reserved root is put()'s rule, not batch's
     check_op(GetOp(("langgraph",), "k"))
     for bad in (
         PutOp((), "k", {"v": 1}),
-        PutOp(("langgraph",), "k", {"v": 1}),
         PutOp(("a.b",), "k", {"v": 1}),
         GetOp(("",), "k"),
         SearchOp(("x\x00",)),

@@ -61,9 +61,11 @@ def test_a_batch_is_one_commit_with_reads_before_writes_and_last_write_winning(m
 
 def test_a_bad_op_anywhere_in_a_batch_changes_nothing(mstore):
     with pytest.raises(InvalidNamespaceError):
-        mstore.batch([PutOp(U1, "a", {"v": 1}), PutOp(("langgraph", "x"), "k", {"v": 1})])
+        mstore.batch([PutOp(U1, "a", {"v": 1}), PutOp(("a.b",), "k", {"v": 1})])
     with pytest.raises(InvalidNamespaceError):
         mstore.batch([PutOp(U1, "a", {"v": 1}), PutOp((), "k", {"v": 1})])
+    with pytest.raises(InvalidNamespaceError, match='cannot be "langgraph"'):
+        mstore.put(("langgraph", "x"), "k", {"v": 1})  # put's rule (batch accepts it, as LangGraph's stores do)
     with pytest.raises(ValueError, match="unknown keys"):
         mstore.put(U1, "a", {"v": 1, "_meta": {"confidence": 1}})
     assert commits(mstore) == 0

@@ -17,7 +17,7 @@ from mnem_bridge import Store, TimedNode
 
 from .convert import Entry, matches_namespace, value_of
 from .filters import matches_filter
-from .keys import id_prefix, node_id, parse_node_id
+from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
 from .ranking import bm25_scores
 
 __all__ = ["Snapshot"]
@@ -44,8 +44,23 @@ class Snapshot:
 
     @classmethod
     def listing(cls, ids: Iterable[str]) -> Snapshot:
-        """The namespaces the ids lie in, and no items: answers namespace listings only."""
-        return cls((), {parsed[0] for nid in ids if (parsed := parse_node_id(nid)) is not None})
+        """The namespaces the ids lie in, and no items: answers namespace listings only.
+
+        A store of many items has few namespaces, so each distinct namespace
+        part of an id is parsed once; the key part is only checked to be one
+        a put could have written (``parse_node_id``'s rule).
+        """
+        spaces: dict[str, tuple[str, ...] | None] = {}
+        found = set()
+        for nid in ids:
+            head, _, key = nid.rpartition(SEPARATOR)
+            if head not in spaces:
+                parsed = parse_node_id(f"{head}{SEPARATOR}k") if head else None
+                spaces[head] = parsed[0] if parsed is not None else None
+            namespace = spaces[head]
+            if namespace is not None and (ESCAPE not in key or decode_part(key) is not None):
+                found.add(namespace)
+        return cls((), found)
 
     @classmethod
     def of(cls, timed: Mapping[str, TimedNode]) -> Snapshot:

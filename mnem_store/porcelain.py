@@ -419,9 +419,7 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
         refuse_rev(rev, "ls")
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
-        ids = repo.commit_nodes(start)
-        wanted = tuple(prefixes) if prefixes is not None else ("",)
-        found = sorted(node_id for node_id in ids if node_id.startswith(wanted))
+        found = sorted(repo.commit_nodes(start) if prefixes is None else repo.commit_nodes_under(start, prefixes))
         if not live:
             return found
         leases = live_leases(repo, None)
@@ -492,8 +490,8 @@ def similar(
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
         nodes = repo.commit_nodes(start)
         if ids is not None or prefixes is not None:
-            wanted, starts = set(ids or ()), tuple(prefixes or ())
-            nodes = {nid: raw for nid, raw in nodes.items() if nid in wanted or (starts and nid.startswith(starts))}
+            named = {nid: nodes[nid] for nid in ids or () if nid in nodes}
+            nodes = {**repo.commit_nodes_under(start, prefixes or ()), **named}
         if live:
             leases = live_leases(repo, None)
             nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}

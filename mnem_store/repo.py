@@ -240,6 +240,10 @@ class Repo:
         """The state map of a commit, or empty for ``None`` (an unborn branch)."""
         return dict(self._image(commit_raw).nodes)
 
+    def commit_nodes_under(self, commit_raw: bytes | None, prefixes: Iterable[str]) -> Nodes:
+        """The part of a commit's state map whose ids start with one of ``prefixes`` (cost: those nodes)."""
+        return self._image(commit_raw).under(prefixes)
+
     def _graph(self, commit_raw: bytes) -> GraphRow:
         """A commit's graph row; a missing or non-commit id raises as ``commit_obj`` does."""
         row = self.states.graph(commit_raw)

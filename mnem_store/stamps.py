@@ -234,9 +234,7 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
 
 
 def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
-    targets = repo.commit_nodes(start)
-    if prefixes is not None:
-        targets = {node_id: raw for node_id, raw in targets.items() if node_id.startswith(prefixes)}
+    targets = repo.commit_nodes(start) if prefixes is None else repo.commit_nodes_under(start, prefixes)
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
     repo.objects.prefetch(targets.values())

@@ -32,6 +32,8 @@ BLOCK = 128
 #: ``{"kind": "state", "nodes": `` in canonical order ("kind" sorts before "nodes").
 _PREFIX = bytes.fromhex("a2646b696e64657374617465656e6f646573")
 _ID_HEAD = b"\x58\x20"  # a 32-byte byte string
+#: The greatest code point: every id that starts with a prefix sorts before prefix + this, but one that goes on with it.
+_LAST = chr(0x10FFFF)
 
 
 def encode_key(node_id: str) -> bytes:
@@ -72,12 +74,35 @@ def _blocks_of(keys: list[bytes], ids: list[bytes]) -> list[_Block]:
 class StateImage:
     """The node map of one state plus its canonical encoding, in blocks."""
 
-    __slots__ = ("_blocks", "_firsts", "nodes")
+    __slots__ = ("_blocks", "_firsts", "_in_text_order", "nodes")
 
     def __init__(self, nodes: dict[str, bytes], blocks: list[_Block]) -> None:
         self.nodes = nodes
         self._blocks = blocks
         self._firsts = [block.keys[0] for block in blocks]
+        self._in_text_order: list[str] | None = None
+
+    def under(self, prefixes: Iterable[str]) -> dict[str, bytes]:
+        """The nodes whose id starts with one of ``prefixes``, in id order.
+
+        The ids are sorted as text once per image (an image never changes,
+        and a worker keeps the tip's), so a namespace read bisects to its
+        first id and walks only its own, instead of testing every id.
+        """
+        if self._in_text_order is None:
+            self._in_text_order = sorted(self.nodes)
+        ordered = self._in_text_order
+        ranges = []
+        for prefix in prefixes:
+            start = bisect_left(ordered, prefix)
+            end = bisect_left(ordered, prefix + _LAST, start)
+            while end < len(ordered) and ordered[end].startswith(prefix):  # ids holding the last code point itself
+                end += 1
+            ranges.append((start, end))
+        picked = [node_id for start, end in sorted(ranges) for node_id in ordered[start:end]]
+        if len(ranges) > 1:  # overlapping prefixes ("a:", "a:b:") name some ids twice
+            picked = sorted(set(picked))
+        return {node_id: self.nodes[node_id] for node_id in picked}
 
     @classmethod
     def empty(cls) -> StateImage:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import json
 
 from conftest import run_mnem
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnem_store.stateimage import StateImage
 
 
 def j(*args, cwd):
@@ -41,3 +45,11 @@ def test_a_bad_revision_is_invalid_ref_and_listed_in_features(store):
     bad = run_mnem("--json", "ls", "nope", cwd=store)
     assert bad.code == 1 and bad.json["error"]["code"] == "invalid_ref"
     assert "ls" in run_mnem("--version", "--json").json["features"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sets(st.text(alphabet="ab:\U0010ffff", max_size=5), max_size=20),
+       st.lists(st.text(alphabet="ab:\U0010ffff", max_size=3), max_size=3))
+def test_a_state_finds_exactly_the_ids_under_its_prefixes(ids, prefixes):
+    image = StateImage.from_nodes({node_id: bytes(32) for node_id in ids})
+    assert list(image.under(prefixes)) == sorted(i for i in ids if prefixes and i.startswith(tuple(prefixes)))

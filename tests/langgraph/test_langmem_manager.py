@@ -1,4 +1,4 @@
-"""langmem's ``create_memory_store_manager`` on MnemosyneStore, unmodified: extracts, finds by meaning, updates, explains.
+"""langmem's ``create_memory_store_manager`` on MnemosyneStore, unmodified: finds by meaning, updates, explains.
 
 A real graph (a stand-in chat node, then the manager itself as the
 ``remember`` node, a checkpointer, the store given at compile time) runs
@@ -162,6 +162,7 @@ def test_the_memory_store_manager_finds_a_memory_by_meaning_and_updates_it_with_
         blame = store.why(NS, sushi)
         assert blame.commit == history[0].id
         updated = blame.provenance
-        assert (updated.source, updated.agent_step, updated.tool_call) == ("langgraph thread second", "remember:2", None)
+        assert (updated.source, updated.agent_step, updated.tool_call) == (
+            "langgraph thread second", "remember:2", None)
         assert updated.note is not None and updated.note.startswith("run ")
         assert store.at(history[1].id).get(NS, sushi).value["content"] == {"content": SUSHI}

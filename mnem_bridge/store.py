@@ -724,7 +724,7 @@ class Store:
 
     def similar(
         self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
-        prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
+        prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False, limit: int | None = None,
     ) -> dict[str, float]:
         """Nodes ranked by cosine similarity of their stored embeddings to ``vector`` (``mnem similar``).
 
@@ -738,15 +738,17 @@ class Store:
             prefixes: Only nodes under these prefixes.
             at: A commit-ish (default: HEAD's commit).
             live: Leave out expired nodes (not with ``at``).
+            limit: Only the best this many.
 
         Returns:
-            ``{node id: score}`` best first; nodes without a vector are left out.
+            ``{node id: score}`` best first (ties by node id); nodes without a vector are left out.
         """
         wanted = None if ids is None else list(ids)
         starts = None if prefixes is None else list(prefixes)
         if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
         args = ["similar", f"--model={model}", f"--vector={pack_vector(vector)}", *(["--live"] if live else []),
+                *([] if limit is None else [f"--limit={limit}"]),
                 *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
                 "--", *([] if at is None else [at])]
         return self._read(lambda doc: {str(node_id): float(score) for node_id, score in doc.items()}, *args)

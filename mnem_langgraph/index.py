@@ -26,15 +26,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import IndexConfig, PutOp, SearchOp
+from langgraph.store.base import IndexConfig, PutOp, SearchItem, SearchOp
 from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, tokenize_path
 
 from mnem_bridge import Store, UsageError
 from mnem_bridge.store import pack_vector
 
-from .keys import id_prefix
+from .keys import id_prefix, parse_node_id
+from .snapshot import Snapshot
 
-__all__ = ["Embedded", "EmbeddingIndex", "similarity"]
+__all__ = ["Embedded", "EmbeddingIndex", "ranked_page", "reads_page_only", "similarity"]
 
 logger = logging.getLogger(__name__)
 
@@ -164,3 +165,51 @@ def similarity(
     prefix = id_prefix(tuple(op.namespace_prefix))
     return store.similar(index.model, embedded.queries[op.query], prefixes=[prefix] if prefix else None, at=at,
                          live=at is None)
+
+
+def reads_page_only(index: EmbeddingIndex | None, op: Any) -> bool:
+    """Whether a search is answered by ``ranked_page``: a query over the whole store, an index, no filter.
+
+    A search under a namespace prefix reads that namespace in one walk
+    (``mnem stamps --prefix``), which costs what the namespace holds and,
+    on PostgreSQL, less than looking up the times of even ten items one by
+    one; a search of the whole store would read every item, so it reads
+    only its page.
+    """
+    return (index is not None and isinstance(op, SearchOp) and bool(op.query) and not op.filter
+            and not op.namespace_prefix)
+
+
+def ranked_page(
+    store: Store, index: EmbeddingIndex, op: SearchOp, embedded: Embedded,
+) -> tuple[list[SearchItem], Snapshot]:
+    """A query search without a filter, reading only the page's items: ``(results, their snapshot)``.
+
+    ``mnem similar`` ranks every candidate where the vectors are and sends
+    the best ``offset + limit``; the page is cut from them (items without a
+    vector follow, in key order, only when the ranking runs out), and only
+    the page's items are read with their times.  The answer equals ``Snapshot.answer``'s; a
+    write landing between the two calls can leave the page an item short.
+    """
+    prefix = id_prefix(tuple(op.namespace_prefix))
+    prefixes = [prefix] if prefix else None
+    end = op.offset + op.limit
+    query = embedded.queries[op.query or ""]
+    ranking = store.similar(index.model, query, prefixes=prefixes, live=True, limit=end)
+    chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
+    if len(chosen) < end == len(ranking):  # ids that are not items took places: rank them all
+        ranking = store.similar(index.model, query, prefixes=prefixes, live=True)
+        chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
+    if len(chosen) < end:  # past the ranked items: the unranked ones, in key order
+        rest = [(parsed, nid) for nid in store.node_ids(prefixes=prefixes, live=True)
+                if nid not in ranking and (parsed := parse_node_id(nid)) is not None]
+        chosen += [nid for _, nid in sorted(rest)][: end - len(chosen)]
+    page = chosen[op.offset :]
+    snapshot = Snapshot.of(store.node_times(page, live=True)) if page else Snapshot(())
+    results = []
+    for nid in page:
+        namespace, key = parse_node_id(nid) or ((), "")
+        entry = snapshot.entry(namespace, key)
+        if entry is not None:
+            results.append(entry.search_item(ranking.get(nid)))
+    return results, snapshot

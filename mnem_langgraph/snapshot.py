@@ -128,6 +128,10 @@ class Snapshot:
             return cls.of(store.node_times(at=at, live=live))
         return cls.of(store.node_times(ids, prefixes=prefixes, at=at, live=live))
 
+    def entry(self, namespace: tuple[str, ...], key: str) -> Entry | None:
+        """The item at ``(namespace, key)``, if the snapshot holds it."""
+        return self._by_key.get((tuple(namespace), key))
+
     def expiring(self, namespace: tuple[str, ...], key: str) -> bool:
         """Whether the item has a TTL (so a read that refreshes TTLs must touch it)."""
         entry = self._by_key.get((tuple(namespace), key))
@@ -141,7 +145,8 @@ class Snapshot:
             similarity: For a search with a query on a store with an
                 embedding index: ``{node id: score}`` of the candidates
                 that have vectors (``Store.similar``).  They come first, best
-                first; the rest follow without a score, as in InMemoryStore.
+                first (ties by node id, as ``mnem similar`` orders them); the
+                rest follow without a score, in key order, as in InMemoryStore.
                 Without it, a query ranks by BM25 (``ranking``).
 
         Returns:
@@ -163,9 +168,11 @@ class Snapshot:
             if not op.query:
                 return [e.search_item() for e in hits[page]]
             if similarity is not None:
-                scored = [(similarity.get(node_id(e.namespace, e.key)), e) for e in hits]
-                by_vector = sorted(scored, key=lambda pair: (pair[0] is None, -(pair[0] or 0.0)))  # stable: key order
-                return [e.search_item(score) for score, e in by_vector[page]]
+                ids = [node_id(e.namespace, e.key) for e in hits]
+                scored = sorted((i for i in ids if i in similarity), key=lambda i: (-similarity[i], i))  # as mnem ranks
+                rest = [i for i in ids if i not in similarity]  # in key order, after every scored item
+                by_id = dict(zip(ids, hits, strict=True))
+                return [by_id[i].search_item(similarity.get(i)) for i in [*scored, *rest][page]]
             scores = bm25_scores(op.query, [e.value for e in hits])
             ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
             return [e.search_item(score) for score, e in ranked[page]]

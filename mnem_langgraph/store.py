@@ -20,7 +20,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,7 +31,7 @@ from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
 from mnem_bridge.agents import with_retry
 
 from .convert import META_KEY, split_meta
-from .index import Embedded, EmbeddingIndex, similarity
+from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
 from .runinfo import run_provenance
 from .snapshot import Snapshot
@@ -176,19 +176,30 @@ class MnemosyneStore(BaseStore):
 
     def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
         """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors."""
-        reads = [op for op in ops if not isinstance(op, PutOp)]
+        paged = {i for i, op in enumerate(ops) if reads_page_only(self._index, op)}
+        reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged]
         snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
-        results = [
-            None if isinstance(op, PutOp) else snapshot.answer(op, similarity(self._store, self._index, op, embedded))
-            for op in ops
-        ]
-        self._refresh(ops, results, snapshot)
+        results: list[Result] = []
+        read: dict[tuple[tuple[str, ...], str], bool] = {}  # item -> whether it has a TTL, for refreshing
+        for i, op in enumerate(ops):
+            if isinstance(op, PutOp):
+                results.append(None)
+            elif i in paged and self._index is not None and isinstance(op, SearchOp):
+                items, page = ranked_page(self._store, self._index, op, embedded)
+                results.append(items)
+                read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
+            else:
+                results.append(snapshot.answer(op, similarity(self._store, self._index, op, embedded)))
+        self._refresh(ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
+            namespace, key))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
             self._write(writes, run, embedded)
         return results
 
-    def _refresh(self, ops: list[Op], results: list[Result], snapshot: Snapshot) -> None:
+    def _refresh(
+        self, ops: list[Op], results: list[Result], expiring: Callable[[tuple[str, ...], str], bool],
+    ) -> None:
         """Restart the TTL of the items reads returned, for the reads that refresh.
 
         As in ``SqliteStore`` and ``PostgresStore``, a read refreshes when its
@@ -205,7 +216,7 @@ class MnemosyneStore(BaseStore):
                 found = [item for item in result if isinstance(item, Item)]
             else:
                 continue
-            touched += [node_id(i.namespace, i.key) for i in found if snapshot.expiring(i.namespace, i.key)]
+            touched += [node_id(i.namespace, i.key) for i in found if expiring(tuple(i.namespace), i.key)]
         if touched:
             self._store.touch(dict.fromkeys(touched))
 

@@ -6,26 +6,35 @@ for the candidates' similarity to its query's embedding.  A node scores as
 its closest field, as LangGraph's own stores do.  numpy does the
 arithmetic: ten thousand 1536-wide vectors are one matrix product of a few
 milliseconds, where Python loops would take most of a second; it is
-imported only here, so no other command pays for it.
+imported only here, so no other command pays for it.  Vectors read are
+kept (normalised) in a bounded process-wide cache: a ``mnem serve`` worker
+reads each value's vectors from the database once.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
 
 from .backend import VectorRow
 from .errors import UsageError
 
-__all__ = ["scores"]
+__all__ = ["CACHE_OBJECTS", "forget", "scores"]
 
 
-def scores(query: bytes, nodes: Mapping[str, bytes], rows: Sequence[VectorRow]) -> dict[str, float]:
-    """``{node id: cosine similarity}`` best first, for the nodes whose objects have rows; ties by node id.
+def scores(
+    query: bytes, nodes: Mapping[str, bytes], model: str, fetch: Callable[[list[bytes]], Sequence[VectorRow]],
+    limit: int | None = None,
+) -> dict[str, float]:
+    """``{node id: cosine similarity}`` best first, ties by node id, for the nodes whose objects have vectors.
 
     Args:
         query: The query vector, little-endian float32.
         nodes: Candidate node ids and their object ids.
-        rows: ``(object id, field, vector)`` rows of those objects.
+        model: The name the vectors are stored under.
+        fetch: Reads the rows of the objects given (``Vectors.of`` for the model).
+        limit: At most this many, the best.
 
     Raises:
         UsageError: A stored vector's width differs from the query's (the
@@ -33,25 +42,60 @@ def scores(query: bytes, nodes: Mapping[str, bytes], rows: Sequence[VectorRow]) 
     """
     import numpy as np
 
-    owners: dict[bytes, list[str]] = {}
-    for node_id, raw in nodes.items():
-        owners.setdefault(raw, []).append(node_id)
-    kept = [row for row in rows if row[0] in owners]
-    if not kept:
-        return {}
     wanted = np.frombuffer(query, dtype="<f4")
-    width = wanted.shape[0]
-    if any(len(vector) != 4 * width for _, _, vector in kept):
+    known = _cached(model, set(nodes.values()), fetch)
+    owners = [(node_id, known[raw]) for node_id, raw in nodes.items() if raw in known]
+    if not owners:
+        return {}
+    try:
+        stacked = np.concatenate([matrix for _, matrix in owners])
+    except ValueError:
+        stacked = None  # stored vectors of several widths
+    if stacked is None or stacked.shape[1] != wanted.shape[0]:
         raise UsageError(
-            f"the query has {width} dimensions but stored vectors of this model do not; "
+            f"the query has {wanted.shape[0]} dimensions but stored vectors of this model do not; "
             "the index was built with other settings: rebuild it for this model"
         )
-    matrix = np.frombuffer(b"".join(vector for _, _, vector in kept), dtype="<f4").reshape(len(kept), width)
-    norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(wanted) or 1.0)
-    similarity = (matrix @ wanted) / np.where(norms == 0, 1.0, norms)
-    best: dict[str, float] = {}
-    for (raw, _, _), value in zip(kept, similarity.tolist(), strict=True):
-        for node_id in owners[raw]:
-            if value > best.get(node_id, -2.0):
-                best[node_id] = value
-    return dict(sorted(best.items(), key=lambda pair: (-pair[1], pair[0])))
+    similarity = stacked @ (wanted / (np.linalg.norm(wanted) or 1.0))
+    starts = np.cumsum([0] + [matrix.shape[0] for _, matrix in owners[:-1]])
+    best = np.maximum.reduceat(similarity, starts)  # a node scores as its closest field
+    picked: Sequence[int] = range(len(owners))
+    if limit is not None and limit < len(owners):  # the limit best, and every node tied with the last of them
+        threshold = -np.partition(-best, max(limit - 1, 0))[max(limit - 1, 0)]
+        picked = np.nonzero(best >= threshold)[0].tolist()
+    ranked = sorted(picked, key=lambda i: (-best[i], owners[i][0]))[:limit]
+    return {owners[i][0]: float(best[i]) for i in ranked}
+
+
+#: Normalised vectors by (model, object id): a model names one embedder and an object one value, so rows change
+#: only when an index is rebuilt with other fields; this process's writes ``forget`` what they replace, and a
+#: rebuild by another process is seen by workers started after it.  Bounded by objects kept.
+_VECTORS: OrderedDict[tuple[str, bytes], Any] = OrderedDict()
+CACHE_OBJECTS = 200_000
+
+
+def _cached(model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequence[VectorRow]]) -> dict[bytes, Any]:
+    """Each object's normalised vectors as a (fields, width) matrix, from the cache or read once."""
+    import numpy as np
+
+    found = {raw: _VECTORS[model, raw] for raw in objects if (model, raw) in _VECTORS}
+    missing = [raw for raw in objects if raw not in found]
+    rows: dict[bytes, list[bytes]] = {}
+    for raw, _, vector in fetch(missing) if missing else ():
+        rows.setdefault(raw, []).append(vector)
+    for raw, vectors in rows.items():
+        widths = {len(vector) for vector in vectors}
+        if len(widths) != 1:
+            raise UsageError("stored vectors of one value differ in width: rebuild the index for this model")
+        matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), -1)
+        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+        found[raw] = _VECTORS[model, raw] = matrix / np.where(norms == 0, 1.0, norms)
+    while len(_VECTORS) > CACHE_OBJECTS:
+        _VECTORS.popitem(last=False)
+    return found
+
+
+def forget(model: str, objects: Iterable[bytes]) -> None:
+    """Drop cached vectors of these objects: this process just stored new rows for them."""
+    for raw in objects:
+        _VECTORS.pop((model, raw), None)

@@ -24,7 +24,11 @@ class SqlVectors(Vectors):
         self.session = session
 
     def add(self, model: str, rows: Iterable[VectorRow]) -> None:
-        """Upsert rows by ``(model, object, field)``."""
+        """Upsert rows by ``(model, object, field)``, forgetting this process's cached copies of those objects."""
+        from ..similarity import forget
+
+        rows = list(rows)
+        forget(model, {raw for raw, _, _ in rows})
         self.session.executemany(
             "INSERT INTO vectors (model, object, field, vector) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (model, object, field) DO UPDATE SET vector = excluded.vector",

@@ -132,3 +132,25 @@ def test_an_index_whose_embedder_disagrees_with_dims_is_a_clear_error(store_root
         assert store.history() == []
     with pytest.raises(ValueError, match="dims must be a positive integer"):
         MnemosyneStore(store_root, mnem=MNEM, index={"embed": embed})
+
+
+def test_a_query_without_filter_reads_only_its_page_and_answers_as_a_full_read_does(store_root, caplog):
+    import logging
+
+    with MnemosyneStore(store_root, mnem=MNEM, index=index()) as store:
+        texts = ["pizza", "pizza tea", "tea", "mountain", "hiking mountain", "cheese", "pizza", "plan plan"]
+        store.batch([PutOp(NS, f"k{n}", {"text": t}) for n, t in enumerate(texts)]
+                    + [PutOp(NS, "raw", {"text": "pizza"}, index=False), PutOp(("elsewhere",), "x", {"text": "tea"})])
+        head = store.at("main")  # a view reads whole snapshots: the reference answer
+        for prefix in (NS, ("memories",), ()):
+            for offset in range(0, 11, 3):
+                for limit in (1, 4, 20):
+                    got = store.search(prefix, query="pizza tea", limit=limit, offset=offset)
+                    want = head.search(prefix, query="pizza tea", limit=limit, offset=offset)
+                    assert [(i.key, i.score) for i in got] == [(i.key, i.score) for i in want], (prefix, offset, limit)
+        caplog.clear()
+        with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
+            store.search((), query="pizza", limit=2)
+        lines = [r.getMessage() for r in caplog.records if " --json " in r.getMessage()]
+        assert [line.split(" --json ")[1].split()[0] for line in lines] == ["similar", "stamps"]
+        assert lines[1].endswith("stamps --live --node=memories:u1:k0 --node=memories:u1:k6 --")

@@ -73,3 +73,14 @@ def test_bad_vectors_are_refused_and_change_nothing(store):
     wrong = j("similar", "--model", "m", "--vector", vec(1, 0, 0), cwd=store, code=2)["error"]
     assert wrong["code"] == "usage" and "rebuild" in wrong["message"]
     assert store_fingerprint(store) == before
+
+
+def test_limit_keeps_the_best_in_the_full_rankings_order(store):
+    write(store, *(put(f"n{i}", i, t=vec(1, i % 3)) for i in range(9)))
+    full = j("similar", "--model", "m", "--vector", vec(1, 0), cwd=store)
+    assert list(full)[:3] == ["n0", "n3", "n6"]  # tied at 1.0: by node id
+    for limit in (0, 1, 2, 4, 9, 20):
+        assert list(j("similar", "--model", "m", "--vector", vec(1, 0), "--limit", str(limit), cwd=store)) == list(
+            full)[:limit]
+    assert j("similar", "--model", "m", "--vector", vec(1, 0), "--limit", "-1", cwd=store, code=2)["error"][
+        "code"] == "usage"

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 
 from ... import porcelain
+from ...errors import UsageError
 from ..context import Context, Outcome
 from .write import decode_vector
 
@@ -24,12 +25,16 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--node", metavar="ID", action="append", help="only this node (repeatable)")
     parser.add_argument("--prefix", metavar="TEXT", action="append", help="only nodes under TEXT (repeatable)")
     parser.add_argument("--live", action="store_true", help="leave out expired nodes (as stamps --live)")
+    parser.add_argument("--limit", type=int, metavar="N", help="only the N best")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print node ids with their cosine similarity, best first (JSON: ``{id: score}``)."""
     query = decode_vector(args.vector, "--vector")
-    found = porcelain.similar(ctx.repo(), args.model, query, args.rev, args.node, args.prefix, live=args.live)
+    if args.limit is not None and args.limit < 0:
+        raise UsageError("--limit must not be negative")
+    found = porcelain.similar(ctx.repo(), args.model, query, args.rev, args.node, args.prefix, live=args.live,
+                              limit=args.limit)
     if not found:
         return Outcome(found, f"{ctx.paint('245', '(no vectors)')}\n")
     return Outcome(found, "".join(f"{score:.4f}  {node_id}\n" for node_id, score in found.items()))

@@ -26,6 +26,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "langgraph_stores": ([], ["--quick"]),
+    "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
     "overhead": ([], ["--runs", "1"]),
     "scale": ([], []),

@@ -14,8 +14,8 @@ defaults.  ``SqliteStore`` is not in the table: its vector search needs the
 ``sqlite3``'s ``enable_load_extension``.  Target (issue #15): semantic
 search ≤ 3x ``PostgresStore``.
 
-Run: ``python benchmarks/semantic_search.py [--quick]`` (needs
-``pip install langgraph-checkpoint-postgres``); writes
+Run: ``python benchmarks/semantic_search.py [--quick]`` (needs the
+``bench`` extra: ``pip install -e ".[test,bench]"``); writes
 ``benchmarks/results/semantic_search.md``.
 """
 

@@ -40,6 +40,10 @@ class Samples:
         return self._rank(0.5)
 
     @property
+    def p90(self) -> float:
+        return self._rank(0.9)
+
+    @property
     def p99(self) -> float:
         return self._rank(0.99)
 

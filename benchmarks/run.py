@@ -25,6 +25,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "ops": ([], ["--quick"]),
     "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
+    "mcp_startup": ([], ["--samples", "10"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),

@@ -11,10 +11,19 @@ bridge.  Module map: ``binding`` (which store, opened per call), ``models``
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from .binding import StoreBinding, default_store_path, locate_store
-from .server import TOOLS, build_server
 
 __all__ = ["TOOLS", "StoreBinding", "build_server", "default_store_path", "locate_store"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
+
+
+def __getattr__(name: str) -> Any:
+    """``TOOLS`` and ``build_server`` load the MCP SDK on first use: ``mnem-mcp`` starts ``mnem`` before that."""
+    if name in ("TOOLS", "build_server"):
+        from . import server
+
+        return getattr(server, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,6 +109,28 @@ class StoreBinding:
         self.timeout = timeout
         self._client: mnem_bridge.Mnem | None = None
         self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._ready.set()
+        self._starting = threading.local()
+
+    def start(self, prepare: Callable[[StoreBinding], None]) -> None:
+        """Run ``prepare`` (create the store on first use, check it, start the worker) on a thread of its own.
+
+        ``mnem-mcp`` calls this before it imports the MCP SDK, so the
+        ``mnem`` processes start on the machine's other core while the server
+        loads, instead of one after another.  Calls (``open``) wait until
+        ``prepare`` has finished, so none can run before the store exists.
+        """
+        self._ready.clear()
+
+        def run() -> None:
+            self._starting.active = True
+            try:
+                prepare(self)
+            finally:
+                self._ready.set()
+
+        threading.Thread(target=run, name="mnem-mcp-start", daemon=True).start()
 
     def __repr__(self) -> str:
         return f"StoreBinding(path={str(self.path)!r}, binary={self.binary!r}, timeout={self.timeout!r})"
@@ -123,6 +145,8 @@ class StoreBinding:
         Raises:
             mnem_bridge.MnemError: No binary, no store, or the binary's own error.
         """
+        if not getattr(self._starting, "active", False):
+            self._ready.wait()
         with mnem_bridge.open(self.path, client=self._mnem()) as store:
             yield store
 

@@ -14,13 +14,12 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 
 import mnem_bridge
 
 from .binding import StoreBinding, StoreLocation, locate_store
-from .errors import error_text
-from .server import build_server
 
 __all__ = ["main", "parser"]
 
@@ -69,12 +68,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _configure_logging(verbose=args.verbose, echo=args.echo)
     location = locate_store(args.store)
-    probe = StoreBinding(location.path, args.mnem, args.timeout)
-    try:
-        _announce(location, probe)
-    finally:
-        probe.close()
-    server = build_server(location.path, tools=args.tools, mnem=args.mnem, timeout=args.timeout)
+    binding = StoreBinding(location.path, args.mnem, args.timeout)
+    sdk_loaded = threading.Event()
+    binding.start(lambda started: _announce(location, started, sdk_loaded))  # mnem starts while the SDK loads
+    from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's
+
+    sdk_loaded.set()
+    server = build_server(location.path, tools=args.tools, binding=binding)
     try:
         server.run("stdio")
     except KeyboardInterrupt:
@@ -82,8 +82,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def _announce(location: StoreLocation, binding: StoreBinding) -> None:
-    """Create the store on its first use, then log which store is served, or why it cannot be."""
+def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
+    """Create the store on its first use, then log which store is served, or why it cannot be.
+
+    It runs beside the main thread's import of the MCP SDK, so it imports
+    nothing of it: two threads importing one package's modules can deadlock
+    on Python's import locks.  The error text (``errors``, which uses the
+    SDK's types) waits until the SDK has loaded.
+    """
     try:
         try:
             head = _head(binding)
@@ -96,6 +102,9 @@ def _announce(location: StoreLocation, binding: StoreBinding) -> None:
                 logger.info("created a new store at %s (from %s): nothing was there yet", root, location.origin)
             head = _head(binding)
     except mnem_bridge.MnemError as exc:
+        sdk_loaded.wait()
+        from .errors import error_text
+
         logger.error(
             "the store at %s (from %s) cannot be used; every tool call will answer with this error until it is "
             "fixed:\n%s", location.path, location.origin, error_text(exc),

@@ -275,6 +275,7 @@ def build_server(
     tools: ToolSet = "core",
     mnem: str | os.PathLike[str] | None = None,
     timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
+    binding: StoreBinding | None = None,
 ) -> MnemServer:
     """The ``mnem-mcp`` server for one store.
 
@@ -292,11 +293,15 @@ def build_server(
         tools: ``"core"`` for the agent tools, ``"all"`` to add ``branch``, ``switch`` and ``merge``.
         mnem: The ``mnem`` binary (default: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before its process group is killed.
+        binding: The binding to serve through, already started (``mnem-mcp``
+            starts its worker while the SDK loads); ``store``, ``mnem`` and
+            ``timeout`` then come from it.
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
     """
-    binding = StoreBinding(mnem_bridge.store_address(store), None if mnem is None else os.fspath(mnem), timeout)
+    if binding is None:
+        binding = StoreBinding(mnem_bridge.store_address(store), None if mnem is None else os.fspath(mnem), timeout)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:

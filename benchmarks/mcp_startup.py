@@ -17,8 +17,6 @@ Run: ``python benchmarks/mcp_startup.py [--samples N]``; writes ``benchmarks/res
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,6 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
+from rawmcp import RawClient
 
 import mnem_bridge
 
@@ -51,33 +50,11 @@ server.run("stdio")
 def first_answer(argv: list[str]) -> float:
     """Seconds from spawn to the first ``tools/call`` answer."""
     start = time.perf_counter()
-    child = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    assert child.stdin is not None and child.stdout is not None
-
-    def send(message: dict[str, object]) -> None:
-        child.stdin.write(json.dumps(message).encode() + b"\n")  # type: ignore[union-attr]
-        child.stdin.flush()  # type: ignore[union-attr]
-
-    def answer(number: int) -> dict[str, object]:
-        while True:
-            line = child.stdout.readline()  # type: ignore[union-attr]
-            if not line:
-                raise RuntimeError(f"{argv[0]} closed its output")
-            doc = json.loads(line)
-            if doc.get("id") == number:
-                return doc  # type: ignore[no-any-return]
-
-    send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
-    answer(1)
-    send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-    send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "recall", "arguments": {}}})
-    result = answer(2)
+    client = RawClient(argv)
+    client.initialize()
+    client.call("recall", {})
     took = time.perf_counter() - start
-    child.stdin.close()
-    child.wait()
-    if "result" not in result or result["result"].get("isError"):  # type: ignore[union-attr]
-        raise RuntimeError(f"{argv[0]} answered {result}")
+    client.close()
     return took
 
 

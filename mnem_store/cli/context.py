@@ -23,14 +23,21 @@ __all__ = ["Context", "Outcome", "check_node_id", "check_text", "commit_time", "
 class Outcome:
     """A command's result: the JSON document and upstream's plain text.
 
-    ``exit_code`` and ``stderr`` apply to text mode only (a merge that stops
-    on conflicts prints its report and then fails, as upstream does).
+    ``text`` may be a function that renders it: a command whose text grows
+    with memory (``show``, ``stamps``) then builds it only in text mode, not
+    for ``--json``, where nobody reads it.  ``exit_code`` and ``stderr``
+    apply to text mode only (a merge that stops on conflicts prints its
+    report and then fails, as upstream does).
     """
 
     data: Any
-    text: str = ""
+    text: str | Callable[[], str] = ""
     stderr: str = ""
     exit_code: int = 0
+
+    def rendered(self) -> str:
+        """The plain text, rendered now if it was deferred."""
+        return self.text if isinstance(self.text, str) else self.text()
 
 
 @dataclass

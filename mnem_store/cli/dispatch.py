@@ -268,7 +268,7 @@ def invoke(
         if want_json:
             _emit(streams.stdout, _json_doc(outcome.data))
             return 0
-        _emit(streams.stdout, outcome.text)
+        _emit(streams.stdout, outcome.rendered())
         _emit(streams.stderr, outcome.stderr)
         return outcome.exit_code
     except MnemError as exc:

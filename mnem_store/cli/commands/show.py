@@ -35,5 +35,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     memory = {node_id: node.to_dict() for node_id, node in porcelain.show(repo, args.rev).items()}
     if not memory:
         return Outcome(memory, f"{paint('245', '(empty)')}\n")
-    text = "".join(f"{paint('75', node_id)}\n  {compact(node['content'])}\n" for node_id, node in memory.items())
-    return Outcome(memory, text)
+    return Outcome(memory, lambda: "".join(
+        f"{paint('75', node_id)}\n  {compact(node['content'])}\n" for node_id, node in memory.items()))

@@ -38,8 +38,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     paint = ctx.paint
     if not stamped:
         return Outcome(data, f"{paint('245', '(empty)')}\n")
-    text = "".join(
+    return Outcome(data, lambda: "".join(
         f"{paint('75', node_id)}\n  created {fmt_time(entry.created)}  updated {fmt_time(entry.updated)}\n"
         for node_id, entry in stamped.items()
-    )
-    return Outcome(data, text)
+    ))

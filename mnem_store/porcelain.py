@@ -488,10 +488,10 @@ def similar(
         refuse_rev(rev, "similar")
     with repo.backend.read():
         start = repo.resolve(rev) if rev is not None else repo.head_commit()
-        nodes = repo.commit_nodes(start)
-        if ids is not None or prefixes is not None:
-            named = {nid: nodes[nid] for nid in ids or () if nid in nodes}
-            nodes = {**repo.commit_nodes_under(start, prefixes or ()), **named}
+        if ids is None and prefixes is None:
+            nodes = repo.commit_nodes(start)
+        else:  # only the nodes asked for: a namespace's search does not copy the whole state
+            nodes = {**repo.commit_nodes_under(start, prefixes or ()), **repo.commit_nodes_named(start, ids or ())}
         if live:
             leases = live_leases(repo, None)
             nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}

@@ -240,6 +240,11 @@ class Repo:
         """The state map of a commit, or empty for ``None`` (an unborn branch)."""
         return dict(self._image(commit_raw).nodes)
 
+    def commit_nodes_named(self, commit_raw: bytes | None, ids: Iterable[str]) -> Nodes:
+        """The entries of a commit's state map for ``ids`` (those present), without copying the map."""
+        nodes = self._image(commit_raw).nodes
+        return {node_id: nodes[node_id] for node_id in ids if node_id in nodes}
+
     def commit_nodes_under(self, commit_raw: bytes | None, prefixes: Iterable[str]) -> Nodes:
         """The part of a commit's state map whose ids start with one of ``prefixes`` (cost: those nodes)."""
         return self._image(commit_raw).under(prefixes)

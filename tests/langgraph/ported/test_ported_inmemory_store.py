@@ -12,6 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
+import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, index_config
 from langgraph.store.base import InvalidNamespaceError, Item, PutOp
 from store_support import StoreFactory
@@ -157,21 +158,6 @@ async def test_cannot_put_empty_namespace(lite_store: MnemosyneStore) -> None:
 
 # ----------------------------------------------------------------- vector search (index=...)
 
-AUTO_EMBED_DOCS = [
-    ("doc1", {"text": "short text"}),
-    ("doc2", {"text": "longer text document"}),
-    ("doc3", {"text": "longest text document here"}),
-    ("doc4", {"description": "text in description field"}),
-    ("doc5", {"content": "text in content field"}),
-    ("doc6", {"body": "text in body field"}),
-]
-FILTER_DOCS = [
-    ("doc1", {"text": "red apple", "color": "red", "score": 4.5}),
-    ("doc2", {"text": "red car", "color": "red", "score": 3.0}),
-    ("doc3", {"text": "green apple", "color": "green", "score": 4.0}),
-    ("doc4", {"text": "blue car", "color": "blue", "score": 3.5}),
-]
-
 
 def test_vector_store_initialization(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_vector_store_initialization."""
@@ -184,72 +170,29 @@ def test_vector_store_initialization(new_lite_store: StoreFactory, fake_embeddin
 def test_vector_insert_with_auto_embedding(new_lite_store: StoreFactory,
                                            fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_vector_insert_with_auto_embedding."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    for key, value in AUTO_EMBED_DOCS:
-        store.put(("test",), key, value)
-    keys = [r.key for r in store.search(("test",), query="long text")]
-    assert keys
-    assert "doc2" in keys and "doc3" in keys
+    shared.vector_insert_with_auto_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_async_vector_insert_with_auto_embedding(new_lite_store: StoreFactory,
                                                        fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_async_vector_insert_with_auto_embedding."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    for key, value in AUTO_EMBED_DOCS:
-        await store.aput(("test",), key, value)
-    keys = [r.key for r in await store.asearch(("test",), query="long text")]
-    assert keys
-    assert "doc2" in keys and "doc3" in keys
+    await shared.avector_insert_with_auto_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
 def test_vector_update_with_embedding(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_vector_update_with_embedding."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    store.put(("test",), "doc1", {"text": "zany zebra Xerxes"})
-    store.put(("test",), "doc2", {"text": "something about dogs"})
-    store.put(("test",), "doc3", {"text": "text about birds"})
-    before = store.search(("test",), query="Zany Xerxes")
-    assert before and before[0].key == "doc1"
-    first_score = before[0].score
-    assert first_score is not None
-
-    store.put(("test",), "doc1", {"text": "new text about dogs"})
-    after = next((r.score for r in store.search(("test",), query="Zany Xerxes") if r.key == "doc1"), 0.0)
-    assert after is not None and after < first_score
-    for r in store.search(("test",), query="new text about dogs"):
-        if r.key == "doc1":
-            assert r.score > after
-
-    store.put(("test",), "doc4", {"text": "new text about dogs"}, index=False)  # stored, not embedded
-    assert all(r.key != "doc4" for r in store.search(("test",), query="new text about dogs", limit=3))
+    shared.vector_update_with_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_async_vector_update_with_embedding(new_lite_store: StoreFactory,
                                                   fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_async_vector_update_with_embedding."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    await store.aput(("test",), "doc1", {"text": "zany zebra Xerxes"})
-    await store.aput(("test",), "doc2", {"text": "something about dogs"})
-    await store.aput(("test",), "doc3", {"text": "text about birds"})
-    before = await store.asearch(("test",), query="Zany Xerxes")
-    assert before and before[0].key == "doc1"
-    first_score = before[0].score
-
-    await store.aput(("test",), "doc1", {"text": "new text about dogs"})
-    after = next((r.score for r in await store.asearch(("test",), query="Zany Xerxes") if r.key == "doc1"), 0.0)
-    assert after is not None and after < first_score
-    for r in await store.asearch(("test",), query="new text about dogs"):
-        if r.key == "doc1":
-            assert r.score is not None and r.score > after
-
-    await store.aput(("test",), "doc4", {"text": "new text about dogs"}, index=False)
-    assert all(r.key != "doc4" for r in await store.asearch(("test",), query="new text about dogs", limit=3))
+    await shared.avector_update_with_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
-#: Upstream's four query+filter searches over FILTER_DOCS: how many match, and which ranks first.
+#: Upstream's four query+filter searches over shared_checks.FILTER_DOCS: how many match, and which ranks first.
 FILTERED_SEARCHES: list[tuple[str, dict[str, Any], int, str]] = [
     ("apple", {"color": "red"}, 2, "doc1"),
     ("car", {"color": "red"}, 2, "doc2"),
@@ -261,7 +204,7 @@ FILTERED_SEARCHES: list[tuple[str, dict[str, Any], int, str]] = [
 def test_vector_search_with_filters(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_vector_search_with_filters."""
     store = new_lite_store(index=index_config(fake_embeddings))
-    for key, value in FILTER_DOCS:
+    for key, value in shared.FILTER_DOCS:
         store.put(("test",), key, value)
     for query, conditions, count, first in FILTERED_SEARCHES:
         results = store.search(("test",), query=query, filter=conditions)
@@ -274,7 +217,7 @@ async def test_async_vector_search_with_filters(new_lite_store: StoreFactory,
                                                 fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_async_vector_search_with_filters."""
     store = new_lite_store(index=index_config(fake_embeddings))
-    for key, value in FILTER_DOCS:
+    for key, value in shared.FILTER_DOCS:
         await store.aput(("test",), key, value)
     for query, conditions, count, first in FILTERED_SEARCHES:
         results = await store.asearch(("test",), query=query, filter=conditions)
@@ -328,28 +271,14 @@ async def test_async_batched_vector_search_concurrent(new_lite_store: StoreFacto
 
 def test_vector_search_pagination(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_vector_search_pagination."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    for i in range(5):
-        store.put(("test",), f"doc{i}", {"text": f"test document number {i}"})
-    first = store.search(("test",), query="test", limit=2)
-    second = store.search(("test",), query="test", limit=2, offset=2)
-    assert len(first) == 2 and len(second) == 2
-    assert first[0].key != second[0].key
-    assert len(store.search(("test",), query="test", limit=10)) == 5
+    shared.vector_search_pagination(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_async_vector_search_pagination(new_lite_store: StoreFactory,
                                               fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_async_vector_search_pagination."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    for i in range(5):
-        await store.aput(("test",), f"doc{i}", {"text": f"test document number {i}"})
-    first = await store.asearch(("test",), query="test", limit=2)
-    second = await store.asearch(("test",), query="test", limit=2, offset=2)
-    assert len(first) == 2 and len(second) == 2
-    assert first[0].key != second[0].key
-    assert len(await store.asearch(("test",), query="test", limit=10)) == 5
+    await shared.avector_search_pagination(new_lite_store(index=index_config(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
@@ -361,9 +290,9 @@ async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Ch
     overrides them, and ``index=False`` stores an item a query still returns,
     with no score.
     """
-    store = new_lite_store(index=index_config(fake_embeddings, ["key0", "key1", "key3"]))
-    await store.aput(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"})  # no key0: two vectors
-    await store.aput(("test",), "doc2", {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"})
+    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    for key, value in shared.PATH_DOCS:
+        await store.aput(("test",), key, value)
 
     results = await store.asearch(("test",), query="xxx")  # doc1.key1 and doc2.key3 both match exactly
     assert len(results) == 2 and results[0].key != results[1].key
@@ -382,10 +311,8 @@ async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Ch
     assert results[0].score < top and results[1].score < top
 
     per_put = new_lite_store(index=index_config(fake_embeddings, ["key17"]))
-    await per_put.aput(("test",), "doc3", {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"},
-                       index=["key0", "key1"])
-    await per_put.aput(("test",), "doc4", {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"},
-                       index=["key1", "key3"])
+    for key, value, fields in shared.PER_PUT_DOCS:
+        await per_put.aput(("test",), key, value, index=fields)
 
     results = await per_put.asearch(("test",), query="aaa")
     assert len(results) == 2 and results[0].key == "doc3"
@@ -409,20 +336,8 @@ async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Ch
     assert next(r for r in results if r.key == "doc5").score is None
 
 
-NON_ASCII = {
-    "1": "这是中文",  # Chinese
-    "2": "これは日本語です",  # Japanese
-    "3": "이건 한국어야",  # Korean
-    "4": "Это русский",  # Russian
-    "5": "यह रूसी है",  # Hindi
-}
 
 
 def test_non_ascii(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint/tests/test_store.py::test_non_ascii."""
-    store = new_lite_store(index=index_config(fake_embeddings))
-    ns = ("user_123", "memories")
-    for key, text in NON_ASCII.items():
-        store.put(ns, key, {"text": text})
-    for key, text in NON_ASCII.items():
-        assert store.search(ns, query=text)[0].key == key
+    shared.non_ascii(new_lite_store(index=index_config(fake_embeddings)), ("user_123", "memories"))

@@ -16,10 +16,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, index_config
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import GetOp, Item, ListNamespacesOp, PutOp, SearchOp
-from store_support import StoreFactory, shared_store
+from langgraph.store.base import Item
+from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
 
@@ -65,21 +66,7 @@ async def test_large_batches(shared_pg_store: MnemosyneStore, root: str) -> None
 @pytest.mark.anyio
 async def test_large_batches_async(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_large_batches_async (scaled down)."""
-    store = shared_pg_store
-    calls = []
-    for m in range(LARGE_M):
-        ns = (root, "foo", "bar", "baz", str(m % 2))
-        for i in range(LARGE_N):
-            calls += [
-                store.aput(ns, f"key{i}", value={"foo": "bar" + str(i)}),
-                store.aget(ns, f"key{i}"),
-                store.alist_namespaces(prefix=None, max_depth=m + 1),
-                store.asearch((root,)),
-                store.aput(ns, f"key{i}", value={"foo": "bar" + str(i)}),
-                store.adelete(ns, f"key{i}"),
-            ]
-    results = await asyncio.gather(*calls)
-    assert len(results) == LARGE_M * LARGE_N * 6
+    await shared.alarge_batches_async(shared_pg_store, root, LARGE_N, LARGE_M, tasks=False)
 
 
 # ----------------------------------------------------------------- batches
@@ -92,30 +79,14 @@ async def test_abatch_order(pg_store: MnemosyneStore) -> None:
     await store.aput(("test", "foo"), "key1", {"data": "value1"})
     await store.aput(("test", "bar"), "key2", {"data": "value2"})
 
-    results = await store.abatch([
-        GetOp(("test", "foo"), "key1"),
-        PutOp(("test", "bar"), "key2", {"data": "value2"}),
-        SearchOp(("test",), filter={"data": "value1"}, limit=10, offset=0),
-        ListNamespacesOp(match_conditions=None, max_depth=None, limit=10, offset=0),
-        GetOp(("test",), "key3"),
-    ])
-    assert len(results) == 5
-    got = results[0]
-    assert isinstance(got, Item) and isinstance(got.value, dict)
-    assert (got.value, got.key) == ({"data": "value1"}, "key1")
-    assert results[1] is None
+    results = await store.abatch(shared.order_first_ops("test"))
+    shared.check_order_first_head(results)
     assert isinstance(results[2], list) and len(results[2]) == 1
     assert isinstance(results[3], list)
     assert ("test", "foo") in results[3] and ("test", "bar") in results[3]
     assert results[4] is None
 
-    results = await store.abatch([
-        SearchOp(("test",), filter=None, limit=5, offset=0),
-        GetOp(("test", "bar"), "key2"),
-        ListNamespacesOp(match_conditions=None, max_depth=None, limit=5, offset=0),
-        PutOp(("test",), "key3", {"data": "value3"}),
-        GetOp(("test", "foo"), "key1"),
-    ])
+    results = await store.abatch(shared.order_second_ops("test"))
     assert len(results) == 5
     assert isinstance(results[0], list) and len(results[0]) == 2
     got = results[1]
@@ -130,39 +101,19 @@ async def test_abatch_order(pg_store: MnemosyneStore) -> None:
 @pytest.mark.anyio
 async def test_batch_get_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_batch_get_ops."""
-    store = shared_pg_store
-    await store.aput((root,), "key1", {"data": "value1"})
-    await store.aput((root,), "key2", {"data": "value2"})
-    results = await store.abatch([GetOp((root,), "key1"), GetOp((root,), "key2"), GetOp((root,), "key3")])
-    assert len(results) == 3
-    assert results[0] is not None and results[1] is not None and results[2] is None
-    assert results[0].key == "key1" and results[1].key == "key2"
+    await shared.abatch_get_ops(shared_pg_store, root)
 
 
 @pytest.mark.anyio
 async def test_batch_put_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_batch_put_ops."""
-    store = shared_pg_store
-    results = await store.abatch([
-        PutOp((root,), "key1", {"data": "value1"}),
-        PutOp((root,), "key2", {"data": "value2"}),
-        PutOp((root,), "key3", None),
-    ])
-    assert results == [None, None, None]
-    assert len(await store.asearch([root], limit=10)) == 2  # type: ignore[arg-type]  # a list, as upstream
+    await shared.abatch_put_ops(shared_pg_store, root, [root])  # a list, as upstream
 
 
 @pytest.mark.anyio
 async def test_batch_search_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_batch_search_ops."""
-    store = shared_pg_store
-    await store.aput((root, "foo"), "key1", {"data": "value1"})
-    await store.aput((root, "bar"), "key2", {"data": "value2"})
-    results = await store.abatch([
-        SearchOp((root,), filter={"data": "value1"}, limit=10, offset=0),
-        SearchOp((root,), filter=None, limit=5, offset=0),
-    ])
-    assert len(results) == 2
+    results = await shared.abatch_search(shared_pg_store, root)
     assert len(results[0]) == 1  # the filtered search
     assert len(results[1]) == 2  # everything
 
@@ -170,10 +121,7 @@ async def test_batch_search_ops(shared_pg_store: MnemosyneStore, root: str) -> N
 @pytest.mark.anyio
 async def test_batch_list_namespaces_ops(pg_store: MnemosyneStore) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_batch_list_namespaces_ops."""
-    await pg_store.aput(("test", "namespace1"), "key1", {"data": "value1"})
-    await pg_store.aput(("test", "namespace2"), "key2", {"data": "value2"})
-    results = await pg_store.abatch([ListNamespacesOp(match_conditions=None, max_depth=None, limit=10, offset=0)])
-    assert len(results) == 1
+    results = await shared.alist_two_namespaces(pg_store)
     assert len(results[0]) == 2
     assert ("test", "namespace1") in results[0] and ("test", "namespace2") in results[0]
 
@@ -183,11 +131,8 @@ async def test_batch_list_namespaces_ops(pg_store: MnemosyneStore) -> None:
 
 @pytest.fixture(scope="module")
 def vector_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """One PostgreSQL-backed store embedding whole values with the toy model, shared by the module's vector tests.
-
-    Upstream's is fresh per test and they write under ``("test",)``; here each writes under its own ``root``.
-    """
-    yield from shared_store(tmp_path_factory, "postgresql", index=index_config(CharacterEmbeddings()))
+    """The module's vector store: see shared_checks.pg_vector_store."""
+    yield from shared.pg_vector_store(tmp_path_factory)
 
 
 @pytest.mark.anyio
@@ -202,46 +147,20 @@ async def test_vector_store_initialization(vector_store: MnemosyneStore, fake_em
 @pytest.mark.anyio
 async def test_vector_insert_with_auto_embedding(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_vector_insert_with_auto_embedding."""
-    for key, value in [("doc1", {"text": "short text"}), ("doc2", {"text": "longer text document"}),
-                       ("doc3", {"text": "longest text document here"}),
-                       ("doc4", {"description": "text in description field"}),
-                       ("doc5", {"content": "text in content field"}), ("doc6", {"body": "text in body field"})]:
-        await vector_store.aput((root,), key, value)
-    keys = [r.key for r in await vector_store.asearch((root,), query="long text")]
-    assert keys
-    assert "doc2" in keys and "doc3" in keys
+    await shared.avector_insert_with_auto_embedding(vector_store, (root,))
 
 
 @pytest.mark.anyio
 async def test_vector_update_with_embedding(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_vector_update_with_embedding."""
-    store = vector_store
-    await store.aput((root,), "doc1", {"text": "zany zebra Xerxes"})
-    await store.aput((root,), "doc2", {"text": "something about dogs"})
-    await store.aput((root,), "doc3", {"text": "text about birds"})
-    before = await store.asearch((root,), query="Zany Xerxes")
-    assert before and before[0].key == "doc1"
-    first_score = before[0].score
-
-    await store.aput((root,), "doc1", {"text": "new text about dogs"})
-    after = next((r.score for r in await store.asearch((root,), query="Zany Xerxes") if r.key == "doc1"), 0.0)
-    assert after < first_score  # type: ignore[operator]
-    for r in await store.asearch((root,), query="new text about dogs"):
-        if r.key == "doc1":
-            assert r.score > after  # type: ignore[operator]
-
-    await store.aput((root,), "doc4", {"text": "new text about dogs"}, index=False)
-    assert all(r.key != "doc4" for r in await store.asearch((root,), query="new text about dogs", limit=3))
+    await shared.avector_update_with_embedding(vector_store, (root,))
 
 
 @pytest.mark.anyio
 async def test_vector_search_with_filters(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_vector_search_with_filters."""
     store = vector_store
-    for key, value in [("doc1", {"text": "red apple", "color": "red", "score": 4.5}),
-                       ("doc2", {"text": "red car", "color": "red", "score": 3.0}),
-                       ("doc3", {"text": "green apple", "color": "green", "score": 4.0}),
-                       ("doc4", {"text": "blue car", "color": "blue", "score": 3.5})]:
+    for key, value in shared.FILTER_DOCS:
         await store.aput((root,), key, value)
     results = await store.asearch((root,), query="apple", filter={"color": "red"})
     assert len(results) == 2 and results[0].key == "doc1"
@@ -256,13 +175,7 @@ async def test_vector_search_with_filters(vector_store: MnemosyneStore, root: st
 @pytest.mark.anyio
 async def test_vector_search_pagination(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_vector_search_pagination."""
-    for i in range(5):
-        await vector_store.aput((root,), f"doc{i}", {"text": f"test document number {i}"})
-    first = await vector_store.asearch((root,), query="test", limit=2)
-    second = await vector_store.asearch((root,), query="test", limit=2, offset=2)
-    assert len(first) == 2 and len(second) == 2
-    assert first[0].key != second[0].key
-    assert len(await vector_store.asearch((root,), query="test", limit=10)) == 5
+    await shared.avector_search_pagination(vector_store, (root,))
 
 
 @pytest.mark.anyio
@@ -285,23 +198,12 @@ async def test_vector_search_edge_cases(vector_store: MnemosyneStore, root: str)
 @pytest.mark.anyio
 async def test_embed_with_path(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_embed_with_path (its cosine case)."""
-    store = new_pg_store(index=index_config(fake_embeddings, ["key0", "key1", "key3"]))
-    await store.aput(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"})
-    await store.aput(("test",), "doc2", {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"})
-
-    results = await store.asearch(("test",), query="xxx")
-    assert len(results) == 2 and results[0].key != results[1].key
-    top, other = results[0].score, results[1].score
+    store = new_pg_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    exact, only_doc2, unembedded = await shared.asearch_by_path(store)
+    top, other = exact[0].score, exact[1].score
     assert top == pytest.approx(other, abs=1e-3)
-
-    results = await store.asearch(("test",), query="uuu")
-    assert len(results) == 2 and results[0].key != results[1].key
-    assert results[0].key == "doc2" and results[0].score > results[1].score  # type: ignore[operator]
-    assert top == pytest.approx(results[0].score, abs=1e-3)
-
-    results = await store.asearch(("test",), query="www")
-    assert len(results) == 2
-    assert results[0].score < top and results[1].score < top  # type: ignore[operator]
+    assert top == pytest.approx(only_doc2[0].score, abs=1e-3)
+    assert unembedded[0].score < top and unembedded[1].score < top  # type: ignore[operator]
 
 
 @pytest.mark.anyio

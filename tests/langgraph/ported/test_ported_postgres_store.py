@@ -21,9 +21,9 @@ import time
 from collections.abc import Iterator
 
 import pytest
-from fake_embeddings import CharacterEmbeddings, cosine, index_config
-from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, PutOp, SearchOp
-from store_support import StoreFactory, shared_store
+import shared_checks as shared
+from fake_embeddings import CharacterEmbeddings, index_config
+from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
 
@@ -44,104 +44,34 @@ def test_batch_order(pg_store: MnemosyneStore) -> None:
     store.put(("test", "foo"), "key1", {"data": "value1"})
     store.put(("test", "bar"), "key2", {"data": "value2"})
 
-    results = store.batch([
-        GetOp(("test", "foo"), "key1"),
-        PutOp(("test", "bar"), "key2", {"data": "value2"}),
-        SearchOp(("test",), filter={"data": "value1"}, limit=10, offset=0),
-        ListNamespacesOp(match_conditions=None, max_depth=None, limit=10, offset=0),
-        GetOp(("test",), "key3"),
-    ])
-    assert len(results) == 5
-    got = results[0]
-    assert isinstance(got, Item) and isinstance(got.value, dict)
-    assert (got.value, got.key) == ({"data": "value1"}, "key1")
-    assert results[1] is None
+    results = store.batch(shared.order_first_ops("test"))
+    shared.check_order_first_head(results)
     assert isinstance(results[2], list) and len(results[2]) == 1
     assert isinstance(results[3], list) and len(results[3]) > 0
     assert results[4] is None
 
-    results = store.batch([
-        SearchOp(("test",), filter=None, limit=5, offset=0),
-        GetOp(("test", "bar"), "key2"),
-        ListNamespacesOp(match_conditions=None, max_depth=None, limit=5, offset=0),
-        PutOp(("test",), "key3", {"data": "value3"}),
-        GetOp(("test", "foo"), "key1"),
-    ])
-    assert len(results) == 5
-    assert isinstance(results[0], list) and len(results[0]) >= 2
-    got = results[1]
-    assert isinstance(got, Item) and (got.value, got.key) == ({"data": "value2"}, "key2")
-    assert isinstance(results[2], list) and len(results[2]) > 0
-    assert results[3] is None
-    got = results[4]
-    assert isinstance(got, Item) and (got.value, got.key) == ({"data": "value1"}, "key1")
+    shared.check_order_second(store.batch(shared.order_second_ops("test")))
 
 
 def test_batch_get_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_batch_get_ops."""
-    store = shared_pg_store
-    store.put((root,), "key1", {"data": "value1"})
-    store.put((root,), "key2", {"data": "value2"})
-    results = store.batch([GetOp((root,), "key1"), GetOp((root,), "key2"), GetOp((root,), "key3")])
-    assert len(results) == 3
-    assert results[0] is not None and results[1] is not None and results[2] is None
-    assert results[0].key == "key1" and results[1].key == "key2"
+    shared.batch_get_ops(shared_pg_store, root)
 
 
 def test_batch_put_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_batch_put_ops."""
-    store = shared_pg_store
-    results = store.batch([
-        PutOp((root,), "key1", {"data": "value1"}),
-        PutOp((root,), "key2", {"data": "value2"}),
-        PutOp((root,), "key3", None),
-    ])
-    assert results == [None, None, None]
-    first, second, third = (store.get((root,), key) for key in ("key1", "key2", "key3"))
-    assert first and first.value == {"data": "value1"}
-    assert second and second.value == {"data": "value2"}
-    assert third is None
+    shared.batch_put_ops(shared_pg_store, root)
 
 
 def test_batch_search_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_batch_search_ops."""
-    store = shared_pg_store
-    for ns, key, value in [((root, "foo"), "key1", {"data": "value1", "tag": "a"}),
-                           ((root, "bar"), "key2", {"data": "value2", "tag": "a"}),
-                           ((root, "baz"), "key3", {"data": "value3", "tag": "b"})]:
-        store.put(ns, key, value)
-    results = store.batch([
-        SearchOp((root,), filter={"tag": "a"}, limit=10, offset=0),
-        SearchOp((root,), filter=None, limit=2, offset=0),
-        SearchOp((root, "foo"), filter=None, limit=10, offset=0),
-    ])
-    assert len(results) == 3
-    assert len(results[0]) == 2 and all(item.value["tag"] == "a" for item in results[0])
-    assert len(results[1]) == 2
-    assert len(results[2]) == 1 and results[2][0].namespace == (root, "foo")
+    shared.batch_search_ops(shared_pg_store, root)
 
 
 def test_batch_list_namespaces_ops(pg_store: MnemosyneStore) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_batch_list_namespaces_ops."""
-    data = [
-        (("test", "documents", "public"), "doc1", {"content": "public doc"}),
-        (("test", "documents", "private"), "doc2", {"content": "private doc"}),
-        (("test", "images", "public"), "img1", {"content": "public image"}),
-        (("prod", "documents", "public"), "doc3", {"content": "prod doc"}),
-    ]
-    for ns, key, value in data:
-        pg_store.put(ns, key, value)
-    results = pg_store.batch([
-        ListNamespacesOp(match_conditions=None, max_depth=None, limit=10, offset=0),
-        ListNamespacesOp(match_conditions=None, max_depth=2, limit=10, offset=0),
-        # Upstream's path here is the bare string "public", not a tuple: kept as it is.
-        ListNamespacesOp(match_conditions=(MatchCondition("suffix", "public"),),  # type: ignore[arg-type]
-                         max_depth=None, limit=10, offset=0),
-    ])
-    assert len(results) == 3
-    assert len(results[0]) == len(data)
-    assert all(len(ns) <= 2 for ns in results[1])
-    assert all(ns[-1] == "public" for ns in results[2])
+    # Upstream's path here is the bare string "public", not a tuple: kept as it is.
+    shared.batch_list_namespaces_ops(pg_store, "public")
 
 
 def test_basic_store_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
@@ -150,64 +80,17 @@ def test_basic_store_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
     Upstream updates at once; here 2 ms pass first, as item times are commit
     times in milliseconds (two commits in one millisecond share a time).
     """
-    store = shared_pg_store
-    ns, key = (root, "documents"), "doc1"
-    value = {"title": "Test Document", "content": "Hello, World!"}
-    store.put(ns, key, value)
-    item = store.get(ns, key)
-    assert item
-    assert (item.namespace, item.key, item.value) == (ns, key, value)
-
-    time.sleep(0.002)
-    updated = {"title": "Updated Document", "content": "Hello, Updated!"}
-    store.put(ns, key, updated)
-    again = store.get(ns, key)
-    assert again.value == updated  # type: ignore[union-attr]
-    assert again.updated_at > item.updated_at  # type: ignore[union-attr]
-    assert store.get((root, "other_documents"), key) is None
-    store.delete(ns, key)
-    assert store.get(ns, key) is None
+    shared.basic_store_ops(shared_pg_store, root, pause=0.002, newer=True)
 
 
 def test_list_namespaces(pg_store: MnemosyneStore) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_list_namespaces."""
-    namespaces = [
-        ("test", "documents", "public"), ("test", "documents", "private"),
-        ("test", "images", "public"), ("test", "images", "private"),
-        ("prod", "documents", "public"), ("prod", "documents", "private"),
-    ]
-    for ns in namespaces:
-        pg_store.put(ns, "dummy", {"content": "dummy"})
-    assert len(pg_store.list_namespaces()) == len(namespaces)
-    under_test = pg_store.list_namespaces(prefix=["test"])  # type: ignore[arg-type]  # a list, as upstream
-    assert len(under_test) == 4 and all(ns[0] == "test" for ns in under_test)
-    public = pg_store.list_namespaces(suffix=["public"])  # type: ignore[arg-type]
-    assert len(public) == 3 and all(ns[-1] == "public" for ns in public)
-    assert all(len(ns) <= 2 for ns in pg_store.list_namespaces(max_depth=2))
-    assert len(pg_store.list_namespaces(limit=3)) == 3
-    for ns in namespaces:
-        pg_store.delete(ns, "dummy")
+    shared.list_namespaces(pg_store)
 
 
 def test_search(shared_pg_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_search."""
-    store = shared_pg_store
-    data = [
-        ((root, "docs"), "doc1", {"title": "First Doc", "author": "Alice", "tags": ["important"]}),
-        ((root, "docs"), "doc2", {"title": "Second Doc", "author": "Bob", "tags": ["draft"]}),
-        ((root, "images"), "img1", {"title": "Image 1", "author": "Alice", "tags": ["final"]}),
-    ]
-    for ns, key, value in data:
-        store.put(ns, key, value)
-    assert len(store.search([root])) == 3  # type: ignore[arg-type]  # a list, as upstream
-    docs = store.search([root, "docs"])  # type: ignore[arg-type]
-    assert len(docs) == 2 and all(item.namespace == (root, "docs") for item in docs)
-    alice = store.search([root], filter={"author": "Alice"})  # type: ignore[arg-type]
-    assert len(alice) == 2 and all(item.value["author"] == "Alice" for item in alice)
-    assert len(store.search([root], limit=2)) == 2  # type: ignore[arg-type]
-    assert len(store.search([root], offset=2)) == 1  # type: ignore[arg-type]
-    for ns, key, _ in data:
-        store.delete(ns, key)
+    shared.search(shared_pg_store, root)
 
 
 # ----------------------------------------------------------------- vector search (index=...)
@@ -215,11 +98,8 @@ def test_search(shared_pg_store: MnemosyneStore, root: str) -> None:
 
 @pytest.fixture(scope="module")
 def vector_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """One PostgreSQL-backed store embedding whole values with the toy model, shared by the module's vector tests.
-
-    Upstream's is fresh per test and they write under ``("test",)``; here each writes under its own ``root``.
-    """
-    yield from shared_store(tmp_path_factory, "postgresql", index=index_config(CharacterEmbeddings()))
+    """The module's vector store: see shared_checks.pg_vector_store."""
+    yield from shared.pg_vector_store(tmp_path_factory)
 
 
 def test_vector_store_initialization(vector_store: MnemosyneStore, fake_embeddings: CharacterEmbeddings) -> None:
@@ -231,45 +111,19 @@ def test_vector_store_initialization(vector_store: MnemosyneStore, fake_embeddin
 
 def test_vector_insert_with_auto_embedding(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_vector_insert_with_auto_embedding."""
-    for key, value in [("doc1", {"text": "short text"}), ("doc2", {"text": "longer text document"}),
-                       ("doc3", {"text": "longest text document here"}),
-                       ("doc4", {"description": "text in description field"}),
-                       ("doc5", {"content": "text in content field"}), ("doc6", {"body": "text in body field"})]:
-        vector_store.put((root,), key, value)
-    keys = [r.key for r in vector_store.search((root,), query="long text")]
-    assert keys
-    assert "doc2" in keys and "doc3" in keys
+    shared.vector_insert_with_auto_embedding(vector_store, (root,))
 
 
 def test_vector_update_with_embedding(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_vector_update_with_embedding."""
-    store = vector_store
-    store.put((root,), "doc1", {"text": "zany zebra Xerxes"})
-    store.put((root,), "doc2", {"text": "something about dogs"})
-    store.put((root,), "doc3", {"text": "text about birds"})
-    before = store.search((root,), query="Zany Xerxes")
-    assert before and before[0].key == "doc1"
-    first_score = before[0].score
-
-    store.put((root,), "doc1", {"text": "new text about dogs"})
-    after = next((r.score for r in store.search((root,), query="Zany Xerxes") if r.key == "doc1"), 0.0)
-    assert after < first_score  # type: ignore[operator]
-    for r in store.search((root,), query="new text about dogs"):
-        if r.key == "doc1":
-            assert r.score > after  # type: ignore[operator]
-
-    store.put((root,), "doc4", {"text": "new text about dogs"}, index=False)
-    assert all(r.key != "doc4" for r in store.search((root,), query="new text about dogs", limit=3))
+    shared.vector_update_with_embedding(vector_store, (root,))
 
 
 @pytest.mark.parametrize("refresh_ttl", [True, False])
 def test_vector_search_with_filters(vector_store: MnemosyneStore, root: str, refresh_ttl: bool) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_vector_search_with_filters."""
     store = vector_store
-    for key, value in [("doc1", {"text": "red apple", "color": "red", "score": 4.5}),
-                       ("doc2", {"text": "red car", "color": "red", "score": 3.0}),
-                       ("doc3", {"text": "green apple", "color": "green", "score": 4.0}),
-                       ("doc4", {"text": "blue car", "color": "blue", "score": 3.5})]:
+    for key, value in shared.FILTER_DOCS:
         store.put((root,), key, value)
     results = store.search((root,), query="apple", filter={"color": "red"}, refresh_ttl=refresh_ttl)
     assert len(results) == 2 and results[0].key == "doc1"
@@ -283,27 +137,19 @@ def test_vector_search_with_filters(vector_store: MnemosyneStore, root: str, ref
 
 def test_vector_search_pagination(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_vector_search_pagination."""
-    for i in range(5):
-        vector_store.put((root,), f"doc{i}", {"text": f"test document number {i}"})
-    first = vector_store.search((root,), query="test", limit=2)
-    second = vector_store.search((root,), query="test", limit=2, offset=2)
-    assert len(first) == 2 and len(second) == 2
-    assert first[0].key != second[0].key
-    assert len(vector_store.search((root,), query="test", limit=10)) == 5
+    shared.vector_search_pagination(vector_store, (root,))
 
 
 def test_vector_search_edge_cases(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_vector_search_edge_cases."""
-    vector_store.put((root,), "doc1", {"text": "test document"})
-    for query in ["", None, "test " * 100, "test!@#$%^&*()"]:
-        assert len(vector_store.search((root,), query=query)) == 1, query
+    shared.vector_search_edge_cases(vector_store, (root,))
 
 
 def test_embed_with_path_sync(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_sync (its cosine case)."""
-    store = new_pg_store(index=index_config(fake_embeddings, ["key0", "key1", "key3"]))
-    store.put(("test",), "doc1", {"key1": "xxx", "key2": "yyy", "key3": "zzz"})
-    store.put(("test",), "doc2", {"key0": "uuu", "key1": "vvv", "key2": "www", "key3": "xxx"})
+    store = new_pg_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    for key, value in shared.PATH_DOCS:
+        store.put(("test",), key, value)
 
     results = store.search(("test",), query="xxx")
     assert len(results) == 2 and results[0].key != results[1].key
@@ -328,8 +174,8 @@ def test_embed_with_path_sync(new_pg_store: StoreFactory, fake_embeddings: Chara
 def test_embed_with_path_operation_config(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_operation_config (cosine)."""
     store = new_pg_store(index=index_config(fake_embeddings, ["key17"]))
-    store.put(("test",), "doc3", {"key0": "aaa", "key1": "bbb", "key2": "ccc", "key3": "ddd"}, index=["key0", "key1"])
-    store.put(("test",), "doc4", {"key0": "eee", "key1": "bbb", "key2": "fff", "key3": "ggg"}, index=["key1", "key3"])
+    for key, value, fields in shared.PER_PUT_DOCS:
+        store.put(("test",), key, value, index=fields)
 
     results = store.search(("test",), query="aaa")
     assert len(results) == 2 and results[0].key == "doc3"
@@ -354,25 +200,16 @@ def test_embed_with_path_operation_config(new_pg_store: StoreFactory, fake_embed
     assert any(r.key == "doc5" for r in results)
 
 
-#: The one item upstream's test_scores stores, with its index settings.
-SCORED_DOC = {"key0": "aaa"}
-
-
 @pytest.fixture(scope="module")
 def scored_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """A store holding only SCORED_DOC, shared by test_scores' queries (each only searches)."""
-    yield from shared_store(
-        tmp_path_factory, "postgresql", index=index_config(CharacterEmbeddings(), ["key0"]),
-        seed=lambda store: store.put(("test",), "doc", SCORED_DOC, index=["key0", "key1"]))
+    """A store holding only shared_checks.SCORED_DOC, shared by test_scores' queries (each only searches)."""
+    yield from shared.scored_store(tmp_path_factory, "postgresql")
 
 
-@pytest.mark.parametrize("query", ["aaa", "bbb", "ccc", "abcd", "poisson"])
+@pytest.mark.parametrize("query", shared.SCORED_QUERIES)
 def test_scores(scored_store: MnemosyneStore, fake_embeddings: CharacterEmbeddings, query: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_scores (its cosine case)."""
-    results = scored_store.search((), query=query)
-    expected = cosine(fake_embeddings.embed_query(query), fake_embeddings.embed_query(SCORED_DOC["key0"]))
-    assert len(results) == 1
-    assert results[0].score == pytest.approx(expected, abs=1e-3)
+    shared.scores(scored_store, fake_embeddings, query)
 
 
 def test_store_ttl(new_pg_store: StoreFactory) -> None:
@@ -397,13 +234,6 @@ def test_store_ttl(new_pg_store: StoreFactory) -> None:
     store.stop_ttl_sweeper()  # type: ignore[attr-defined]
 
 
-NON_ASCII = {"1": "这是中文", "2": "これは日本語です", "3": "이건 한국어야", "4": "Это русский", "5": "यह रूसी है"}
-
-
 def test_non_ascii(vector_store: MnemosyneStore, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_non_ascii (its cosine case)."""
-    ns = (root, "memories")
-    for key, text in NON_ASCII.items():
-        vector_store.put(ns, key, {"text": text})
-    for key, text in NON_ASCII.items():
-        assert vector_store.search(ns, query=text)[0].key == key
+    shared.non_ascii(vector_store, (root, "memories"))

@@ -18,6 +18,8 @@ import time
 import pytest
 from store_support import StoreFactory
 
+from mnem_langgraph import MnemosyneStore
+
 pytest_plugins = ["ported_stores"]
 
 #: Every upstream duration (TTLs, sweep intervals, sleeps) is multiplied by this.
@@ -32,6 +34,19 @@ def seconds(upstream: float) -> float:
 def minutes(upstream: float) -> float:
     """An upstream duration in seconds, scaled, as the minutes a TTL is given in."""
     return seconds(upstream) / 60
+
+
+async def aget_item1(store: MnemosyneStore) -> None:
+    """item1 is there, with the value the async tests wrote."""
+    item = await store.aget(("test",), "item1")
+    assert item is not None and item.value["value"] == "test"
+
+
+async def aswept_item1(store: MnemosyneStore, upstream: float) -> None:
+    """After ``upstream`` seconds (scaled) and a sweep, item1 is gone."""
+    await asyncio.sleep(seconds(upstream))
+    store.sweep_ttl()  # type: ignore[attr-defined]
+    assert await store.aget(("test",), "item1") is None
 
 
 def test_ttl_basic(new_lite_store: StoreFactory) -> None:
@@ -128,11 +143,8 @@ async def test_async_ttl_basic(new_lite_store: StoreFactory) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_ttl.py::test_async_ttl_basic."""
     store = new_lite_store(ttl={"default_ttl": minutes(1)})
     await store.aput(("test",), "item1", {"value": "test"})
-    item = await store.aget(("test",), "item1")
-    assert item is not None and item.value["value"] == "test"
-    await asyncio.sleep(seconds(1 + 1.0))
-    store.sweep_ttl()  # type: ignore[attr-defined]
-    assert await store.aget(("test",), "item1") is None
+    await aget_item1(store)
+    await aswept_item1(store, 1 + 1.0)
 
 
 @pytest.mark.anyio
@@ -143,11 +155,8 @@ async def test_async_ttl_refresh(new_lite_store: StoreFactory) -> None:
     await asyncio.sleep(seconds(1 - 0.5))
     assert await store.aget(("test",), "item1", refresh_ttl=True) is not None
     await asyncio.sleep(seconds(1 - 0.5))  # would have expired without the refresh
-    item = await store.aget(("test",), "item1")
-    assert item is not None and item.value["value"] == "test"
-    await asyncio.sleep(seconds(1 + 1.0))
-    store.sweep_ttl()  # type: ignore[attr-defined]
-    assert await store.aget(("test",), "item1") is None
+    await aget_item1(store)
+    await aswept_item1(store, 1 + 1.0)
 
 
 @pytest.mark.anyio

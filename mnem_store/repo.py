@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import os
 import time as _time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,7 +72,7 @@ class Change:
     new: bytes | None
 
 
-def diff_nodes(old: Nodes, new: Nodes) -> list[Change]:
+def diff_nodes(old: Mapping[str, bytes], new: Mapping[str, bytes]) -> list[Change]:
     """Structural diff by object id, in node-id order."""
     changes = []
     for node_id in sorted(old.keys() | new.keys()):

@@ -22,6 +22,7 @@ import blake3
 import cbor2
 
 from .errors import CorruptStoreError
+from .nodemap import NodeMap
 
 __all__ = ["BLOCK", "StateImage", "encode_key"]
 
@@ -76,7 +77,7 @@ class StateImage:
 
     __slots__ = ("_blocks", "_firsts", "_in_text_order", "nodes")
 
-    def __init__(self, nodes: dict[str, bytes], blocks: list[_Block]) -> None:
+    def __init__(self, nodes: NodeMap, blocks: list[_Block]) -> None:
         self.nodes = nodes
         self._blocks = blocks
         self._firsts = [block.keys[0] for block in blocks]
@@ -107,7 +108,7 @@ class StateImage:
     @classmethod
     def empty(cls) -> StateImage:
         """The image of the state with no nodes."""
-        return cls({}, [])
+        return cls(NodeMap({}), [])
 
     @classmethod
     def from_nodes(cls, nodes: Mapping[str, bytes]) -> StateImage:
@@ -115,7 +116,7 @@ class StateImage:
         pairs = sorted((encode_key(node_id), node_id) for node_id in nodes)
         keys = [key for key, _ in pairs]
         ordered = {node_id: nodes[node_id] for _, node_id in pairs}
-        return cls(ordered, _blocks_of(keys, list(ordered.values())))
+        return cls(NodeMap(ordered), _blocks_of(keys, list(ordered.values())))
 
     @classmethod
     def from_canonical(cls, data: bytes, expected_id: bytes) -> StateImage:
@@ -143,36 +144,25 @@ class StateImage:
             size = sum(map(len, part)) + len(part) * 34
             blocks.append(_Block(part, ids[start : start + BLOCK], data[offset : offset + size]))
             offset += size
-        return cls(nodes, blocks)
+        return cls(NodeMap(nodes), blocks)
 
     def apply(self, changes: Mapping[str, bytes | None]) -> StateImage:
         """A new image with ``changes`` applied (node id -> object id, or None to remove).
 
         Costs O(changes * BLOCK + blocks), not O(nodes): only touched blocks
-        are re-encoded (and split when they grow past two blocks' worth).
+        are re-encoded (and split when they grow past two blocks' worth), and
+        the node map is derived, not copied (``NodeMap``).
         """
-        nodes = dict(self.nodes)
+        nodes, effective = self.nodes.changed(changes)
         edits: dict[int, dict[bytes, bytes | None]] = {}
-        for node_id, raw in changes.items():
-            if raw is None:
-                if nodes.pop(node_id, None) is None:
-                    continue
-            elif nodes.get(node_id) == raw:
-                continue
-            else:
-                nodes[node_id] = raw
+        for node_id, raw in effective.items():
             key = encode_key(node_id)
             edits.setdefault(max(bisect_right(self._firsts, key) - 1, 0), {})[key] = raw
         if not edits:
             return self
-        blocks = self._blocks or [_Block([], [], b"")]
-        out: list[_Block] = []
-        for index, block in enumerate(blocks):
-            edit = edits.get(index)
-            if edit is None:
-                out.append(block)
-            else:
-                out.extend(_edited(block, edit))
+        out = list(self._blocks or [_Block([], [], b"")])
+        for index in sorted(edits, reverse=True):  # from the end, so splicing leaves earlier indexes valid
+            out[index : index + 1] = _edited(out[index], edits[index])
         return StateImage(nodes, out)
 
     def encoding(self) -> bytes:
@@ -184,7 +174,7 @@ class StateImage:
         return blake3.blake3(self.encoding()).digest()
 
 
-def _edited(block: _Block, edit: Mapping[bytes, bytes | None]) -> Iterable[_Block]:
+def _edited(block: _Block, edit: Mapping[bytes, bytes | None]) -> list[_Block]:
     keys, ids = list(block.keys), list(block.ids)
     for key, raw in sorted(edit.items()):
         at = bisect_left(keys, key)

@@ -13,6 +13,7 @@ reads nothing from the store.
 from __future__ import annotations
 
 import logging
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,22 +30,29 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
     from .stamps import Stamped
+    from .timeline import Step
     from .verify import Report
 
 __all__ = [
     "Bisected",
     "BranchInfo",
+    "ChangePage",
     "Expired",
     "MergeOutcome",
     "NodeChange",
+    "Page",
     "Status",
+    "Timeline",
+    "TimelineEntry",
     "Written",
     "add",
     "bisect",
     "blame",
+    "blame_many",
     "branch_create",
     "branch_delete",
     "branch_list",
+    "changes",
     "checkout",
     "commit",
     "diff",
@@ -52,10 +60,13 @@ __all__ = [
     "expire",
     "export",
     "export_to_file",
+    "head",
     "import_",
     "init",
+    "load_nodes",
     "log",
     "merge",
+    "page",
     "reindex",
     "resolve",
     "rm",
@@ -65,6 +76,7 @@ __all__ = [
     "similar",
     "stamps",
     "status",
+    "timeline",
     "touch",
     "unstage",
     "verify",
@@ -157,6 +169,37 @@ class Bisected:
     commit: bytes
     message: str
     blame: Blame | None
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    """One change of a node: the chain's commit, the commit that wrote the value, and the values on each side."""
+
+    commit: bytes
+    commit_obj: Commit
+    origin: bytes
+    origin_obj: Commit
+    kind: str
+    value: MemoryNode | None
+    previous: MemoryNode | None
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """A page of a node's history, newest first, and the commit the next page starts at (None: no more)."""
+
+    entries: list[TimelineEntry]
+    next: bytes | None
+
+
+@dataclass(frozen=True, slots=True)
+class ChangePage:
+    """A page of what one commit changed against its first parent, with both values of each node loaded."""
+
+    commit: bytes
+    commit_obj: Commit
+    total: int
+    changes: list[NodeChange]
 
 
 def _node_dict(node: MemoryNode | None) -> dict[str, Any] | None:
@@ -307,10 +350,19 @@ def resolve(repo: Repo, rev: str) -> bytes:
 
 
 # ----------------------------------------------------------------------- reading
-def log(repo: Repo, *, first_parent: bool = False, limit: int | None = None) -> list[tuple[bytes, Commit]]:
-    """History from HEAD, newest first, in graph order (see ``Repo.log``)."""
+def log(
+    repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None
+) -> list[tuple[bytes, Commit]]:
+    """History from ``rev`` (default HEAD), newest first, in graph order (see ``Repo.log``)."""
     with repo.backend.read():
-        return repo.log(repo.head_commit(), first_parent=first_parent, limit=limit)
+        return repo.log(repo.resolve(rev) if rev is not None else repo.head_commit(),
+                        first_parent=first_parent, limit=limit)
+
+
+def head(repo: Repo) -> tuple[Head, bytes | None]:
+    """HEAD and the commit it names (None on an unborn branch), without reading any memory."""
+    with repo.backend.read():
+        return repo.head(), repo.head_commit()
 
 
 def status(repo: Repo) -> Status:
@@ -330,6 +382,52 @@ def show(repo: Repo, rev: str | None = None) -> dict[str, MemoryNode]:
         return repo.nodes_of(nodes)
 
 
+@dataclass(frozen=True, slots=True)
+class Page:
+    """One page of a memory in id order: the object id of each node on it, and where the next page starts.
+
+    Attributes:
+        nodes: Node id -> object id, in id order (at most the page's limit).
+        next_cursor: The last id of this page when more follow (pass it as ``cursor`` for the next
+            page), else None.
+    """
+
+    nodes: dict[str, bytes]
+    next_cursor: str | None
+
+
+def page(
+    repo: Repo, rev: str | None = None, *, prefixes: Sequence[str] | None = None, cursor: str | None = None,
+    limit: int | None = None,
+) -> Page:
+    """Up to ``limit`` (None: all) nodes of working memory or of ``rev``, in id order, after ``cursor``.
+
+    Only the ids are read whole (sorted once per state image with
+    prefixes, else per call); no node object is read here, so the caller
+    decodes just the page.  A cursor is an id, not a position: a page
+    read after a write still starts where the last one ended.
+    """
+    with repo.backend.read():
+        if rev is None:
+            nodes = repo.working_nodes(prefixes)
+        else:
+            commit = repo.resolve(rev)
+            nodes = repo.commit_nodes(commit) if prefixes is None else repo.commit_nodes_under(commit, prefixes)
+    ordered = sorted(nodes)
+    start = 0 if cursor is None else bisect_right(ordered, cursor)
+    end = len(ordered) if limit is None else start + limit
+    picked = ordered[start:end]
+    more = end < len(ordered)
+    return Page({node_id: nodes[node_id] for node_id in picked}, picked[-1] if more and picked else None)
+
+
+def load_nodes(repo: Repo, raws: Sequence[bytes]) -> dict[bytes, MemoryNode]:
+    """Node objects by object id, read in one snapshot and in chunks (not one statement per node)."""
+    with repo.backend.read():
+        repo.objects.prefetch(raws)
+        return {raw: repo.node(raw) for raw in raws}
+
+
 def show_node(repo: Repo, node_id: str, rev: str | None = None) -> MemoryNode | None:
     """One node of working memory or of ``rev``, looked up alone (never loading the whole state)."""
     with repo.backend.read():
@@ -347,6 +445,49 @@ def show_stat(repo: Repo, rev: str | None = None) -> dict[str, str]:
         return {node_id: changed[node_id] for node_id in sorted(changed)}
 
 
+def changes(repo: Repo, rev: str, offset: int = 0, limit: int | None = None) -> ChangePage:
+    """What commit ``rev`` changed against its first parent, ``limit`` nodes from ``offset`` in node-id order.
+
+    Each node's value before and after is looked up alone, so a page costs
+    its own nodes even when the commit changed thousands (an import).
+    """
+    with repo.backend.read():
+        raw = repo.resolve(rev)
+        commit_obj = repo.commit_obj(raw)
+        changed = repo.changes_of(raw)
+        picked = sorted(changed)[offset:None if limit is None else offset + limit]
+        parent = commit_obj.parents[0] if commit_obj.parents else None
+        found = []
+        for node_id in picked:
+            old, new = repo.node_at(parent, node_id), repo.node_at(raw, node_id)
+            found.append(NodeChange(node_id, changed[node_id], repo.node(old) if old is not None else None,
+                                    repo.node(new) if new is not None else None))
+        return ChangePage(raw, commit_obj, len(changed), found)
+
+
+def timeline(repo: Repo, node_id: str, at: str | None = None, *, limit: int) -> Timeline:
+    """Up to ``limit`` changes of a node on the first-parent history of ``at`` (default HEAD's commit), newest first.
+
+    See ``mnem_store.timeline``: the cost follows the node's changes, not the history's length.
+    """
+    from .timeline import steps
+
+    with repo.backend.read():
+        start = repo.resolve(at) if at is not None else repo.head_commit()
+        if start is None:
+            return Timeline([], None)
+        found, onward = steps(repo, node_id, start, limit)
+        return Timeline([_entry(repo, step) for step in found], onward)
+
+
+def _entry(repo: Repo, step: Step) -> TimelineEntry:
+    def load(raw: bytes | None) -> MemoryNode | None:
+        return repo.node(raw) if raw is not None else None
+
+    return TimelineEntry(step.commit, repo.commit_obj(step.commit), step.origin, repo.commit_obj(step.origin),
+                         step.kind, load(step.value), load(step.previous))
+
+
 def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[NodeChange]:
     """From ``old`` (default HEAD's commit) to ``new`` (default working memory)."""
     with repo.backend.read():
@@ -362,6 +503,28 @@ def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
     with repo.backend.read():
         found = blame_node(repo, node_id, at)
         return found, repo.commit_obj(found.commit).message
+
+
+def blame_many(repo: Repo, node_ids: Sequence[str], at: str | None = None) -> dict[str, tuple[Blame, Commit]]:
+    """Blame each of ``node_ids`` as of ``at`` (default HEAD's commit) in one snapshot, with the commits found.
+
+    Ids absent there are left out.  Each blame is blame's own probes (one
+    shared ``Graph``), so a page of facts costs the page, not the history.
+    """
+    from .blame import find_blame
+    from .graph import Graph
+
+    with repo.backend.read():
+        start = repo.resolve(at) if at is not None else repo.head_commit()
+        if start is None:
+            return {}
+        graph = Graph(repo)
+        found = {}
+        for node_id in node_ids:
+            blamed = find_blame(repo, node_id, start, graph)
+            if blamed is not None:
+                found[node_id] = (blamed, graph.commit(blamed.commit))
+        return found
 
 
 def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = None,

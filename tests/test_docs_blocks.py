@@ -112,6 +112,27 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
         "skip", "sample output of a failed tool call; tests/mcp/test_mcp_errors.py checks that format"),
     ("docs/mcp.md", "bin/install-inspector     # the official Inspector CLI and a Node 22, into .cache/npm/"): (
         "bash", "agent-memory/.mnem"),
+    ("docs/mcp-http.md", "# on loopback, no authentication (a trusted local process, or behind a proxy that "
+                         "authenticates):"): (
+        "skip", "starts servers that run until stopped; tests/mcp/test_http_transport.py and test_http_auth.py start "
+        "mnem-mcp --transport streamable-http with these options as processes and drive them"),
+    ("docs/mcp-http.md", "memory.example.com {"): (
+        "skip", "a Caddyfile for a public host name, not a command; the proxy only forwards to the server above"),
+    ("docs/mcp-http.md", "mnem-mcp --store ./agent-memory --transport streamable-http --port 8765 \\"): (
+        "skip", "starts a server that runs until stopped, for a real issuer; tests/mcp/test_http_auth.py runs the "
+        "same options against a local test issuer"),
+    ("docs/mcp-http.md", 'claude mcp add --transport http mnem https://memory.example.com/mcp --header '
+                         '"Authorization: Bearer $TOKEN"'): (
+        "skip", "needs the Claude Code CLI, a deployed server and a token"),
+    ("docs/mcp-http.md", "import httpx2"): ("python", ""),
+    ("README.md", "mnem ui --store ./agent-memory --open    # or a postgresql:// URL; --port N (default 8470, 0: any "
+                  "free port)"): (
+        "skip", "starts a server that runs until interrupted (and a browser); tests/ui starts `mnem ui --store ... "
+        "--port 0` as a process and drives it in Chromium"),
+    ("docs/ui.md", "mnem ui --store ./agent-memory            # prints: mnem ui: … at http://127.0.0.1:8470/ "
+                   "(read-only; Ctrl-C stops it)"): (
+        "skip", "starts a server that runs until interrupted; tests/ui/ui_support.py starts it with --port 0 and "
+        "reads that line"),
 }
 
 

@@ -39,6 +39,8 @@ ENGINE_LAYERS = {
     "mnem_store.repo": {"mnem_store.porcelain", "mnem_store.cli"},
     "mnem_store.porcelain": {"mnem_store.cli", "mnem_store.sqlite", "mnem_store.postgres", "mnem_store.sql"},
     "mnem_store.cli": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql"},
+    "mnem_store.ui": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql",
+                      "mnem_store.cli"},
 }
 
 

@@ -60,10 +60,11 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
     "verify": ("verify", "Re-hash and cross-check every object, ref and index entry (extension)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
+    "ui": ("ui", "Serve a local, read-only web page of the memory, its history and provenance (extension)."),
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "ttl", "vectors"]
+            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "ttl", "vectors"]
 
 
 class _Parser(argparse.ArgumentParser):

@@ -1,0 +1,173 @@
+"""The UI's read model: each answer is porcelain verbs in, a plain JSON-ready dict out.
+
+Every answer is bounded: facts, commits, changes and timeline steps come a
+page at a time (``params.MAX_PAGE`` at most), and none reads more of the
+history than its page needs.  A page of memory is read at one commit, resolved first, so its
+parts agree even while agents write.  Costs at 10k facts and 10k commits:
+a facts page lists the state's ids and blames only that page's nodes;
+a search reads the nodes of the memory it searches (``docs/ui.md``); a
+timeline follows the node's own changes; a history page costs the commits
+up to its end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .. import porcelain
+from ..bisect import content_equals
+from ..canonical import dump_compact
+from ..errors import CommandError
+from ..objects import Commit, MemoryNode
+from ..repo import Repo
+
+__all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "value_diff", "when"]
+
+
+def _commit(raw: bytes, commit: Commit) -> dict[str, Any]:
+    return commit.to_dict(raw)
+
+
+def _node(node: MemoryNode | None) -> dict[str, Any] | None:
+    return node.to_dict() if node is not None else None
+
+
+def _at(repo: Repo, rev: str | None) -> str | None:
+    """The commit (hex) a read happens at: ``rev`` resolved once, or HEAD's commit (None: no commit yet)."""
+    if rev is not None:
+        return porcelain.resolve(repo, rev).hex()
+    tip = porcelain.head(repo)[1]
+    return tip.hex() if tip is not None else None
+
+
+def head(repo: Repo) -> dict[str, Any]:
+    """Where HEAD is and every branch: what the page polls to notice new commits."""
+    where, tip = porcelain.head(repo)
+    location = Path(repo.location)
+    return {
+        "store": repo.location,
+        # What the page's header shows: the folder a SQLite store's .mnem is in, or the URL.
+        "name": location.parent.name if location.name == ".mnem" else repo.location,
+        "branch": where.branch,
+        "commit": tip.hex() if tip is not None else None,
+        "branches": [{"name": b.name, "commit": b.tip.hex(), "current": b.current}
+                     for b in porcelain.branch_list(repo)],
+    }
+
+
+def _matches(node: MemoryNode, needle: str) -> bool:
+    texts = [node.id, dump_compact(node.content), *node.provenance.present().values()]
+    return any(needle in text.casefold() for text in texts)
+
+
+def facts(repo: Repo, rev: str | None, query: str, offset: int, limit: int) -> dict[str, Any]:
+    """A page of the memory at ``rev`` (default HEAD), in id order, each fact with its provenance and blame.
+
+    ``query`` (case-insensitive) keeps the facts whose id, content or
+    provenance contains it; without one, only the page's nodes are read.
+    """
+    at = _at(repo, rev)
+    if at is None:
+        return {"commit": None, "total": 0, "offset": offset, "limit": limit, "facts": []}
+    needle = query.casefold()
+    if needle:
+        ids = [node_id for node_id, node in porcelain.show(repo, at).items() if _matches(node, needle)]
+    else:
+        ids = porcelain.ls(repo, at)
+    blamed = porcelain.blame_many(repo, ids[offset:offset + limit], at)
+    rows = [{**found.node.to_dict(), "time": found.time, "set_by": _commit(found.commit, commit)}
+            for found, commit in blamed.values()]
+    return {"commit": at, "total": len(ids), "offset": offset, "limit": limit, "facts": rows}
+
+
+def _fields(node: MemoryNode | None, split_content: bool) -> dict[str, Any]:
+    """A node as flat ``field -> value`` pairs (absent fields left out); ``split_content`` spreads a map's keys."""
+    if node is None:
+        return {}
+    found: dict[str, Any] = {}
+    if split_content:
+        found.update({f"content.{key}": value for key, value in node.content.items()})
+    else:
+        found["content"] = node.content
+    found["content_kind"] = node.content_kind
+    found.update({f"provenance.{name}": value for name, value in node.provenance.present().items()})
+    if node.event_time is not None:
+        found["event_time"] = node.event_time
+    return found
+
+
+def value_diff(old: MemoryNode | None, new: MemoryNode | None) -> list[dict[str, Any]]:
+    """The fields that differ between two values of a node: ``{"field", "before", "after"}``, in a fixed order.
+
+    Content that is a map on both sides is compared key by key
+    (``content.plan``), so a one-key change does not show the whole map.
+    """
+    split = all(node is not None and isinstance(node.content, dict) for node in (old, new))
+    before, after = _fields(old, split), _fields(new, split)
+    names = list(dict.fromkeys([*before, *after]))
+    return [{"field": name, "before": before.get(name), "after": after.get(name)}
+            for name in names
+            if name not in before or name not in after or dump_compact(before[name]) != dump_compact(after[name])]
+
+
+def timeline(repo: Repo, node_id: str, rev: str | None, limit: int) -> dict[str, Any]:
+    """A page of every value ``node_id`` had (newest first), each with its commits, provenance and diff.
+
+    ``next`` is the ``at`` of the following page (None: the story is complete).
+    """
+    found = porcelain.timeline(repo, node_id, rev, limit=limit)
+    if not found.entries and rev is None:
+        raise CommandError(f'no fact "{node_id}" in the history of HEAD; check the id in the memory view', "not_found")
+    return {
+        "id": node_id,
+        "entries": [{
+            "commit": _commit(entry.commit, entry.commit_obj),
+            "origin": _commit(entry.origin, entry.origin_obj),
+            "kind": entry.kind,
+            "value": _node(entry.value),
+            "previous": _node(entry.previous),
+            "diff": value_diff(entry.previous, entry.value),
+        } for entry in found.entries],
+        "next": found.next.hex() if found.next is not None else None,
+    }
+
+
+def blame(repo: Repo, node_id: str, rev: str | None) -> dict[str, Any]:
+    """Why the fact holds its value at ``rev`` (default HEAD): the commit that set it and its provenance."""
+    found, _ = porcelain.blame(repo, node_id, rev)
+    commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
+    return {**found.to_dict(), "commit": _commit(*commit)}
+
+
+def when(repo: Repo, node_id: str, value: Any, rev: str | None) -> dict[str, Any]:
+    """The first commit on ``rev``'s first-parent history (default HEAD) where ``node_id`` equals ``value``."""
+    found = porcelain.bisect(repo, node_id, content_equals(node_id, value), bad=rev, include_root=True)
+    commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
+    return {"commit": _commit(*commit), "blame": found.blame.to_dict() if found.blame is not None else None}
+
+
+def history(repo: Repo, rev: str | None, offset: int, limit: int) -> dict[str, Any]:
+    """A page of history from ``rev`` (default HEAD), newest first in graph order, with each commit's parents.
+
+    The walk stops at the page's end, so a page costs ``offset + limit``
+    commits; ``more`` says whether another page follows.
+    """
+    at = _at(repo, rev)
+    if at is None:
+        return {"commit": None, "offset": offset, "commits": [], "more": False}
+    entries = porcelain.log(repo, rev=at, limit=offset + limit + 1)
+    page = entries[offset:offset + limit]
+    return {"commit": at, "offset": offset, "commits": [_commit(raw, c) for raw, c in page],
+            "more": len(entries) > offset + limit}
+
+
+def commit_changes(repo: Repo, rev: str, offset: int, limit: int) -> dict[str, Any]:
+    """One commit and a page of its change set: each node added, modified or removed, before and after."""
+    found = porcelain.changes(repo, rev, offset, limit)
+    return {
+        "commit": _commit(found.commit, found.commit_obj),
+        "total": found.total,
+        "offset": offset,
+        "changes": [{**change.to_dict(), "diff": value_diff(change.old, change.new)} for change in found.changes],
+    }

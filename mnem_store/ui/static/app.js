@@ -1,0 +1,369 @@
+// mnem ui: a read-only view of a store's memory, served by `mnem ui` (mnem_store/ui/app.py).
+// Plain JavaScript, no build step. Every value from the store is put in the page as text
+// (textContent), never as markup. Views are chosen by the URL's hash, so back, forward and
+// links work, and every view asks the server for one bounded page at a time.
+"use strict";
+
+const POLL_MS = 2000;
+const state = { head: null, branches: [], ready: null, focus: null };
+
+// ------------------------------------------------------------------ helpers
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+function svg(tag, attrs) {
+  const node = document.createElementNS(SVG, tag);
+  for (const [key, value] of Object.entries(attrs)) node.setAttribute(key, String(value));
+  return node;
+}
+
+async function api(path, params) {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== null && value !== undefined && value !== "") query.set(key, value);
+  }
+  const response = await fetch(path + (query.size ? "?" + query : ""), { headers: { accept: "application/json" } });
+  const body = await response.json();
+  if (!response.ok) {
+    const error = new Error(body.error ? body.error.message : response.statusText);
+    error.code = body.error ? body.error.code : "error";
+    throw error;
+  }
+  return body;
+}
+
+const short = (id) => id.slice(0, 12);
+const when = (ms) => new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
+const json = (value) => (value === undefined ? "" : JSON.stringify(value));
+const firstLine = (text) => text.split("\n")[0];
+
+function href(path, params) {
+  const query = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) if (value) query.set(key, value);
+  return "#" + path + (query.size ? "?" + query : "");
+}
+
+function commitLink(commit) {
+  return el("a", { href: href("/commit/" + commit.id), class: "commit", "aria-label": `commit ${short(commit.id)}: ${firstLine(commit.message)}` },
+    el("code", {}, short(commit.id)), " ", firstLine(commit.message));
+}
+
+function provenanceList(node) {
+  const labels = { source: "source", agent_step: "step", observation: "observation", tool_call: "tool call", note: "note" };
+  const rows = Object.entries(labels).filter(([name]) => node.provenance[name] !== null);
+  if (!rows.length) return el("p", { class: "dim" }, "(no provenance recorded)");
+  return el("dl", { class: "provenance" }, rows.map(([name, label]) => [el("dt", {}, label), el("dd", { "data-field": name }, node.provenance[name])]));
+}
+
+function diffTable(diff, caption) {
+  if (!diff.length) return el("p", { class: "dim" }, "No field changed.");
+  return el("table", { class: "diff" },
+    el("caption", {}, caption),
+    el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "field"), el("th", { scope: "col" }, "before"), el("th", { scope: "col" }, "after"))),
+    el("tbody", {}, diff.map((d) => el("tr", {},
+      el("th", { scope: "row" }, d.field),
+      el("td", { class: "before" }, d.before === null ? "—" : json(d.before)),
+      el("td", { class: "after" }, d.after === null ? "—" : json(d.after))))));
+}
+
+function failure(error) {
+  return el("p", { class: "error", role: "alert" }, `${error.code || "error"}: ${error.message}`);
+}
+
+function show(...children) {
+  const main = document.getElementById("main");
+  main.replaceChildren(...children.flat(Infinity).filter((child) => child !== null && child !== undefined));
+}
+
+function pager(label, offset, limit, total, go) {
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const page = Math.floor(offset / limit) + 1;
+  return el("nav", { class: "pager", "aria-label": label },
+    el("button", { type: "button", disabled: page <= 1, onclick: () => go(offset - limit) }, "Previous page"),
+    el("span", {}, ` Page ${page} of ${pages} `),
+    el("button", { type: "button", disabled: page >= pages, onclick: () => go(offset + limit) }, "Next page"));
+}
+
+// ------------------------------------------------------------------ views
+async function memoryView(params) {
+  const at = params.get("at"), q = params.get("q") || "", offset = Number(params.get("offset") || 0);
+  const limit = 50;
+  const data = await api("/api/facts", { at, q, offset, limit });
+  const heading = at
+    ? el("h1", {}, "Memory at commit ", el("code", {}, short(data.commit || at)))
+    : el("h1", {}, "Memory now");
+  const back = at ? el("p", {}, el("a", { href: href("/", { q }) }, "Back to memory now")) : null;
+  const search = el("input", { type: "search", id: "search", name: "q", value: q, placeholder: "id, value or source", autocomplete: "off" });
+  let timer = null;
+  search.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => navigate(href("/", { at, q: search.value }), true, "search"), 250);
+  });
+  const form = el("form", { role: "search", onsubmit: (event) => { event.preventDefault(); navigate(href("/", { at, q: search.value }), true, "search"); } },
+    el("label", { for: "search" }, "Search facts "), search);
+  const columns = ["fact", "value", "kind", "source", "step", "observation", "tool call", "note", "set by"];
+  const rows = data.facts.map((fact) => el("tr", {},
+    el("th", { scope: "row" }, el("a", { href: href("/fact", { id: fact.id, at }) }, fact.id)),
+    el("td", { class: "value" }, json(fact.content)),
+    el("td", {}, fact.content_kind),
+    ...["source", "agent_step", "observation", "tool_call", "note"].map((name) => el("td", {}, fact.provenance[name] ?? "")),
+    el("td", { class: "set-by" }, el("a", { href: href("/commit/" + fact.set_by.id), "aria-label": `commit ${short(fact.set_by.id)}: ${firstLine(fact.set_by.message)}` },
+      el("code", {}, short(fact.set_by.id).slice(0, 8))), " ", el("span", { class: "time" }, when(fact.time)))));
+  const noun = data.total === 1 ? "fact" : "facts";
+  const caption = q ? `${data.total} ${noun} matching “${q}”` : `${data.total} ${noun}`;
+  const table = el("table", { class: "facts" },
+    el("caption", {}, caption),
+    el("thead", {}, el("tr", {}, columns.map((name) => el("th", { scope: "col" }, name)))),
+    el("tbody", {}, rows));
+  show(heading, back, form, data.total ? table : el("p", { class: "dim" }, q ? "No fact matches." : "Memory is empty."),
+    data.total > limit ? pager("Facts pages", offset, limit, data.total, (o) => navigate(href("/", { at, q, offset: o }))) : null);
+}
+
+async function factView(params) {
+  const id = params.get("id"), at = params.get("at");
+  const why = el("section", { "aria-labelledby": "why-title" }, el("h2", { id: "why-title" }, "Why it holds this value"));
+  const story = el("section", { "aria-labelledby": "timeline-title" }, el("h2", { id: "timeline-title" }, "Timeline"));
+  const list = el("ol", { class: "timeline", "aria-label": "values, newest first" });
+  story.append(list);
+  show(el("h1", {}, "Fact ", el("code", {}, id)), at ? el("p", { class: "dim" }, "as of commit ", el("code", {}, short(at))) : null, why, story);
+  try {
+    const blame = await api("/api/blame", { id, at });
+    why.append(el("div", { class: "blame" },
+      el("p", { class: "value" }, json(blame.node.content)),
+      el("p", {}, "Set by ", commitLink(blame.commit), ` by ${blame.commit.author} at ${when(blame.commit.time)}`),
+      provenanceList(blame.node)));
+  } catch (error) {
+    why.append(failure(error));
+  }
+  await timelinePage(id, at, list, story);
+}
+
+async function timelinePage(id, at, list, story) {
+  let data;
+  try {
+    data = await api("/api/timeline", { id, at, limit: 20 });
+  } catch (error) {
+    story.append(failure(error));
+    return;
+  }
+  for (const entry of data.entries) list.append(timelineEntry(id, entry));
+  if (data.next) {
+    const more = el("button", { type: "button", class: "more" }, "Show older values");
+    more.addEventListener("click", async () => { more.remove(); await timelinePage(id, data.next, list, story); });
+    story.append(more);
+  }
+}
+
+function timelineEntry(id, entry) {
+  const value = entry.value;
+  const item = el("li", { class: `step ${entry.kind}` },
+    el("h3", {}, `${entry.kind} at ${when(entry.commit.time)}`),
+    value ? el("p", { class: "value" }, json(value.content)) : el("p", { class: "dim" }, "(removed from memory)"),
+    el("p", {}, "Commit ", commitLink(entry.commit), ` by ${entry.commit.author}`),
+    entry.origin.id !== entry.commit.id
+      ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), ` by ${entry.origin.author}, merged here`)
+      : null,
+    value ? provenanceList(value) : null,
+    diffTable(entry.diff, "Changed from the value before"));
+  if (value) {
+    const answer = el("output", { class: "when" });
+    const ask = el("button", { type: "button" }, "When did this value first hold?");
+    ask.addEventListener("click", async () => {
+      answer.replaceChildren("Searching…");
+      try {
+        const found = await api("/api/when", { id, value: JSON.stringify(value.content), at: entry.commit.id });
+        answer.replaceChildren("First held at ", commitLink(found.commit), ` (${when(found.commit.time)})`);
+      } catch (error) {
+        answer.replaceChildren(failure(error));
+      }
+    });
+    item.append(el("p", {}, ask, " ", answer));
+  }
+  return item;
+}
+
+async function historyView(params) {
+  await state.ready;
+  const at = params.get("at");
+  const select = el("select", { id: "branch", onchange: () => navigate(href("/history", { at: select.value })) },
+    el("option", { value: "" }, "HEAD"),
+    state.branches.map((b) => el("option", { value: b.name, selected: b.name === at }, b.name)));
+  const rows = el("ol", { class: "commits", "aria-label": "commits, newest first" });
+  const graph = svg("svg", { class: "graph", role: "img", width: 20, height: 0 });
+  const more = el("button", { type: "button", class: "more" }, "Load older commits");
+  show(el("h1", {}, "History"), el("p", {}, el("label", { for: "branch" }, "Branch "), select),
+    el("div", { class: "history" }, graph, rows), more);
+  const loaded = [];
+  rows.addEventListener("keydown", (event) => {
+    if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
+    const links = [...rows.querySelectorAll("a.commit")];
+    const index = links.indexOf(document.activeElement);
+    if (index < 0) return;
+    event.preventDefault();
+    links[Math.max(0, Math.min(links.length - 1, index + (event.key === "ArrowDown" ? 1 : -1)))].focus();
+  });
+  async function page() {
+    more.disabled = true;
+    const data = await api("/api/log", { at, offset: loaded.length, limit: 50 });
+    loaded.push(...data.commits);
+    const tips = new Map(state.branches.map((b) => [b.commit, []]));
+    for (const b of state.branches) tips.get(b.commit).push(b.name);
+    for (const commit of data.commits) {
+      rows.append(el("li", { "data-parents": commit.parents.length },
+        commitLink(commit),
+        (tips.get(commit.id) || []).map((name) => el("span", { class: "branch" }, name)),
+        commit.parents.length > 1 ? el("span", { class: "merge" }, "merge") : null,
+        el("span", { class: "dim" }, ` ${commit.author} · ${when(commit.time)}`)));
+    }
+    drawGraph(graph, loaded);
+    more.hidden = !data.more;
+    more.disabled = false;
+  }
+  more.addEventListener("click", page);
+  await page();
+}
+
+// Lanes: each commit takes the lane that was waiting for it (or a free one); its first parent
+// inherits the lane, other parents get a lane of their own. Edges travel down their lane.
+function drawGraph(graph, commits) {
+  const ROW = 32, COL = 16, R = 5;
+  const lanes = [], place = new Map(), edges = [];
+  commits.forEach((commit, row) => {
+    let col = lanes.indexOf(commit.id);
+    if (col < 0) { col = lanes.indexOf(null); if (col < 0) col = lanes.length; }
+    lanes.forEach((waiting, lane) => { if (waiting === commit.id) lanes[lane] = null; });
+    place.set(commit.id, { row, col });
+    commit.parents.forEach((parent, i) => {
+      let lane = i === 0 ? col : lanes.indexOf(parent);
+      if (lane < 0) { lane = lanes.indexOf(null); if (lane < 0) lane = lanes.length; }
+      if (lanes[lane] === undefined || lanes[lane] === null || lanes[lane] === parent) lanes[lane] = parent;
+      edges.push({ from: commit.id, to: parent, lane });
+    });
+  });
+  const x = (col) => col * COL + COL / 2, y = (row) => row * ROW + ROW / 2;
+  const width = Math.max(1, lanes.length) * COL, height = commits.length * ROW;
+  graph.replaceChildren();
+  graph.setAttribute("width", width);
+  graph.setAttribute("height", height);
+  graph.setAttribute("viewBox", `0 0 ${width} ${height}`);
+  const merges = commits.filter((c) => c.parents.length > 1).length;
+  graph.setAttribute("aria-label", `commit graph: ${commits.length} commits, ${merges} merges`);
+  for (const edge of edges) {
+    const a = place.get(edge.from), b = place.get(edge.to);
+    const endRow = b ? b.row : commits.length;
+    const points = [[x(a.col), y(a.row)], [x(edge.lane), y(a.row) + ROW / 2], [x(edge.lane), y(endRow) - ROW / 2], [x(b ? b.col : edge.lane), y(endRow)]];
+    graph.append(svg("polyline", { points: points.map((p) => p.join(",")).join(" "), class: "edge" }));
+  }
+  for (const commit of commits) {
+    const { row, col } = place.get(commit.id);
+    const dot = svg("circle", { cx: x(col), cy: y(row), r: R, class: commit.parents.length > 1 ? "node merge" : "node", "data-commit": commit.id });
+    const title = svg("title", {});
+    title.textContent = `${short(commit.id)} ${firstLine(commit.message)}`;
+    dot.append(title);
+    dot.addEventListener("click", () => navigate(href("/commit/" + commit.id)));
+    graph.append(dot);
+  }
+}
+
+async function commitView(id, params) {
+  const offset = Number(params.get("offset") || 0), limit = 50;
+  const data = await api("/api/commit/" + encodeURIComponent(id), { offset, limit });
+  const commit = data.commit;
+  const rows = data.changes.map((change) => el("tr", { class: change.kind },
+    el("th", { scope: "row" }, el("a", { href: href("/fact", { id: change.id, at: commit.id }) }, change.id)),
+    el("td", {}, change.kind),
+    el("td", { class: "before" }, change.old ? json(change.old.content) : "—"),
+    el("td", { class: "after" }, change.new ? json(change.new.content) : "—"),
+    el("td", {}, change.new ? (change.new.provenance.source ?? "") : "")));
+  const table = el("table", { class: "changes" },
+    el("caption", {}, `${data.total} ${data.total === 1 ? "fact" : "facts"} changed`),
+    el("thead", {}, el("tr", {}, ["fact", "change", "before", "after", "source"].map((name) => el("th", { scope: "col" }, name)))),
+    el("tbody", {}, rows));
+  show(el("h1", {}, "Commit ", el("code", {}, short(commit.id))),
+    el("p", { class: "message" }, commit.message),
+    el("dl", { class: "meta" },
+      el("dt", {}, "id"), el("dd", {}, el("code", {}, commit.id)),
+      el("dt", {}, "author"), el("dd", {}, commit.author),
+      el("dt", {}, "time"), el("dd", {}, when(commit.time)),
+      el("dt", {}, "parents"), el("dd", {}, commit.parents.length ? commit.parents.map((p) => [el("a", { href: href("/commit/" + p) }, el("code", {}, short(p))), " "]) : "none (the first commit)")),
+    el("p", {}, el("a", { href: href("/", { at: commit.id }) }, "See the memory at this commit")),
+    data.total ? table : el("p", { class: "dim" }, "This commit changed no fact."),
+    data.total > limit ? pager("Change pages", offset, limit, data.total, (o) => navigate(href("/commit/" + commit.id, { offset: o }))) : null);
+}
+
+// ------------------------------------------------------------------ routing and live updates
+function navigate(target, replace, focus) {
+  state.focus = focus || null;
+  if (replace) history.replaceState(null, "", target);
+  else history.pushState(null, "", target);
+  render();
+}
+
+async function render() {
+  const [path, query] = (location.hash.slice(1) || "/").split("?");
+  const params = new URLSearchParams(query || "");
+  document.querySelectorAll("nav a[data-view]").forEach((a) => {
+    const current = (a.dataset.view === "history") === (path === "/history" || path.startsWith("/commit/"));
+    if (current) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  });
+  try {
+    if (path === "/fact") await factView(params);
+    else if (path === "/history") await historyView(params);
+    else if (path.startsWith("/commit/")) await commitView(decodeURIComponent(path.slice("/commit/".length)), params);
+    else await memoryView(params);
+    document.title = `mnem ui · ${document.querySelector("h1")?.textContent ?? ""}`;
+  } catch (error) {
+    show(el("h1", {}, "Not shown"), failure(error), el("p", {}, el("a", { href: "#/" }, "Back to memory now")));
+  }
+  if (state.focus === "search") {
+    const search = document.getElementById("search");
+    search.focus();
+    search.setSelectionRange(search.value.length, search.value.length);
+  }
+  state.focus = null;
+}
+
+async function poll() {
+  try {
+    const head = await api("/api/head");
+    state.branches = head.branches;
+    const store = document.getElementById("store");
+    store.textContent = head.name;
+    store.title = head.store;
+    document.getElementById("head").textContent = head.branch ? `on ${head.branch}` : "detached HEAD";
+    const changed = state.head !== null && head.commit !== state.head;
+    state.head = head.commit;
+    if (changed) {
+      document.getElementById("live").textContent = `Memory updated: new commit ${short(head.commit || "")}`;
+      if (!new URLSearchParams(location.hash.split("?")[1] || "").get("at")) await render();
+    }
+  } catch (error) {
+    document.getElementById("live").textContent = `Cannot reach mnem ui (${error.message})`;
+  }
+}
+
+document.addEventListener("keydown", (event) => {
+  if (event.key === "/" && !(event.target instanceof HTMLInputElement)) {
+    const search = document.getElementById("search");
+    if (search) { event.preventDefault(); search.focus(); }
+  }
+});
+window.addEventListener("hashchange", () => render());
+window.addEventListener("DOMContentLoaded", async () => {
+  state.ready = poll();  // the memory view does not wait for it; the history view needs the branches
+  await render();
+  await state.ready;
+  setInterval(poll, POLL_MS);
+});

@@ -1,0 +1,100 @@
+"""Shared pieces of the ``mnem ui`` tests: the support-agent store, a real ``mnem ui`` process, and Chromium.
+
+The store is built in process, with fixed commit times so the README's
+screenshot does not change from run to run.  The server is a real ``mnem ui --port 0`` process
+whose address is read from its stderr; the browser is Debian's ``chromium``
+driven by Playwright (``executable_path``: nothing is downloaded).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from conftest import MNEM
+
+from mnem_store import porcelain
+from mnem_store.objects import MemoryNode, Provenance
+from mnem_store.repo import Repo
+
+#: 2026-03-02 09:00:00 UTC, and one minute per commit after it.
+T0 = 1_772_442_000_000
+MINUTE = 60_000
+#: Filler facts, so the memory view has two pages (50 a page).
+FILLER = 60
+
+
+def build_story(root: Path) -> Path:
+    """The README's support-agent story, a merged hypothesis branch and filler facts; returns the store root.
+
+    Built in process (what ``mnem write``, ``checkout`` and ``merge`` run), one commit per step of the story.
+    """
+    with Repo.init(root) as repo:
+        def write(message: str, author: str, minute: int, *nodes: MemoryNode) -> None:
+            porcelain.write(repo, list(nodes), [], message, author, T0 + minute * MINUTE)
+
+        write("open the case", "agent", 0,
+              MemoryNode("customer-4821", "on the Enterprise plan", provenance=Provenance(source="ticket-4821")))
+        write("import the knowledge base", "loader", 1,
+              *(MemoryNode(f"note-{i:02d}", f"note {i}", provenance=Provenance(source="kb")) for i in range(FILLER)))
+        porcelain.checkout(repo, None, create="hypothesis/seats")
+        write("try 40 seats", "planner", 2,
+              MemoryNode("seats", 40, provenance=Provenance(source="crm-export", agent_step="step-12")))
+        porcelain.checkout(repo, "main")
+        write("reconcile the plan tier", "agent", 3,
+              MemoryNode("customer-4821", "downgraded to Pro last month",
+                         provenance=Provenance(source="billing-note-8842", agent_step="step-31")))
+        porcelain.merge(repo, "hypothesis/seats", author="agent", time_ms=T0 + 4 * MINUTE)
+    return root
+
+
+@contextmanager
+def serving(store: str, log: Path) -> Iterator[str]:
+    """Run ``mnem ui --store STORE --port 0`` and yield its URL; the process is ended (and reaped) on exit."""
+    with open(log, "wb") as err:
+        proc = subprocess.Popen([MNEM, "ui", "--store", store, "--port", "0"], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=err, start_new_session=True,
+                                env={k: v for k, v in os.environ.items() if k != "MNEM_STORE"})
+    try:
+        yield _announced(proc, log)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def _announced(proc: subprocess.Popen[bytes], log: Path) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        text = log.read_text(errors="replace")
+        if "http://" in text:
+            return text.split("http://", 1)[1].split()[0].join(["http://", ""])
+        if proc.poll() is not None:
+            raise AssertionError(f"mnem ui exited with {proc.returncode}: {text}")
+        time.sleep(0.02)
+    raise AssertionError("mnem ui did not print its address within 30 s")
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    """Debian's chromium under Playwright, headless; closed (with Playwright's driver) on exit."""
+    from playwright.sync_api import sync_playwright
+
+    executable = shutil.which("chromium")
+    assert executable, "no chromium on PATH: run bin/install-chromium"
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=executable)
+        try:
+            yield browser
+        finally:
+            browser.close()

@@ -42,7 +42,18 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
-from .models import Blame, ChangeKind, Commit, Conflict, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
+from .models import (
+    Blame,
+    ChangeKind,
+    Commit,
+    Conflict,
+    MemoryNode,
+    MemoryPage,
+    MergeResult,
+    NodeChange,
+    Provenance,
+    TimedNode,
+)
 from .process import Runner, RunResult, SubprocessRunner
 from .store import Store, init, open
 
@@ -63,6 +74,7 @@ __all__ = [
     "FormatVersionError",
     "InvalidRefError",
     "MemoryNode",
+    "MemoryPage",
     "MergeResult",
     "Mnem",
     "MnemError",

@@ -154,6 +154,21 @@ class Mnem:
             MnemError: The binary reported an error (the subclass for its code),
                 or the process failed (a ``StoreIoError`` subclass).
         """
+        doc, result, command = self._run(root, args, payload)
+        if parse is None:
+            return doc
+        try:
+            return parse(doc)
+        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
+            shown = json.dumps(doc, ensure_ascii=False)
+            shown = shown if len(shown) <= 200 else shown[:200] + "..."
+            raise ProtocolError(
+                f"mnem {args[0]} answered with JSON of the wrong shape: {shown} ({type(exc).__name__}: {exc})",
+                command=command, stderr=result.stderr, exit_status=result.exit_status,
+            ) from None
+
+    def _run(self, root: Where, args: tuple[str, ...], payload: str | None) -> tuple[Any, RunResult, str]:
+        """Run one invocation: its decoded document, what the runner returned, and the shell line."""
         runner = self.runner  # the contract check (cached) happens here, before the first real call
         if isinstance(root, StoreUrl):
             path = root.url
@@ -185,18 +200,17 @@ class Mnem:
             raise BinaryNotFoundError(
                 f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
             ) from exc
-        doc = interpret(result, command, self.timeout)
-        if parse is None:
-            return doc
-        try:
-            return parse(doc)
-        except (KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            shown = json.dumps(doc, ensure_ascii=False)
-            shown = shown if len(shown) <= 200 else shown[:200] + "..."
-            raise ProtocolError(
-                f"mnem {args[0]} answered with JSON of the wrong shape: {shown} ({type(exc).__name__}: {exc})",
-                command=command, stderr=result.stderr, exit_status=result.exit_status,
-            ) from None
+        return interpret(result, command, self.timeout), result, command
+
+    def call_json(self, root: Where, *args: str, payload: str | None = None) -> tuple[Any, bytes]:
+        """``call``, returning the decoded document with the exact bytes the binary printed.
+
+        For results a caller forwards as JSON (a page of memory to an MCP
+        client): the binary's compact encoding is used as it is instead of
+        being encoded again.
+        """
+        doc, result, _ = self._run(root, args, payload)
+        return doc, result.stdout
 
     def close(self) -> None:
         """Close the runner if this client created it (a caller's runner is the caller's)."""

@@ -23,6 +23,7 @@ __all__ = [
     "ConflictKind",
     "ContentKind",
     "MemoryNode",
+    "MemoryPage",
     "MergeResult",
     "MergeStatus",
     "NodeChange",
@@ -317,3 +318,30 @@ class TimedNode:
             The timed node.
         """
         return cls(MemoryNode.from_dict(data["node"]), data["created"], data["updated"], data.get("expires"))
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    """One page of memory in id order (``mnem show --limit``), kept as the binary printed it.
+
+    A whole memory can be megabytes of JSON.  A caller that passes it on
+    (the MCP server, to its client) uses ``json``, the binary's own bytes,
+    and ``document``, their one decoding; ``memory`` builds the typed nodes
+    only for a caller that asks.
+    """
+
+    #: ``{"memory": {id: node}, "next_cursor": id | null}`` as printed, compact JSON.
+    json: bytes
+    #: The same, decoded.
+    document: Mapping[str, Any]
+
+    @property
+    def memory(self) -> dict[str, MemoryNode]:
+        """The page's nodes by id, in id order."""
+        return {node_id: MemoryNode.from_dict(node) for node_id, node in self.document["memory"].items()}
+
+    @property
+    def next_cursor(self) -> str | None:
+        """Pass it as ``cursor`` to read the next page; None on the last one."""
+        cursor = self.document["next_cursor"]
+        return None if cursor is None else str(cursor)

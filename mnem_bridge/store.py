@@ -42,7 +42,18 @@ from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
 from .client import Mnem
 from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
-from .models import Blame, ChangeKind, Commit, ContentKind, MemoryNode, MergeResult, NodeChange, Provenance, TimedNode
+from .models import (
+    Blame,
+    ChangeKind,
+    Commit,
+    ContentKind,
+    MemoryNode,
+    MemoryPage,
+    MergeResult,
+    NodeChange,
+    Provenance,
+    TimedNode,
+)
 
 __all__ = [
     "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "creation_refused", "find_root", "init", "open",
@@ -611,16 +622,42 @@ class Store:
         """The HEAD state with staging applied, in node-id order."""
         return self._read(_memory, "show")
 
-    def working_node(self, id: str) -> MemoryNode | None:
-        """One node of working memory (a staged version wins over HEAD).
+    def memory_page(
+        self, *, limit: int, cursor: str | None = None, prefixes: Iterable[str] | None = None, at: str | None = None,
+    ) -> MemoryPage:
+        """One page of working memory (or of the commit ``at``), in id order (``mnem show --limit``).
+
+        Args:
+            limit: At most this many nodes (1 or more).
+            cursor: Start after this id: the ``next_cursor`` of the page before.
+            prefixes: Only ids starting with one of these; ``None`` for all.
+            at: A commit-ish to read instead of working memory.
+
+        Returns:
+            The page, with the binary's JSON kept for callers that pass it on.
+        """
+        args = ["show", f"--limit={limit}", *([] if cursor is None else [f"--cursor={cursor}"]),
+                *(f"--prefix={start}" for start in prefixes or ()), "--", *([] if at is None else [at])]
+        document, data = self._client.call_json(self.root, *args)
+        shaped = isinstance(document, dict) and isinstance(document.get("memory"), dict) and (
+            "next_cursor" in document and isinstance(document["next_cursor"], str | None))
+        if not shaped:
+            raise ProtocolError(f"mnem show --limit answered with JSON of the wrong shape: {data[:200]!r}",
+                                command=self._client.last_command)
+        return MemoryPage(data, document)
+
+    def working_node(self, id: str, *, at: str | None = None) -> MemoryNode | None:
+        """One node of working memory (a staged version wins over HEAD), or of the commit ``at``.
 
         Args:
             id: The node id.
+            at: A commit-ish to read instead of working memory.
 
         Returns:
             The node, or ``None`` if absent or staged for deletion.
         """
-        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}")
+        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}",
+                          *([] if at is None else ["--", at]))
 
     def state_at(self, commit: str) -> Memory:
         """The memory recorded by a commit (HEAD does not move).

@@ -30,6 +30,8 @@ from typing_extensions import TypedDict
 import mnem_bridge
 
 __all__ = [
+    "DEFAULT_PAGE",
+    "WIRE_SHAPES",
     "At",
     "BranchCreated",
     "BranchName",
@@ -39,6 +41,7 @@ __all__ = [
     "ConditionValue",
     "Content",
     "ContentResolution",
+    "Cursor",
     "ExistingNodeId",
     "Found",
     "Good",
@@ -50,6 +53,8 @@ __all__ = [
     "Note",
     "Observation",
     "OptionalNodeId",
+    "PageLimit",
+    "Prefix",
     "Recalled",
     "RememberItem",
     "Resolutions",
@@ -78,9 +83,10 @@ class Written(TypedDict):
 
 
 class Recalled(TypedDict):
-    """Memory as a map from node id to node (one entry or none when an id was asked for)."""
+    """A page of memory as a map from node id to node, and where the next page starts (null on the last)."""
 
     memory: dict[str, mnem_bridge.MemoryNode]
+    next_cursor: str | None
 
 
 class History(TypedDict):
@@ -127,16 +133,51 @@ class _ResultSchema(StrictJsonSchema):
         return True
 
 
+#: Results passed on as the binary printed them, and the shape their JSON has.
+WIRE_SHAPES: dict[Any, Any] = {mnem_bridge.MemoryPage: Recalled}
+
+
 def result_schema(shape: Any) -> dict[str, Any]:
     """The ``outputSchema`` a tool returning ``shape`` publishes: its serialized form, every key required.
 
+    The schema is flat: definitions are written in place and ``X | None``
+    is ``"type": [X, "null"]`` rather than ``$ref`` and ``anyOf``.  It
+    accepts exactly the same documents, and a client that checks each
+    result against it (the SDK's ``Client`` does) checks a 10k-fact answer
+    in less than half the time.
+
     Args:
-        shape: A tool's return type: a bridge model or an envelope above.
+        shape: A tool's return type: a bridge model, an envelope above, or a key of ``WIRE_SHAPES``.
 
     Returns:
         The JSON schema (none of the shapes is recursive, so its root is the object itself, as MCP requires).
     """
-    return TypeAdapter(shape).json_schema(mode="serialization", schema_generator=_ResultSchema)
+    schema = TypeAdapter(WIRE_SHAPES.get(shape, shape)).json_schema(
+        mode="serialization", schema_generator=_ResultSchema)
+    definitions = schema.pop("$defs", {})
+    flat: dict[str, Any] = _flat(schema, definitions)
+    return flat
+
+
+def _flat(node: Any, definitions: dict[str, Any]) -> Any:
+    """``node`` with every ``$ref`` replaced by its definition and every nullable ``anyOf`` as a type list."""
+    if isinstance(node, list):
+        return [_flat(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    if "$ref" in node:
+        rest = {key: value for key, value in node.items() if key != "$ref"}
+        return _flat({**definitions[node["$ref"].rsplit("/", 1)[-1]], **rest}, definitions)
+    options = node.get("anyOf")
+    if isinstance(options, list) and len(options) == 2 and {"type": "null"} in options:
+        other = _flat(next(option for option in options if option != {"type": "null"}), definitions)
+        if isinstance(other.get("type"), str) and "const" not in other:
+            rest = {key: value for key, value in node.items() if key != "anyOf"}
+            merged = {**other, **rest, "type": [other["type"], "null"]}
+            if "enum" in merged:
+                merged["enum"] = [*merged["enum"], None]
+            return _flat(merged, definitions)
+    return {key: _flat(value, definitions) for key, value in node.items()}
 
 
 # --- argument types ------------------------------------------------------------------------------
@@ -198,7 +239,21 @@ CommitRef = Annotated[
 
 OptionalNodeId = Annotated[
     str | None,
-    Field(min_length=1, description="The fact to read; omit it to read the whole memory."),
+    Field(min_length=1, description="The fact to read; omit it to read memory a page at a time."),
+]
+Prefix = Annotated[
+    str | None,
+    Field(min_length=1, description="Only facts whose id starts with this, e.g. 'customer-4821:' or 'user:prefs:'."),
+]
+#: Facts per page when ``limit`` is left out: about 10-20k tokens of typical facts, which a model can read.
+DEFAULT_PAGE = 100
+PageLimit = Annotated[
+    int,
+    Field(ge=1, le=10_000, description=f"At most this many facts per page (default {DEFAULT_PAGE})."),
+]
+Cursor = Annotated[
+    str | None,
+    Field(min_length=1, description="The next_cursor of the page before, to read the page after it."),
 ]
 
 

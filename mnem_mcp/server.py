@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from functools import partial
@@ -33,6 +33,8 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 
 import anyio.to_thread
 from mcp.server import CacheHint
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.server.mcpserver.resources import ResourceSecurity
@@ -42,10 +44,12 @@ from pydantic import ValidationError, create_model
 
 import mnem_bridge
 
-from . import resources, tools
+from . import identity, resources, tools
+from .answers import answer
 from .binding import StoreBinding
-from .errors import resource_error, tool_error, unknown_tool, usage_error
+from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
 from .models import (
+    DEFAULT_PAGE,
     At,
     BranchCreated,
     BranchName,
@@ -54,6 +58,7 @@ from .models import (
     Condition,
     ConditionValue,
     Content,
+    Cursor,
     ExistingNodeId,
     Found,
     Good,
@@ -65,7 +70,8 @@ from .models import (
     Note,
     Observation,
     OptionalNodeId,
-    Recalled,
+    PageLimit,
+    Prefix,
     Resolutions,
     Source,
     Start,
@@ -161,16 +167,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "recall", "Recall memory",
-        "Read what you currently remember: one fact by id, or everything when id is omitted. Returns "
-        "{memory: {id: {id, content, content_kind, provenance, event_time}}}; the map is empty when nothing "
-        "is remembered under the id.",
+        "Read what you currently remember: one fact by id, or, without id, a page of facts in id order "
+        "(limit, default 100; prefix keeps ids that start with it, e.g. 'customer-4821:'). Returns "
+        "{memory: {id: {id, content, content_kind, provenance, event_time}}, next_cursor}; when next_cursor is "
+        "not null, more facts follow: pass it as cursor to read them. The map is empty when nothing is "
+        "remembered under the id.",
         READ,
     ),
     ToolSpec(
         "recall_at", "Recall memory at a commit",
         "Read memory as it stood at a past commit (an id from `history`, `why` or `when_did`, or a branch), "
-        "without changing anything. Use it to see what you believed before a change. Returns {memory} at "
-        "that commit, narrowed to id when given.",
+        "without changing anything. Use it to see what you believed before a change. Returns {memory, "
+        "next_cursor} at that commit, one fact with id, else a page as `recall` does.",
         READ,
     ),
     ToolSpec(
@@ -230,6 +238,9 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
 )
 
+#: The tools that change memory or its branches: over HTTP with ``--auth jwt`` they need ``mnem:write``.
+WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only_hint)
+
 
 class MnemServer(MCPServer[dict[str, Any]]):
     """``MCPServer`` whose ``call_tool`` answers every failure with a coded error result.
@@ -259,6 +270,9 @@ class MnemServer(MCPServer[dict[str, Any]]):
         taken = {tool.name: list(tool.input_schema["properties"]) for tool in await self.list_tools()}
         if name not in taken:
             return unknown_tool(name, taken)
+        refusal = identity.missing_write_scope(name) if name in WRITES else None
+        if refusal is not None:
+            return scope_error(refusal)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # the tool (or the SDK converting its result) raised
@@ -276,6 +290,8 @@ def build_server(
     mnem: str | os.PathLike[str] | None = None,
     timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
     binding: StoreBinding | None = None,
+    auth: AuthSettings | None = None,
+    token_verifier: TokenVerifier | None = None,
 ) -> MnemServer:
     """The ``mnem-mcp`` server for one store.
 
@@ -296,6 +312,8 @@ def build_server(
         binding: The binding to serve through, already started (``mnem-mcp``
             starts its worker while the SDK loads); ``store``, ``mnem`` and
             ``timeout`` then come from it.
+        auth: The resource-server settings for HTTP with ``--auth jwt`` (``auth.auth_settings``).
+        token_verifier: What checks each bearer token (``auth.JwtVerifier``); given with ``auth``.
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
@@ -325,30 +343,38 @@ def build_server(
         },
         middleware=[resources.ResourceCacheHints()],
         lifespan=lifespan,
+        auth=auth,
+        token_verifier=token_verifier,
     )
     _add_resources(server, binding)
     return server
 
 
-def _strict_tool(fn: Callable[..., Any], spec: ToolSpec) -> Tool:
+def _strict_tool(fn: Callable[..., Awaitable[Any]], spec: ToolSpec) -> Tool:
     """The SDK's ``Tool`` for ``fn``: arguments that refuse unknown keys, output published from the bridge's models.
 
     ``MCPServer`` builds each tool's argument model from the function's
     signature with pydantic's default of ignoring extra keys; this derives
     the same model with ``extra="forbid"``, so the schema says
     ``additionalProperties: false`` and validation refuses what it says.
-    The output side is the return type itself (a bridge model or an
-    envelope of them, ``models``): the SDK validates and serializes each
-    result with it, and ``models.result_schema`` publishes its schema.
+    The output side is the return type itself (a bridge model, an envelope
+    of them, or a page of memory, ``models``): ``models.result_schema``
+    publishes its schema, and ``answers.answer`` turns each result into the
+    ``CallToolResult`` the SDK sends as it is.
     """
     tool = Tool.from_function(fn, name=spec.name, title=spec.title, description=spec.description,
                               annotations=spec.annotations, structured_output=False)
     loose = tool.fn_metadata.arg_model
     strict = create_model(f"{spec.name}Arguments", __base__=loose, __cls_kwargs__={"extra": "forbid"})
     shape = get_type_hints(fn)["return"]
-    metadata = tool.fn_metadata.model_copy(
-        update={"arg_model": strict, "output_model": shape, "output_schema": result_schema(shape)})
-    return tool.model_copy(update={"fn_metadata": metadata, "parameters": strict.model_json_schema(by_alias=True)})
+    metadata = tool.fn_metadata.model_copy(  # a schema without a model: published, not re-checked per call
+        update={"arg_model": strict, "output_model": None, "output_schema": result_schema(shape)})
+
+    async def answered(*args: Any, **kwargs: Any) -> CallToolResult:
+        return answer(await fn(*args, **kwargs))
+
+    return tool.model_copy(update={"fn": answered, "fn_metadata": metadata,
+                                   "parameters": strict.model_json_schema(by_alias=True)})
 
 
 def _open_and_call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
@@ -380,25 +406,27 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         summary: Summary = None,
     ) -> Written:
         written = await run(tools.remember, id, content, source=source, step=step, observation=observation,
-                            tool_call=tool_call, note=note, summary=summary)
+                            tool_call=tool_call, note=note, summary=summary, author=identity.author())
         await stale(ctx, [id])
         return written
 
     async def remember_many(ctx: Context[dict[str, Any], Any], items: Items, summary: Summary = None) -> Written:
-        written = await run(tools.remember_many, items, summary=summary)
+        written = await run(tools.remember_many, items, summary=summary, author=identity.author())
         await stale(ctx, [item.id for item in items])
         return written
 
     async def forget(ctx: Context[dict[str, Any], Any], id: ExistingNodeId, summary: Summary = None) -> Written:
-        written = await run(tools.forget, id, summary=summary)
+        written = await run(tools.forget, id, summary=summary, author=identity.author())
         await stale(ctx, [id])
         return written
 
-    async def recall(id: OptionalNodeId = None) -> Recalled:
-        return await run(tools.recall, id)
+    async def recall(id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = DEFAULT_PAGE,
+                     cursor: Cursor = None) -> mnem_bridge.MemoryPage:
+        return await run(tools.recall, id, prefix, limit, cursor)
 
-    async def recall_at(commit: CommitRef, id: OptionalNodeId = None) -> Recalled:
-        return await run(tools.recall_at, commit, id)
+    async def recall_at(commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
+                        limit: PageLimit = DEFAULT_PAGE, cursor: Cursor = None) -> mnem_bridge.MemoryPage:
+        return await run(tools.recall_at, commit, id, prefix, limit, cursor)
 
     async def history(limit: Limit = 20) -> History:
         return await run(tools.history, limit)
@@ -428,7 +456,7 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         strategy: Strategy = None,
         summary: Summary = None,
     ) -> mnem_bridge.MergeResult:
-        outcome = await run(tools.merge, theirs, resolutions, strategy, summary)
+        outcome = await run(tools.merge, theirs, resolutions, strategy, summary, author=identity.author())
         await stale(ctx)
         return outcome
 

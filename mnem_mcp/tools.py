@@ -12,8 +12,9 @@ them into tool errors.
 
 Writes go through ``mnem_bridge.agents`` (``merge`` through the store) and
 are exactly one commit each: nothing is ever left staged between calls
-(ADR-0016, "no staging over MCP").  Every write records ``AUTHOR`` as its
-author, ``merge`` included.
+(ADR-0016, "no staging over MCP").  Every write records its ``author``
+argument, ``merge`` included: ``AUTHOR`` unless the server passes the
+caller's identity (``identity.author``, over authenticated HTTP).
 """
 
 from __future__ import annotations
@@ -21,10 +22,13 @@ from __future__ import annotations
 import logging
 from typing import Final
 
+import orjson
+
 import mnem_bridge
 from mnem_bridge import agents
 
 from .models import (
+    DEFAULT_PAGE,
     At,
     BranchCreated,
     BranchName,
@@ -34,6 +38,7 @@ from .models import (
     ConditionValue,
     Content,
     ContentResolution,
+    Cursor,
     ExistingNodeId,
     Found,
     Good,
@@ -45,7 +50,8 @@ from .models import (
     Note,
     Observation,
     OptionalNodeId,
-    Recalled,
+    PageLimit,
+    Prefix,
     Resolutions,
     Source,
     Start,
@@ -77,7 +83,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 
-#: The author every write over MCP records (what ``mnem_bridge.agents`` writes by default; ``merge`` too).
+#: The author a write records when nobody is authenticated (stdio, ``--auth none``; ``mnem_bridge.agents``' default).
 AUTHOR: Final = "agent"
 
 
@@ -91,6 +97,8 @@ def remember(
     tool_call: ToolCall = None,
     note: Note = None,
     summary: Summary = None,
+    *,
+    author: str = AUTHOR,
 ) -> Written:
     """Record (or revise) one fact with its provenance as one commit.
 
@@ -99,7 +107,7 @@ def remember(
     """
     commit = agents.remember(
         store, id, content, source=source, step=step, observation=observation, tool_call=tool_call, note=note,
-        summary=summary, author=AUTHOR,
+        summary=summary, author=author,
     )
     return {"commit": commit}
 
@@ -108,6 +116,8 @@ def remember_many(
     store: mnem_bridge.Store,
     items: Items,
     summary: Summary = None,
+    *,
+    author: str = AUTHOR,
 ) -> Written:
     """Record several facts as a single commit (all or nothing).
 
@@ -115,40 +125,61 @@ def remember_many(
         ``{"commit": id}`` of the new commit.
     """
     items_json = [item.model_dump() for item in items]
-    return {"commit": agents.remember_many(store, items_json, summary=summary, author=AUTHOR)}
+    return {"commit": agents.remember_many(store, items_json, summary=summary, author=author)}
 
 
-def forget(store: mnem_bridge.Store, id: ExistingNodeId, summary: Summary = None) -> Written:
+def forget(store: mnem_bridge.Store, id: ExistingNodeId, summary: Summary = None, *, author: str = AUTHOR) -> Written:
     """Drop one fact from current memory as one commit; history keeps every past value.
 
     Returns:
         ``{"commit": id}`` of the new commit.
     """
-    return {"commit": agents.forget(store, id, summary=summary, author=AUTHOR)}
+    return {"commit": agents.forget(store, id, summary=summary, author=author)}
 
 
-def recall(store: mnem_bridge.Store, id: OptionalNodeId = None) -> Recalled:
-    """Read one fact, or the whole current memory.
+def recall(
+    store: mnem_bridge.Store,
+    id: OptionalNodeId = None,
+    prefix: Prefix = None,
+    limit: PageLimit = DEFAULT_PAGE,
+    cursor: Cursor = None,
+) -> mnem_bridge.MemoryPage:
+    """Read one fact, or current memory a page at a time.
 
     Returns:
-        ``{"memory": {id: node}}``; asking for an id that is not remembered gives an empty map.
+        The page ``{"memory": {id: node}, "next_cursor"}``; asking for an id
+        that is not remembered gives an empty map.
     """
+    return _page(store, None, id, prefix, limit, cursor)
+
+
+def recall_at(
+    store: mnem_bridge.Store,
+    commit: CommitRef,
+    id: OptionalNodeId = None,
+    prefix: Prefix = None,
+    limit: PageLimit = DEFAULT_PAGE,
+    cursor: Cursor = None,
+) -> mnem_bridge.MemoryPage:
+    """Read memory as it stood at a past commit, a page at a time, without moving anything.
+
+    Returns:
+        The page at that commit, narrowed to ``id`` when given.
+    """
+    return _page(store, commit, id, prefix, limit, cursor)
+
+
+def _page(
+    store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int, cursor: str | None,
+) -> mnem_bridge.MemoryPage:
+    """One fact as a page of one (or none), or a page of memory (``mnem show --limit``)."""
     if id is None:
-        return {"memory": store.working_memory()}
-    node = store.working_node(id)
-    return {"memory": {} if node is None else {id: node}}
-
-
-def recall_at(store: mnem_bridge.Store, commit: CommitRef, id: OptionalNodeId = None) -> Recalled:
-    """Read memory as it stood at a past commit, without moving anything.
-
-    Returns:
-        ``{"memory": {id: node}}`` at that commit, narrowed to ``id`` when given.
-    """
-    state = store.state_at(commit)
-    if id is not None:
-        state = {id: state[id]} if id in state else {}
-    return {"memory": state}
+        return store.memory_page(limit=limit, cursor=cursor, prefixes=None if prefix is None else [prefix], at=at)
+    if prefix is not None or cursor is not None:
+        raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / cursor for a page, not both")
+    node = store.working_node(id, at=at)
+    document = {"memory": {} if node is None else {id: node.to_dict()}, "next_cursor": None}
+    return mnem_bridge.MemoryPage(orjson.dumps(document), document)
 
 
 def history(
@@ -251,6 +282,8 @@ def merge(
     resolutions: Resolutions = None,
     strategy: Strategy = None,
     summary: Summary = None,
+    *,
+    author: str = AUTHOR,
 ) -> mnem_bridge.MergeResult:
     """Merge another branch into the current one; conflicts write nothing and are reported.
 
@@ -259,4 +292,4 @@ def merge(
     """
     settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                else choice for node_id, choice in (resolutions or {}).items()}
-    return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=AUTHOR)
+    return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=author)

@@ -399,12 +399,21 @@ class Repo:
             return raw
         return self.node_at(self.head_commit(), node_id)
 
-    def working_nodes(self) -> Nodes:
-        """HEAD's state, minus tombstones, overlaid with staging."""
-        nodes = dict(self.commit_nodes(self.head_commit()))
+    def working_nodes(self, prefixes: Iterable[str] | None = None) -> Nodes:
+        """HEAD's state, minus tombstones, overlaid with staging; only ids under ``prefixes`` when given.
+
+        With prefixes the cost is the nodes under them (``commit_nodes_under``), not the whole state.
+        """
+        if prefixes is None:
+            nodes = dict(self.commit_nodes(self.head_commit()))
+            wanted: Callable[[str], bool] = lambda _: True  # noqa: E731
+        else:
+            starts = tuple(prefixes)
+            nodes = self.commit_nodes_under(self.head_commit(), starts)
+            wanted = lambda node_id: node_id.startswith(starts)  # noqa: E731
         for node_id in self.staged_deletions():
             nodes.pop(node_id, None)
-        nodes.update(self.staged())
+        nodes.update((node_id, raw) for node_id, raw in self.staged() if wanted(node_id))
         return nodes
 
     # ------------------------------------------------------------------- commits

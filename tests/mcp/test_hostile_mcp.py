@@ -175,7 +175,7 @@ def check_success(session: Session, tool: str, arguments: dict[str, Any], conten
             node = session.ok("recall", id=node_id)["memory"][node_id]
             assert strict_equal(node["content"], as_stored(item["content"])), (item, node)
     elif tool == "forget":
-        assert session.ok("recall", id=arguments["id"]) == {"memory": {}}
+        assert session.ok("recall", id=arguments["id"]) == {"memory": {}, "next_cursor": None}
     elif tool in ("recall", "recall_at"):
         assert isinstance(content["memory"], dict)
         if arguments.get("id") is not None:

@@ -75,12 +75,15 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
 
     async with connect("in-process", pg_stores.address(store), tools="all") as client:
         schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
-        assert await checked(client, "recall") == {"memory": {}}
+        assert await checked(client, "recall") == {"memory": {}, "next_cursor": None}
         first = (await checked(client, "remember", id="plan", content={"tier": "pro"}, source="ticket-1",
                                step="s1", observation="o", tool_call="t", note="n"))["commit"]
         await checked(client, "revise", id="plan", content="team")
         await checked(client, "remember_many", items=[{"id": "seats", "content": 3}, {"id": "x", "content": None}])
         await checked(client, "recall")
+        page = await checked(client, "recall", limit=1)
+        assert page["next_cursor"] == "plan"  # the nullable cursor, really a string
+        await checked(client, "recall", prefix="s", limit=1, cursor="plan")
         await checked(client, "recall", id="plan")
         await checked(client, "recall", id="ghost")
         await checked(client, "recall_at", commit=first)

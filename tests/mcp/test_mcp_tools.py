@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import orjson
 import pg_stores
 import pytest
 
 import mnem_bridge
 from mnem_mcp import tools
+from mnem_mcp.answers import answer
 from mnem_mcp.models import ContentResolution, RememberItem
 
 
@@ -24,10 +26,10 @@ def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(bridge_
                                                RememberItem(id="seats", content=[240])])["commit"]
     assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
     assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
-    plan = tools.recall(bridge_store, "plan")["memory"]["plan"]
+    plan = tools.recall(bridge_store, "plan").memory["plan"]
     assert plan.provenance == mnem_bridge.Provenance(observation="obs-7")
-    assert tools.recall_at(bridge_store, first)["memory"]["plan"].provenance.agent_step == "s1"
-    assert tools.recall_at(bridge_store, first, "seats") == {"memory": {}}
+    assert tools.recall_at(bridge_store, first).memory["plan"].provenance.agent_step == "s1"
+    assert tools.recall_at(bridge_store, first, "seats").document == {"memory": {}, "next_cursor": None}
     assert tools.whats_new(bridge_store, batch) == {"changed": {"plan": "modified", "seats": "added"}}
     assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
 
@@ -67,3 +69,28 @@ def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> Non
     result = tools.merge(bridge_store, "other", resolutions={"plan": ContentResolution(content={"tier": "mixed"})})
     assert result.status == "merged"
     assert bridge_store.working_node("plan").content == {"tier": "mixed"}
+
+
+def test_recall_pages_memory_so_one_call_cannot_flood_a_context(bridge_store) -> None:
+    tools.remember_many(bridge_store, [RememberItem(id=f"fact-{i:03d}", content=i) for i in range(250)]
+                        + [RememberItem(id="other", content="x")])
+    first = tools.recall(bridge_store)
+    assert len(first.memory) == 100 and first.next_cursor == "fact-099"  # the default page
+    seen, cursor = [], None
+    while True:
+        page = tools.recall(bridge_store, prefix="fact-", limit=60, cursor=cursor)
+        seen += list(page.memory)
+        if (cursor := page.next_cursor) is None:
+            break
+    assert seen == [f"fact-{i:03d}" for i in range(250)]
+    assert list(tools.recall(bridge_store, limit=10_000).memory)[-1] == "other"
+    with pytest.raises(mnem_bridge.UsageError, match="not both"):
+        tools.recall(bridge_store, "fact-001", prefix="fact-")
+
+
+def test_a_result_is_one_compact_json_text_equal_to_its_structured_content(bridge_store) -> None:
+    tools.remember(bridge_store, "plan", {"tier": "pro"}, source="ticket-1")
+    for value in (tools.recall(bridge_store, limit=5), tools.why(bridge_store, "plan"), tools.history(bridge_store)):
+        result = answer(value)
+        text = result.content[0].text
+        assert orjson.loads(text) == result.structured_content and "\n" not in text and ", " not in text

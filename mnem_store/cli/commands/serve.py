@@ -96,7 +96,7 @@ def _answer(code: int, out: bytes, err: bytes) -> bytes:
 
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
-    parser = build_parser(exclude=frozenset({"serve"}))  # a worker does not start another worker
+    parser = build_parser(exclude=frozenset({"serve", "ui"}))  # a worker starts no other worker, nor a web server
     stores = StoreCache()
     try:
         for line in requests:

@@ -1,23 +1,35 @@
-"""``mnem show [REV]``: the memory at a commit (or working memory); ``--stat``: what it changed."""
+"""``mnem show [REV]``: the memory at a commit (or working memory); ``--stat``: what it changed.
+
+Extensions: ``--node ID`` shows one node, and ``--limit N`` (with
+``--cursor ID`` and ``--prefix TEXT``) one page of memory in id order, as
+``{"memory": {id: node}, "next_cursor": ID | null}``.
+"""
 
 from __future__ import annotations
 
 import argparse
 
 from ... import porcelain
+from ...errors import UsageError
 from ..context import Context, Outcome
+from ..documents import node_documents
 from ..render import compact
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """Add ``show``'s arguments: the revision, and ``--stat`` or ``--node`` to show less."""
+    """Add ``show``'s arguments: the revision, and ``--stat``, ``--node`` or a page to show less."""
     parser.add_argument("rev", nargs="?", help="a branch name or commit id")
     parser.add_argument("--stat", action="store_true", help="list the node ids this commit changed")
     parser.add_argument("--node", metavar="ID", help="only this node: its MemoryNode, or null (extension)")
+    parser.add_argument("--limit", type=int, metavar="N",
+                        help="one page: at most N nodes in id order, and where the next page starts (extension)")
+    parser.add_argument("--cursor", metavar="ID", help="with --limit: start after this id (a next_cursor)")
+    parser.add_argument("--prefix", metavar="TEXT", action="append",
+                        help="with --limit: only ids that start with TEXT (repeatable)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Print the memory at ``REV`` (working memory without one), one node, or what a commit changed."""
+    """Print the memory at ``REV`` (working memory without one), one node, one page, or what a commit changed."""
     repo = ctx.repo()
     paint = ctx.paint
     if args.stat:
@@ -32,8 +44,24 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         data = node.to_dict() if node else None
         text = f"{paint('75', args.node)}\n  {compact(node.content)}\n" if node else f"{paint('245', '(absent)')}\n"
         return Outcome(data, text)
-    memory = {node_id: node.to_dict() for node_id, node in porcelain.show(repo, args.rev).items()}
-    if not memory:
-        return Outcome(memory, f"{paint('245', '(empty)')}\n")
-    return Outcome(memory, lambda: "".join(
-        f"{paint('75', node_id)}\n  {compact(node['content'])}\n" for node_id, node in memory.items()))
+    if args.limit is None and (args.cursor is not None or args.prefix):
+        raise UsageError("--cursor and --prefix page through memory: give --limit N too")
+    if args.limit is not None and args.limit < 1:
+        raise UsageError(f"--limit must be at least 1, got {args.limit}")
+    page = porcelain.page(repo, args.rev, prefixes=args.prefix, cursor=args.cursor, limit=args.limit)
+    memory = node_documents(repo, page.nodes)
+    if args.limit is None:  # upstream's document: the map itself
+        return Outcome(memory, lambda: _page_text(ctx, page))
+    return Outcome({"memory": memory, "next_cursor": page.next_cursor}, lambda: _page_text(ctx, page))
+
+
+def _page_text(ctx: Context, page: porcelain.Page) -> str:
+    """The nodes as upstream's ``show`` prints memory, then (for a page) how to ask for the next one."""
+    if not page.nodes:
+        return f"{ctx.paint('245', '(empty)')}\n"
+    loaded = porcelain.load_nodes(ctx.repo(), list(page.nodes.values()))
+    text = "".join(f"{ctx.paint('75', node_id)}\n  {compact(loaded[raw].content)}\n"
+                   for node_id, raw in page.nodes.items())
+    if page.next_cursor is not None:
+        text += ctx.paint("245", f"(more: --cursor {page.next_cursor})") + "\n"
+    return text

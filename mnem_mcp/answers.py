@@ -1,0 +1,43 @@
+"""Tool results on the wire: compact JSON, encoded once.
+
+The SDK's default turns a tool's return value into text by encoding it as
+indented JSON, then validates it against the output model and encodes it
+again as structured content: three passes, and for a 10k-fact ``recall``
+most of the server's time.  Here each result becomes a ``CallToolResult``
+directly: a page of memory keeps the bytes ``mnem`` printed (``MemoryPage``)
+as its text and their one decoding as its structured content; any other
+result is encoded once by orjson, each bridge model by its ``to_dict()``
+(the shape ``models.result_schema`` publishes; tests/mcp/test_mcp_shapes.py
+holds every tool's real output to its schema, so nothing is validated per
+call).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from mcp.types import CallToolResult, TextContent
+
+import mnem_bridge
+
+__all__ = ["answer"]
+
+
+def answer(value: Any) -> CallToolResult:
+    """A tool's return value as its result: the same JSON as text and as structured content."""
+    if isinstance(value, mnem_bridge.MemoryPage):
+        text, structured = value.json, value.document
+    else:
+        text = orjson.dumps(value, default=_to_dict, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+        structured = orjson.loads(text)
+    return CallToolResult(content=[TextContent(type="text", text=text.decode().rstrip("\n"))],
+                          structured_content=structured)
+
+
+def _to_dict(value: Any) -> Any:
+    """A bridge model's JSON shape (orjson calls this for every dataclass)."""
+    to_dict = getattr(value, "to_dict", None)
+    if to_dict is None:
+        raise TypeError(f"{type(value).__name__} has no JSON shape")
+    return to_dict()

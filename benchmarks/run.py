@@ -26,6 +26,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "mcp_startup": ([], ["--samples", "10"]),
+    "mcp_http_load": ([], ["--calls", "64"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
@@ -34,6 +35,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "spawn_cost": ([], ["--calls", "20"]),
     "history": ([], ["--quick"]),
     "big_value": ([], ["--mb", "20", "--repeat", "1"]),
+    "ui_first_paint": ([], ["--quick"]),
 }
 
 

@@ -1,12 +1,19 @@
-"""``mnem-mcp``: serve one store's memory as MCP tools and resources over stdio.
+"""``mnem-mcp``: serve one store's memory as MCP tools and resources, over stdio or Streamable HTTP.
 
-Standard output is the protocol, so everything this process says goes to
-standard error through ``logging``: which store is served (and that it
+Over stdio, standard output is the protocol, so everything this process says goes to
+standard error through ``logging`` (over HTTP too): which store is served (and that it
 was just created: a store that does not exist yet is created on first use,
 see ``binding``), a store that cannot be used, and with
 ``--echo`` every ``mnem`` command line.  Start-up never fails on the store:
 an unusable one is reported once here, and every tool call then answers
 with the typed error until it is fixed.
+
+``--transport streamable-http`` serves the same tools to remote clients
+(``http``); it needs ``--auth`` said out loud: ``jwt`` to check bearer
+tokens from an OAuth issuer (``auth``), or ``none``, which is refused off
+loopback.  Every inconsistent combination is a usage error naming the fix,
+found before anything starts.  The SDK and the HTTP modules are imported
+only after the store's worker has started, as over stdio.
 """
 
 from __future__ import annotations
@@ -16,14 +23,26 @@ import logging
 import sys
 import threading
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 import mnem_bridge
 
 from .binding import StoreBinding, StoreLocation, locate_store
+from .loopback import is_loopback
+
+if TYPE_CHECKING:
+    from .server import MnemServer
 
 __all__ = ["main", "parser"]
 
 logger = logging.getLogger(__name__)
+
+#: The HTTP listener's defaults: loopback only, unless --host says otherwise.
+HOST = "127.0.0.1"
+PORT = 8765
+PATH = "/mcp"
+GRACE = 10.0
 
 
 def parser() -> argparse.ArgumentParser:
@@ -31,11 +50,11 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="mnem-mcp",
         description="Serve a Mnemosyne store (an agent's version-controlled memory) as MCP tools and resources "
-        "over stdio.",
+        "over stdio (default) or Streamable HTTP.",
         epilog="Store resolution: --store, else $MNEM_STORE, else a per-user default store. A store that does not "
         "exist yet is created on first use: the default one always, an explicit one in a new or empty folder only "
         "(never in a folder holding other files, nor inside another store). "
-        "Logs go to standard error; standard output is the MCP protocol.",
+        "Logs go to standard error; over stdio, standard output is the MCP protocol.",
     )
     p.add_argument(
         "--store", metavar="PATH|URL",
@@ -53,19 +72,48 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--echo", action="store_true", help="log every mnem command line to standard error")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to standard error")
+    http = p.add_argument_group("Streamable HTTP", "serve remote clients (docs/mcp-http.md)")
+    http.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio",
+                      help="stdio (default): one local client; streamable-http: an HTTP endpoint")
+    http.add_argument("--host", help=f"the interface to listen on (default {HOST}; anything but loopback needs "
+                      "--auth jwt)")
+    http.add_argument("--port", type=_port, help=f"the TCP port (default {PORT})")
+    http.add_argument("--path", help=f"the MCP endpoint's path (default {PATH})")
+    http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
+                      help="also accept this Host header (repeatable; the loopback names and --audience's are "
+                      "accepted already)")
+    http.add_argument("--allowed-origin", action="append", default=[], metavar="ORIGIN",
+                      help="also accept this browser Origin (repeatable)")
+    http.add_argument("--grace", type=_seconds, metavar="SECONDS",
+                      help=f"on SIGTERM, seconds to let calls in flight finish (default {GRACE:g})")
+    http.add_argument("--auth", choices=("jwt", "none"),
+                      help="required with HTTP: jwt checks bearer tokens from --issuer; none serves without "
+                      "authentication, loopback only")
+    http.add_argument("--issuer", metavar="URL", help="the OAuth/OIDC issuer whose tokens are accepted (exact iss)")
+    http.add_argument("--audience", metavar="URI", help="this server's resource URI, as clients reach it (e.g. "
+                      "https://memory.example.com/mcp); tokens must carry it in aud")
+    http.add_argument("--jwks-url", metavar="URL", help="the issuer's key set (default: jwks_uri from the "
+                      "issuer's /.well-known/openid-configuration, else /.well-known/oauth-authorization-server)")
+    p.add_argument("--conformance-fixtures", action="store_true", help=argparse.SUPPRESS)  # tests only: conformance
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the server until the client closes standard input.
+    """Run the server until the client closes standard input (stdio) or a signal stops it (HTTP).
 
     Args:
         argv: Arguments without the program name (default: ``sys.argv[1:]``).
 
     Returns:
-        The exit status: 0 when the client disconnects, 130 on Ctrl-C.
+        The exit status: 0 when the client disconnects, 130 on Ctrl-C; 2 for
+        usage errors (argparse exits).  Over HTTP, SIGTERM ends the process
+        with that signal's status once calls in flight are done (``http``).
     """
-    args = parser().parse_args(argv)
+    p = parser()
+    args = p.parse_args(argv)
+    problem = _http_problem(args)
+    if problem is not None:
+        p.error(problem)
     _configure_logging(verbose=args.verbose, echo=args.echo)
     location = locate_store(args.store)
     binding = StoreBinding(location.path, args.mnem, args.timeout)
@@ -74,12 +122,80 @@ def main(argv: Sequence[str] | None = None) -> int:
     from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's
 
     sdk_loaded.set()
-    server = build_server(location.path, tools=args.tools, binding=binding)
+    server = build_server(location.path, tools=args.tools, binding=binding, **_auth(args))
+    if args.conformance_fixtures:  # test-only: the conformance suite's reference fixtures
+        from .conformance import add_fixtures
+
+        add_fixtures(server)
     try:
-        server.run("stdio")
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            _serve_http(args, server)
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+def _http_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the HTTP options, as a usage message naming the fix; ``None`` when nothing is."""
+    jwt_only = {"--issuer": args.issuer, "--audience": args.audience, "--jwks-url": args.jwks_url}
+    if args.transport == "stdio":
+        given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
+                 "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
+                 **jwt_only}
+        named = [name for name, value in given.items() if value]
+        return None if not named else f"{', '.join(named)} apply to HTTP only: add --transport streamable-http"
+    host = args.host or HOST
+    local = is_loopback(host)
+    if args.auth is None:
+        return ("--transport streamable-http needs --auth: --auth jwt --issuer URL --audience URI to accept bearer "
+                "tokens from an OAuth issuer, or --auth none to serve without authentication (loopback only)")
+    if args.auth == "none":
+        named = [name for name, value in jwt_only.items() if value]
+        if named:
+            return f"{', '.join(named)} go with --auth jwt, not --auth none"
+        if not local:
+            return (f"--auth none would let anyone who reaches {host} read and write this memory: use --auth jwt "
+                    f"--issuer URL --audience URI, or listen on loopback (--host {HOST}) behind a reverse proxy "
+                    "that authenticates")
+    else:
+        for name, value in jwt_only.items():
+            if value is None and name != "--jwks-url":
+                return f"--auth jwt needs {name} (see mnem-mcp --help)"
+            if value is not None and (problem := _url_problem(name, value, local)):
+                return problem
+    path = args.path or PATH
+    return None if path.startswith("/") else f"--path must start with '/', got {path!r}"
+
+
+def _url_problem(option: str, url: str, local: bool) -> str | None:
+    """Why an ``--issuer``/``--audience``/``--jwks-url`` value is refused: not absolute, or plain HTTP off loopback."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return f"{option} must be an absolute http(s) URL, got {url!r}"
+    if parts.scheme == "http" and not (local and is_loopback(parts.hostname or "")):
+        return f"{option} must use https (plain http is accepted for a loopback server and URL only), got {url!r}"
+    return None
+
+
+def _auth(args: argparse.Namespace) -> dict[str, Any]:
+    """``build_server``'s ``auth`` and ``token_verifier`` for ``--auth jwt`` (none for ``--auth none``)."""
+    if args.auth != "jwt":
+        return {}
+    from .auth import JwtVerifier, auth_settings
+
+    return {"auth": auth_settings(args.issuer, args.audience),
+            "token_verifier": JwtVerifier(args.issuer, args.audience, args.jwks_url)}
+
+
+def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
+    """Serve ``server`` over Streamable HTTP with the listener the options describe."""
+    from .http import Listen, serve
+
+    serve(server, Listen(host=args.host or HOST, port=args.port or PORT, path=args.path or PATH,
+                         allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
+                         grace=GRACE if args.grace is None else args.grace))
 
 
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
@@ -127,6 +243,14 @@ def _configure_logging(*, verbose: bool, echo: bool) -> None:
     logging.getLogger("mnem_mcp").setLevel(logging.DEBUG if verbose else logging.INFO)
     if echo:
         logging.getLogger("mnem_bridge.echo").setLevel(logging.DEBUG)  # the bridge logs each command line there
+
+
+def _port(text: str) -> int:
+    """A TCP port number, for ``--port``."""
+    value = int(text)
+    if not 0 < value < 65536:
+        raise argparse.ArgumentTypeError(f"must be 1 to 65535, got {text}")
+    return value
 
 
 def _seconds(text: str) -> float:

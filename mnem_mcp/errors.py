@@ -32,6 +32,7 @@ __all__ = [
     "error_code",
     "error_text",
     "resource_error",
+    "scope_error",
     "tool_error",
     "unknown_tool",
     "usage_error",
@@ -41,6 +42,8 @@ logger = logging.getLogger(__name__)
 
 #: Code for arguments the tool refuses (the contract's code for a refused command line).
 USAGE = "usage"
+#: Code for a call the caller's token does not allow (OAuth's name for it, RFC 6750).
+INSUFFICIENT_SCOPE = "insufficient_scope"
 #: Code for anything unforeseen (upstream's fallback code); the traceback stays in the server log.
 UNEXPECTED = "error"
 
@@ -127,6 +130,19 @@ def tool_error(exc: BaseException, tool: str) -> CallToolResult:
                        "the server log has the details")
     logger.info("tool %s: %s", tool, error_text(exc))
     return _result(error_text(exc, bounded=True))
+
+
+def scope_error(message: str) -> CallToolResult:
+    """The error result for a tool call the caller's token has no scope for (``identity.missing_write_scope``).
+
+    Args:
+        message: What is missing and how to get it.
+
+    Returns:
+        An ``isError`` result starting ``insufficient_scope: ``.
+    """
+    logger.info("refused for lack of scope: %s", message)
+    return _result(f"{INSUFFICIENT_SCOPE}: {message}")
 
 
 def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> CallToolResult:

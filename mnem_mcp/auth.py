@@ -1,0 +1,196 @@
+"""Bearer tokens for ``mnem-mcp`` over HTTP: the server as an OAuth resource server.
+
+The MCP authorization spec makes an HTTP server a resource server: some
+authorization server (any OIDC issuer) signs access tokens, and this server
+only checks them.  ``JwtVerifier`` is the SDK's ``TokenVerifier`` for signed
+JWT access tokens (RFC 9068): the signature against the issuer's published
+keys (JWKS), ``exp``/``nbf``, ``iss`` equal to ``--issuer``, and ``aud``
+holding ``--audience``, this server's resource URI (RFC 8707), so a token
+minted for another service is refused here.  Only asymmetric algorithms are
+accepted: a shared-secret (``HS256``) or unsigned token is never one an
+issuer's public keys can vouch for.
+
+The keys are found the way OIDC clients find them: ``--jwks-url`` when
+given, else the ``jwks_uri`` of the issuer's discovery document
+(``/.well-known/openid-configuration``, then RFC 8414's
+``/.well-known/oauth-authorization-server``).  Discovery runs on the first
+token, not at start-up, so a server started while its issuer is briefly
+down still comes up; until discovery succeeds, every token is refused and
+the log says why.  PyJWT's ``PyJWKClient`` caches the key set and refetches
+it (at most once per cooldown) when a token names a key it has not seen,
+which is how an issuer's key rotation reaches a running server.
+
+Who the caller is and what it may do (``sub``, the scopes) is read per
+request by ``identity``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import urllib.request
+from collections.abc import Sequence
+from typing import Any, Final
+
+import anyio.to_thread
+import jwt
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
+
+from .identity import READ_SCOPE
+
+__all__ = ["ALGORITHMS", "LEEWAY", "DiscoveryError", "JwtVerifier", "auth_settings", "scopes_of"]
+
+logger = logging.getLogger(__name__)
+
+#: The signature algorithms accepted: public-key ones only, so only the issuer's private key can mint a token.
+ALGORITHMS: Final = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
+#: Seconds of clock skew forgiven on ``exp``/``nbf`` between the issuer's clock and ours.
+LEEWAY: Final = 30.0
+#: Seconds one fetch of the discovery document or the key set may take.
+FETCH_TIMEOUT: Final = 10.0
+#: Where an issuer publishes the document naming its ``jwks_uri``, in the order tried (OIDC, then RFC 8414).
+DISCOVERY: Final = ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server")
+
+
+class DiscoveryError(RuntimeError):
+    """The issuer's key set could not be located (no discovery document names a ``jwks_uri``)."""
+
+
+def auth_settings(issuer: str, audience: str) -> AuthSettings:
+    """The SDK's resource-server settings: ``mnem:read`` for every request, ``audience`` as the resource URI.
+
+    ``validate_token_resource`` is off because ``JwtVerifier`` checks ``aud``
+    itself (PyJWT's audience check); the SDK then serves the Protected
+    Resource Metadata for ``audience`` and names it in every 401.
+
+    Args:
+        issuer: The authorization server (``--issuer``).
+        audience: This server's resource URI (``--audience``).
+
+    Returns:
+        The settings for ``MCPServer(auth=...)``.
+    """
+    return AuthSettings.model_validate({  # from strings: AuthSettings keeps a path-less URL without a trailing "/"
+        "issuer_url": issuer, "resource_server_url": audience, "required_scopes": [READ_SCOPE],
+        "validate_token_resource": False,
+    })
+
+
+def scopes_of(claims: dict[str, Any]) -> list[str]:
+    """The token's scopes: RFC 9068's space-separated ``scope``, or the ``scp`` list some issuers use instead.
+
+    Args:
+        claims: The verified token's claims.
+
+    Returns:
+        The scopes, possibly none.
+    """
+    scope = claims.get("scope", claims.get("scp", ""))
+    if isinstance(scope, str):
+        return scope.split()
+    return [str(item) for item in scope] if isinstance(scope, list) else []
+
+
+class JwtVerifier:
+    """Verify signed JWT access tokens against one issuer's keys, for one audience.
+
+    Args:
+        issuer: The exact ``iss`` a token must carry.
+        audience: The resource URI a token's ``aud`` must hold.
+        jwks_url: The issuer's key set (``None``: found through discovery on first use).
+    """
+
+    def __init__(self, issuer: str, audience: str, jwks_url: str | None = None) -> None:
+        self.issuer = issuer
+        self.audience = audience
+        self._jwks_url = jwks_url
+        self._keys: jwt.PyJWKClient | None = None
+        self._lock = threading.Lock()
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        """Check a bearer token (on a worker thread: a key fetch may block).
+
+        Args:
+            token: The bearer token as the client sent it.
+
+        Returns:
+            The token's identity and scopes, or ``None`` (the SDK answers 401) when it is not valid here.
+        """
+        return await anyio.to_thread.run_sync(self.verify, token)
+
+    def verify(self, token: str) -> AccessToken | None:
+        """``verify_token``'s synchronous body: decode, check, and describe the token.
+
+        Args:
+            token: The bearer token.
+
+        Returns:
+            The access token, or ``None`` with the reason logged (a refused
+            token is routine; the log is where an operator looks when every
+            token is refused).
+        """
+        try:
+            key = self._key_client().get_signing_key_from_jwt(token)
+            claims = jwt.decode(
+                token, key, algorithms=list(ALGORITHMS), audience=self.audience, issuer=self.issuer, leeway=LEEWAY,
+                options={"require": ["exp", "iss", "aud"]},
+            )
+        except DiscoveryError as exc:
+            logger.error("cannot check tokens: %s", exc)
+            return None
+        except jwt.PyJWKClientConnectionError as exc:
+            logger.error("cannot fetch the issuer's keys (pass --jwks-url if discovery names the wrong place): %s",
+                         exc)
+            return None
+        except jwt.PyJWTError as exc:
+            logger.info("refused a bearer token: %s", exc)
+            return None
+        subject = claims.get("sub")
+        client = claims.get("client_id", claims.get("azp"))
+        if not isinstance(subject, str | None) or not isinstance(client, str | None) or not (subject or client):
+            logger.info("refused a bearer token: it names no subject (sub) and no client (client_id, azp)")
+            return None
+        return AccessToken(
+            token=token, client_id=client or subject or "", scopes=scopes_of(claims), expires_at=int(claims["exp"]),
+            resource=self.audience, subject=subject, claims=claims,
+        )
+
+    def _key_client(self) -> jwt.PyJWKClient:
+        """The issuer's key set client, made on first use (discovery happens then, and again until it works)."""
+        with self._lock:
+            if self._keys is None:
+                url = self._jwks_url or discover_jwks(self.issuer)
+                logger.info("checking tokens against the key set at %s", url)
+                self._keys = jwt.PyJWKClient(url, cache_keys=True, timeout=FETCH_TIMEOUT)
+            return self._keys
+
+
+def discover_jwks(issuer: str, documents: Sequence[str] = DISCOVERY) -> str:
+    """The ``jwks_uri`` from the issuer's discovery document.
+
+    Args:
+        issuer: The issuer URL.
+        documents: The well-known paths to try, in order.
+
+    Returns:
+        The key set's URL.
+
+    Raises:
+        DiscoveryError: No document could be read or none names a ``jwks_uri``.
+    """
+    tried: list[str] = []
+    for document in documents:
+        url = issuer.rstrip("/") + document
+        try:
+            with urllib.request.urlopen(url, timeout=FETCH_TIMEOUT) as response:
+                jwks = json.load(response).get("jwks_uri")
+        except (OSError, ValueError, AttributeError) as exc:
+            tried.append(f"{url} ({exc})")
+            continue
+        if isinstance(jwks, str) and jwks:
+            return jwks
+        tried.append(f"{url} (no jwks_uri)")
+    raise DiscoveryError(f"no discovery document of {issuer} names its key set; tried {'; '.join(tried)}. "
+                         "Check --issuer, or name the key set with --jwks-url")

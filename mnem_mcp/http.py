@@ -1,0 +1,141 @@
+"""Serve ``mnem-mcp`` over Streamable HTTP, for remote agents and hosted clients.
+
+The MCP SDK's Streamable HTTP app does the protocol: a request carrying a
+2026-07-28 ``MCP-Protocol-Version`` header is served statelessly, and the
+``initialize`` handshake of 2025-11-25 and earlier opens a session
+(``Mcp-Session-Id``), so both eras work on one endpoint, with the same
+cache hints as over stdio.  This module adds what a network listener needs:
+
+* **DNS-rebinding protection, always on.**  A request whose ``Host`` (or
+  ``Origin``, when a browser sends one) is not on the allow-list is
+  refused.  The list holds the loopback names when the server listens on
+  loopback, the authority of ``--audience`` (the name clients reach the
+  server by, behind a proxy too), and any ``--allowed-host`` /
+  ``--allowed-origin``.
+* **Protected Resource Metadata (RFC 9728)** with both scopes, at
+  ``/.well-known/oauth-protected-resource`` followed by the resource URI's
+  path (RFC 9728's place, which the SDK's 401 names) and, for clients that
+  only look there, at the bare well-known path.
+* **Graceful shutdown.**  On SIGTERM (or Ctrl-C) uvicorn stops accepting
+  connections and waits up to ``grace`` seconds for requests in flight;
+  then the session tasks are cancelled.  A tool call already running on its
+  worker thread is not interrupted (a thread cannot be), so its commit
+  completes before the ``mnem`` worker is ended; an engine commit is one
+  transaction anyway, so no commit is ever half-made.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from typing import Final
+from urllib.parse import urlsplit
+
+import uvicorn
+from mcp.server.auth.routes import create_protected_resource_routes
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import Route
+
+from .identity import SCOPES
+from .loopback import is_loopback
+from .server import MnemServer
+
+__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "metadata_routes", "security", "serve"]
+
+logger = logging.getLogger(__name__)
+
+#: ``Host`` headers a loopback listener accepts (any port).
+LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+#: ``Origin`` headers a loopback listener accepts (any port).
+LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
+#: Where RFC 9728 metadata is looked for when a client does not insert the resource's path.
+METADATA_ROOT: Final = "/.well-known/oauth-protected-resource"
+
+
+@dataclass(frozen=True, slots=True)
+class Listen:
+    """Where and for whom the HTTP transport listens.
+
+    Attributes:
+        host: The interface to bind (loopback unless the operator says otherwise).
+        port: The TCP port.
+        path: The MCP endpoint's path.
+        allowed_hosts: ``Host`` values accepted besides the loopback names and the audience's authority.
+        allowed_origins: ``Origin`` values accepted likewise.
+        grace: Seconds a shutdown waits for requests in flight.
+    """
+
+    host: str
+    port: int
+    path: str
+    allowed_hosts: tuple[str, ...] = ()
+    allowed_origins: tuple[str, ...] = ()
+    grace: float = 10.0
+
+
+def security(listen: Listen, audience: str | None) -> TransportSecuritySettings:
+    """The ``Host``/``Origin`` allow-list for this listener (see the module's docstring).
+
+    Args:
+        listen: The listener.
+        audience: The resource URI clients use (``--audience``), if any.
+
+    Returns:
+        Settings with DNS-rebinding protection enabled.
+    """
+    hosts = [*listen.allowed_hosts]
+    origins = [*listen.allowed_origins]
+    if is_loopback(listen.host):
+        hosts += LOOPBACK_HOSTS
+        origins += LOOPBACK_ORIGINS
+    if audience is not None:
+        parts = urlsplit(audience)
+        hosts.append(parts.netloc)
+        origins.append(f"{parts.scheme}://{parts.netloc}")
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts,
+                                     allowed_origins=origins)
+
+
+def metadata_routes(auth: AuthSettings) -> list[Route]:
+    """RFC 9728 metadata naming both scopes, at the resource's well-known path and at the bare one.
+
+    The SDK's own metadata route lists only the scope every request needs;
+    these come first in the app, so a client learns that writes need
+    ``mnem:write`` before it asks for a token.
+
+    Args:
+        auth: The resource-server settings: the issuer and this server's resource URI (kept as given).
+
+    Returns:
+        The routes.
+    """
+    assert auth.resource_server_url is not None, "a resource server has a resource URI"
+    routes = create_protected_resource_routes(
+        resource_url=auth.resource_server_url, authorization_servers=[auth.issuer_url],
+        scopes_supported=list(SCOPES), resource_name="Mnemosyne memory (mnem-mcp)",
+    )
+    if routes[0].path != METADATA_ROOT:
+        routes.append(Route(METADATA_ROOT, endpoint=routes[0].endpoint, methods=["GET", "OPTIONS"]))
+    return routes
+
+
+def serve(server: MnemServer, listen: Listen) -> None:
+    """Serve until SIGTERM or Ctrl-C, then drain (see the module's docstring).
+
+    Args:
+        server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
+        listen: Where to listen.
+    """
+    auth = server.settings.auth
+    audience = None if auth is None or auth.resource_server_url is None else str(auth.resource_server_url)
+    app = server.streamable_http_app(streamable_http_path=listen.path, transport_security=security(listen, audience),
+                                     host=listen.host)
+    if auth is not None:
+        app.router.routes[0:0] = metadata_routes(auth)
+    config = uvicorn.Config(app, host=listen.host, port=listen.port, log_config=None, access_log=False,
+                            timeout_graceful_shutdown=math.ceil(listen.grace), lifespan="on")
+    logger.info("listening on http://%s:%d%s (%s)", listen.host, listen.port, listen.path,
+                "bearer tokens required" if auth is not None else "no authentication")
+    uvicorn.Server(config).run()

@@ -1,0 +1,64 @@
+"""Who is calling, per request: the commit author a write records, and whether it may write.
+
+Over stdio (and over HTTP with ``--auth none``) nobody is authenticated:
+every write records ``tools.AUTHOR``, and every tool may be called.  Over
+HTTP with ``--auth jwt`` the SDK's bearer middleware puts the verified
+token in a context variable that follows the request into its tool call
+(``get_access_token``), so a write records the token's subject (``sub``,
+else its client id) and ``history``, ``why`` and ``blame`` say who made
+each commit.
+
+Scopes: ``mnem:read`` lets a token use the server at all (the HTTP layer
+answers ``403 insufficient_scope`` without it); the tools that change
+memory or its branches also need ``mnem:write``, and a call without it is
+answered with a typed tool error (``insufficient_scope: ...``) rather than
+an HTTP status, so the model reads why, and a read-only token keeps its
+session.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+
+from .tools import AUTHOR
+
+__all__ = ["READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "missing_write_scope"]
+
+#: The scope every request needs over HTTP with ``--auth jwt``: tools that read, resources, listings.
+READ_SCOPE: Final = "mnem:read"
+#: The scope a tool that writes needs besides ``READ_SCOPE``.
+WRITE_SCOPE: Final = "mnem:write"
+#: Every scope this server understands, as its Protected Resource Metadata lists them.
+SCOPES: Final = (READ_SCOPE, WRITE_SCOPE)
+
+
+def author() -> str:
+    """The author the current request's writes record.
+
+    Returns:
+        The token's subject, else its client id; ``AUTHOR`` when the request carries no token.
+    """
+    token = get_access_token()
+    if token is None:
+        return AUTHOR
+    return token.subject or token.client_id
+
+
+def missing_write_scope(tool: str) -> str | None:
+    """Why the current request may not call a tool that writes, if it may not.
+
+    Args:
+        tool: The tool's name, for the message.
+
+    Returns:
+        The message of the ``insufficient_scope`` error, or ``None`` when the
+        request carries no token or its token has ``WRITE_SCOPE``.
+    """
+    token = get_access_token()
+    if token is None or WRITE_SCOPE in token.scopes:
+        return None
+    held = " ".join(token.scopes) or "no scopes"
+    return (f"{tool} changes memory and needs the scope {WRITE_SCOPE}; this token has {held}. "
+            f"Ask the issuer for a token with scope \"{READ_SCOPE} {WRITE_SCOPE}\"")

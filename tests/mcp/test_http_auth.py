@@ -1,0 +1,153 @@
+"""``mnem-mcp --auth jwt`` as an OAuth resource server, end to end with real parts.
+
+One ``mnem-mcp`` process over HTTP (module scope) checks tokens from a local
+issuer that signs them with a key made here and publishes it through OIDC
+discovery; the ``mcp`` client sends them.  Each bad token is refused with a
+401 naming the Protected Resource Metadata; a token without ``mnem:read``
+gets 403 ``insufficient_scope``; one without ``mnem:write`` may read but
+its writes are typed tool errors; and every write records the token's
+subject as its commit author.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import jwt
+import pytest
+from conftest import new_store, run_mnem
+from cryptography.hazmat.primitives.asymmetric import ec
+from http_support import READ_WRITE, HttpServer, Issuer, connect, free_port
+from mcp_support import call, fail
+
+pytestmark = pytest.mark.anyio
+
+#: An HMAC key: a token signed with one is refused whoever knows it (only the issuer's public keys count).
+SHARED_SECRET = "a-shared-secret-of-at-least-32-bytes"
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}}
+
+
+class Setup:
+    """The module's issuer and server."""
+
+    def __init__(self, store: Path, issuer: Issuer, server: HttpServer) -> None:
+        self.store, self.issuer, self.server = store, issuer, server
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+    store = new_store(tmp_path_factory.mktemp("http-auth") / "store", "sqlite")
+    port = free_port()
+    audience = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(audience)
+    try:
+        server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience], port=port)
+        try:
+            yield Setup(store, issuer, server)
+        finally:
+            server.stop()
+    finally:
+        issuer.close()
+
+
+def post(setup: Setup, token: str | None, body: dict[str, Any] = INITIALIZE) -> httpx2.Response:
+    """One raw JSON-RPC POST to the endpoint, with ``token`` as the bearer token."""
+    headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
+    if token is not None:
+        headers["authorization"] = f"Bearer {token}"
+    return httpx2.post(setup.server.url, json=body, headers=headers, timeout=30)
+
+
+def metadata_url(setup: Setup) -> str:
+    return f"http://127.0.0.1:{setup.server.port}/.well-known/oauth-protected-resource/mcp"
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_write_records_the_token_subject_as_its_author(setup: Setup, era: str) -> None:
+    subject = f"{era}-user@example.com"
+    async with connect(setup.server.url, setup.issuer.mint(subject), era=era) as client:
+        written = await call(client, "remember", id=f"plan-{era}", content="pro", source="ticket-1")
+        commits = (await call(client, "history", limit=5))["commits"]
+        why = await call(client, "why", id=f"plan-{era}")
+    mine = next(commit for commit in commits if commit["id"] == written["commit"])
+    assert mine["author"] == subject
+    assert why["commit"] == written["commit"]  # why names that commit, and history says who made it
+    log = run_mnem("--json", "log", cwd=setup.store).json  # the store itself says who, outside MCP too
+    assert any(entry["id"] == written["commit"] and entry["author"] == subject for entry in log)
+
+
+async def test_a_token_without_a_subject_writes_as_its_client(setup: Setup) -> None:
+    async with connect(setup.server.url, setup.issuer.mint(None, client_id="nightly-batch")) as client:
+        written = await call(client, "remember", id="batch", content=1)
+        commits = (await call(client, "history", limit=5))["commits"]
+    assert next(c for c in commits if c["id"] == written["commit"])["author"] == "nightly-batch"
+
+
+async def test_scp_lists_and_several_audiences_are_understood(setup: Setup) -> None:
+    token = setup.issuer.mint("carol", scope=None, scp=["mnem:read", "mnem:write"],
+                              audience=["https://other.example.com", setup.issuer.audience])
+    async with connect(setup.server.url, token) as client:
+        written = await call(client, "remember", id="scp", content=True)
+        commits = (await call(client, "history", limit=5))["commits"]
+    assert next(c for c in commits if c["id"] == written["commit"])["author"] == "carol"
+
+
+def _other_key() -> ec.EllipticCurvePrivateKey:
+    return ec.generate_private_key(ec.SECP256R1())
+
+
+@pytest.mark.parametrize("make", [
+    pytest.param(lambda issuer: None, id="no-token"),
+    pytest.param(lambda issuer: issuer.mint(expires_in=-120), id="expired"),
+    pytest.param(lambda issuer: issuer.mint(audience="https://other.example.com/mcp"), id="wrong-audience"),
+    pytest.param(lambda issuer: issuer.mint(key=_other_key()), id="wrong-signature"),
+    pytest.param(lambda issuer: issuer.mint(iss="https://evil.example.com"), id="wrong-issuer"),
+    pytest.param(lambda issuer: issuer.mint(nbf=10**10), id="not-yet-valid"),
+    pytest.param(lambda issuer: jwt.encode({"iss": issuer.url, "aud": issuer.audience, "exp": 10**10, "sub": "x",
+                                            "scope": READ_WRITE}, SHARED_SECRET, algorithm="HS256",
+                                           headers={"kid": "test-key-1"}), id="shared-secret"),
+    pytest.param(lambda issuer: "not.a.jwt", id="garbage"),
+])
+def test_a_bad_token_is_refused_with_a_pointer_to_the_metadata(setup: Setup, make: Any) -> None:
+    response = post(setup, make(setup.issuer))
+    assert response.status_code == 401, response.text
+    challenge = response.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert f'resource_metadata="{metadata_url(setup)}"' in challenge
+    assert response.json()["error"] == "invalid_token"
+
+
+def test_a_token_without_the_read_scope_gets_403_insufficient_scope(setup: Setup) -> None:
+    response = post(setup, setup.issuer.mint(scope="mnem:write"))
+    assert response.status_code == 403
+    assert 'error="insufficient_scope"' in response.headers["www-authenticate"]
+    assert "mnem:read" in response.json()["error_description"]
+
+
+@pytest.mark.parametrize("era", ["modern", "legacy"])
+async def test_a_read_only_token_reads_but_every_write_is_refused(setup: Setup, era: str) -> None:
+    async with connect(setup.server.url, setup.issuer.mint("reader", scope="mnem:read"),
+                       era=era) as client:
+        before = (await call(client, "history", limit=1))["commits"]
+        text = await fail(client, "remember", id="sneaky", content="x")
+        assert text.startswith("insufficient_scope: remember changes memory and needs the scope mnem:write")
+        assert "mnem:read mnem:write" in text  # names the fix
+        assert (await fail(client, "forget", id="batch")).startswith("insufficient_scope: ")
+        assert (await call(client, "recall", id="sneaky"))["memory"] == {}
+        assert (await call(client, "history", limit=1))["commits"] == before
+        listed = await client.read_resource("mnem://log")
+        assert listed.contents
+
+
+def test_the_protected_resource_metadata_names_issuer_resource_and_both_scopes(setup: Setup) -> None:
+    root = f"http://127.0.0.1:{setup.server.port}/.well-known/oauth-protected-resource"
+    for url in (metadata_url(setup), root):
+        document = httpx2.get(url, timeout=10).json()
+        assert document["resource"] == setup.issuer.audience
+        assert document["authorization_servers"] == [setup.issuer.url]
+        assert document["scopes_supported"] == ["mnem:read", "mnem:write"]
+        assert document["bearer_methods_supported"] == ["header"]

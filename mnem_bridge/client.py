@@ -100,7 +100,7 @@ class Mnem:
         """A worker when the binary serves (and the mode wants one), else one process per call."""
         serves = "serve" in self.binary.features  # checks the binary's contract first, whatever the mode
         if self.mode == "worker" and serves:
-            return WorkerRunner(self.path, env)
+            return WorkerRunner(self.path, env, framed="serve-framed" in self.binary.features)
         return SubprocessRunner(env) if env else self._oneshot
 
     def _runner_with(self, env: dict[str, str]) -> Runner:

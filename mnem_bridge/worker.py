@@ -62,11 +62,14 @@ class WorkerRunner:
     Args:
         binary: Absolute path of the ``mnem`` binary (it must list ``serve`` in its features).
         env: Variables added to the worker's environment (a store URL's ``PGPASSWORD``).
+        framed: Send stdin and read output as raw bytes beside the JSON lines (the binary
+            lists ``serve-framed``), not escaped inside them.
     """
 
-    def __init__(self, binary: str, env: Mapping[str, str] | None = None) -> None:
+    def __init__(self, binary: str, env: Mapping[str, str] | None = None, *, framed: bool = False) -> None:
         self.binary = binary
         self.env = dict(env or {})
+        self.framed = framed
         self._proc: subprocess.Popen[bytes] | None = None
         self._lock = threading.Lock()
         self._buffer = b""
@@ -82,10 +85,15 @@ class WorkerRunner:
         Raises:
             OSError: The worker could not be started.
         """
-        request = orjson.dumps({"argv": list(argv[1:]), "stdin": None if stdin is None else stdin.decode("utf-8")})
+        if self.framed:
+            header = {"argv": list(argv[1:]), "stdin_bytes": None if stdin is None else len(stdin), "framed": True}
+            request = b"".join((orjson.dumps(header), b"\n", stdin or b""))
+        else:
+            text = None if stdin is None else stdin.decode("utf-8")
+            request = orjson.dumps({"argv": list(argv[1:]), "stdin": text}) + b"\n"
         with self._lock:
             deadline = None if timeout is None else time.monotonic() + timeout
-            proc = self._send(request + b"\n", deadline)
+            proc = self._send(request, deadline)
             line = None if proc is None else self._read_line(proc, deadline)
             if proc is None or line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
                 self._stop(kill=True)
@@ -98,6 +106,17 @@ class WorkerRunner:
                 how = f"partway through an answer: {_shown(partial)!r}" if partial.strip() else "without answering"
                 return RunResult(status, b"", b"", broken=f"mnem serve exited with status {status} {how}")
             answer = _answer(line)
+            if isinstance(answer, tuple):  # a framed header: the output follows as raw bytes
+                status, sizes = answer
+                body = self._read_exact(proc, sum(sizes), deadline)
+                if body is None:
+                    self._stop(kill=True)
+                    return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
+                if len(body) < sum(sizes):
+                    status = self._ended(proc)
+                    return RunResult(status, b"", b"", broken=f"mnem serve exited with status {status} partway "
+                                     f"through an answer ({len(body)} of {sum(sizes)} bytes)")
+                return RunResult(status, body[: sizes[0]], body[sizes[0] :])
             if isinstance(answer, str):  # the stream is out of step with our requests: never reuse it
                 self._stop(kill=True)
                 return RunResult(proc.returncode, b"", b"", broken=f"{answer}; the worker was ended")
@@ -196,6 +215,28 @@ class WorkerRunner:
         self._buffer = b"".join(chunks)
         return no_line
 
+    def _read_exact(self, proc: subprocess.Popen[bytes], size: int, deadline: float | None) -> bytes | None:
+        """The next ``size`` bytes of output (fewer when it ended first), or ``None`` once the deadline has passed."""
+        chunks = [self._buffer[:size]]
+        have = len(chunks[0])
+        self._buffer = self._buffer[size:]
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        with selectors.DefaultSelector() as selector:
+            selector.register(fd, selectors.EVENT_READ)
+            while have < size:
+                wait = _remaining(deadline)
+                if wait == 0.0 or not selector.select(wait):
+                    return None
+                chunk = os.read(fd, max(READ_SIZE, size - have))
+                if not chunk:
+                    break
+                chunks.append(chunk)
+                have += len(chunk)
+        data = b"".join(chunks)
+        self._buffer = data[size:] + self._buffer
+        return data[:size]
+
     def _stop(self, *, kill: bool) -> None:
         proc, self._proc = self._proc, None
         if proc is None:
@@ -226,20 +267,26 @@ class WorkerRunner:
             self._stop(kill=False)
 
 
-def _answer(line: bytes) -> RunResult | str:
-    """One answer line as a ``RunResult``, or what is wrong with it.
+def _answer(line: bytes) -> RunResult | tuple[int, tuple[int, int]] | str:
+    """One answer line: a ``RunResult``, a framed header (status and the output's sizes), or what is wrong with it.
 
     A worker that prints anything else (a stray debug line, a different
-    protocol) answers ``{"exit": int, "stdout": str, "stderr": str}`` no more.
+    protocol) answers ``{"exit": int, "stdout": str, "stderr": str}`` (or,
+    framed, ``{"exit": int, "stdout_bytes": int, "stderr_bytes": int}``) no more.
     """
     try:
         answer = orjson.loads(line)
     except orjson.JSONDecodeError:
         return f"mnem serve answered with output that is not JSON: {_shown(line)!r}"
-    fields = (answer.get("exit"), answer.get("stdout"), answer.get("stderr")) if isinstance(answer, dict) else ()
-    match fields:
+    if not isinstance(answer, dict):
+        answer = {}
+    match (answer.get("exit"), answer.get("stdout"), answer.get("stderr")):
         case (int() as status, str() as out, str() as err) if not isinstance(status, bool):
             return RunResult(status, out.encode("utf-8"), err.encode("utf-8"))
+    match (answer.get("exit"), answer.get("stdout_bytes"), answer.get("stderr_bytes")):
+        case (int() as status, int() as out_size, int() as err_size) if (
+                not any(isinstance(n, bool) for n in (status, out_size, err_size)) and min(out_size, err_size) >= 0):
+            return status, (out_size, err_size)
     return f"mnem serve answered with JSON of the wrong shape for a worker answer: {_shown(line)!r}"
 
 

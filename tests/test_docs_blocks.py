@@ -92,6 +92,10 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
         "skip", "a synopsis, not a command; tests/store/test_stamps.py runs mnem stamps"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),
+    ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "write", "-m", "x"], "stdin_bytes": 42, '
+                         '"framed": true}'): (
+        "skip", "a framed exchange with placeholders for its raw bytes; tests/store/test_serve.py runs framed "
+        "requests"),
     ("docs/langgraph.md", "from langgraph.graph import StateGraph"): ("python", ""),
     ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): (
         "skip", "URL forms, not a command; tests/store/test_postgres.py and the postgresql fixtures use them"),

@@ -64,7 +64,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
-            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "ttl", "vectors"]
+            "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
+            "vectors"]
 
 
 class _Parser(argparse.ArgumentParser):

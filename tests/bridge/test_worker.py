@@ -184,3 +184,62 @@ def test_a_large_answer_is_read_whole_and_byte_exact_and_what_follows_it_is_kept
         assert runner.pid == pid  # the same worker: the second answer came from what was read with the first
     finally:
         runner.close()
+
+
+def test_a_framed_answer_is_read_byte_exact_and_what_follows_it_is_kept(tmp_path: Path) -> None:
+    """Framed: raw output after the header, read by count, with the next answer from the same write kept."""
+    binary = fake_mnem(tmp_path, """
+        request = json.loads(sys.stdin.buffer.readline())
+        stdin = sys.stdin.buffer.read(request["stdin_bytes"] or 0)
+        out, err = b"\\n".join([stdin, b"\\xff not utf-8"]) * 50_000, b"warn"
+        next_header = {"exit": 3, "stdout_bytes": 4, "stderr_bytes": 0}
+        sys.stdout.buffer.write(json.dumps({"exit": 0, "stdout_bytes": len(out), "stderr_bytes": len(err)}).encode()
+                                + b"\\n" + out + err + json.dumps(next_header).encode() + b"\\nnext")
+        sys.stdout.flush()
+        sys.stdin.buffer.readline()
+    """, features=("serve", "serve-framed"))
+    runner = WorkerRunner(str(binary), framed=True)
+    try:
+        big = runner.run([str(binary), "write"], stdin=b'{"put": []}\n', timeout=60)
+        assert big == mnem_bridge.RunResult(0, b"\n".join([b'{"put": []}\n', b"\xff not utf-8"]) * 50_000, b"warn")
+        assert runner.run([str(binary), "status"], stdin=None, timeout=60) == mnem_bridge.RunResult(3, b"next", b"")
+    finally:
+        runner.close()
+
+
+@pytest.mark.parametrize(("answer", "broken"), [
+    ('{"exit": 0, "stdout_bytes": 100, "stderr_bytes": 0}\nshort', "partway through an answer (5 of 100 bytes)"),
+    ('{"exit": 0, "stdout_bytes": -1, "stderr_bytes": 0}\n', "wrong shape for a worker answer"),
+])
+def test_a_framed_answer_cut_short_or_misshapen_is_a_broken_worker(tmp_path: Path, answer: str, broken: str) -> None:
+    binary = fake_mnem(tmp_path, f"""
+        sys.stdin.buffer.readline()
+        sys.stdout.write({answer!r})
+        sys.stdout.flush()
+    """, features=("serve", "serve-framed"))
+    runner = WorkerRunner(str(binary), framed=True)
+    try:
+        result = runner.run([str(binary), "show"], stdin=None, timeout=30)
+        assert result.broken is not None and broken in result.broken and runner.pid is None
+    finally:
+        runner.close()
+
+
+def test_a_framed_answer_that_stops_arriving_is_timed_out(tmp_path: Path) -> None:
+    binary = fake_mnem(tmp_path, """
+        sys.stdin.buffer.readline()
+        sys.stdout.write('{"exit": 0, "stdout_bytes": 1000, "stderr_bytes": 0}\\nsome')
+        sys.stdout.flush()
+        time.sleep(300)
+    """, features=("serve", "serve-framed"))
+    runner = WorkerRunner(str(binary), framed=True)
+    try:
+        started = time.monotonic()
+        assert runner.run([str(binary), "show"], stdin=None, timeout=SHORT_TIMEOUT).timed_out
+        assert time.monotonic() - started < 3 * SHORT_TIMEOUT and runner.pid is None
+    finally:
+        runner.close()
+
+
+def test_the_bridge_frames_requests_when_the_binary_says_it_can(bstore) -> None:
+    assert isinstance(bstore.client.runner, WorkerRunner) and bstore.client.runner.framed

@@ -22,6 +22,14 @@ class Worker:
     def ask(self, *argv, stdin=None):
         return self.raw(orjson.dumps({"argv": list(argv), "stdin": stdin}))
 
+    def framed(self, *argv, stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+        header = {"argv": list(argv), "stdin_bytes": None if stdin is None else len(stdin), "framed": True}
+        self.proc.stdin.write(orjson.dumps(header) + b"\n" + (stdin or b""))
+        self.proc.stdin.flush()
+        answer = orjson.loads(self.proc.stdout.readline())
+        out, err = self.proc.stdout.read(answer["stdout_bytes"]), self.proc.stdout.read(answer["stderr_bytes"])
+        return answer["exit"], out, err
+
     def close(self):
         self.proc.stdin.close()
         return self.proc.wait(timeout=30)
@@ -60,6 +68,24 @@ def test_worker_answers_match_one_shot(tmp_path, worker):
             assert (got["exit"], got["stdout"], got["stderr"]) == (
                 expected.code, expected.out.replace(str(one), str(two)), expected.err.replace(str(one), str(two))
             ), argv
+
+
+def test_framed_answers_are_the_one_shot_bytes_and_mix_with_line_answers(tmp_path, worker):
+    """Framed requests (raw stdin and output beside the JSON line) answer byte for byte what one-shot prints."""
+    one, two = tmp_path / "one", tmp_path / "two"
+    run_mnem("init", str(one))
+    run_mnem("init", str(two))
+    for argv, stdin in SCRIPT:
+        for mode in ((), ("--json",)):
+            expected = run_mnem("-C", str(one), *mode, *argv, input=stdin)
+            got = worker.framed("-C", str(two), *mode, *argv, stdin=None if stdin is None else stdin.encode())
+            assert (got[0], got[1].decode(), got[2].decode()) == (
+                expected.code, expected.out.replace(str(one), str(two)), expected.err.replace(str(one), str(two))
+            ), argv
+            assert worker.ask("-C", str(two), "--json", "status")["exit"] == 0  # the stream stays in step
+    bad = worker.raw(b'{"argv": ["log"], "framed": true, "stdin_bytes": -1}')
+    assert bad["exit"] == 2 and orjson.loads(bad["stdout"])["error"]["code"] == "usage"
+    assert "serve-framed" in run_mnem("--version", "--json").json["features"]
 
 
 def test_worker_sees_other_writers_and_a_replaced_store(tmp_path, worker):

@@ -7,6 +7,14 @@ is one line, ``{"exit": N, "stdout": "...", "stderr": "..."}``, holding what
 that one-shot command would have printed.  Requests run through the same
 ``invoke`` as a one-shot process, so the two cannot disagree.  Stores stay
 open between requests (re-opened if the database file is replaced).
+
+Framed requests (feature ``serve-framed``) carry their stdin and answers
+their output as raw bytes after the JSON line instead of as JSON strings:
+``{"argv": [...], "stdin_bytes": N | null, "framed": true}`` then N bytes,
+answered by ``{"exit": N, "stdout_bytes": A, "stderr_bytes": B}`` then A + B
+bytes.  A write's JSON payload and a read's JSON document then cross the
+pipe as they are, not escaped into a string and parsed out of it again
+(for a 10k-fact page, 2.4 MB each way).
 """
 
 from __future__ import annotations
@@ -71,7 +79,8 @@ class StoreCache:
         self._pools.close()
 
 
-def _request(line: bytes) -> tuple[list[str], bytes]:
+def _request(line: bytes, requests: BinaryIO) -> tuple[list[str], bytes, bool]:
+    """A request's argv, its stdin and whether it is framed (its stdin bytes are read from ``requests``)."""
     try:
         request = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
@@ -79,13 +88,24 @@ def _request(line: bytes) -> tuple[list[str], bytes]:
     argv = request.get("argv") if isinstance(request, dict) else None
     if not isinstance(argv, list) or not all(isinstance(a, str) for a in argv):
         raise UsageError('a request must be {"argv": [strings], "stdin": string or null}')
+    if request.get("framed") is True:
+        size = request.get("stdin_bytes")
+        if size is not None and (not isinstance(size, int) or isinstance(size, bool) or size < 0):
+            raise UsageError("a framed request's stdin_bytes must be a byte count or null")
+        data = requests.read(size) if size else b""
+        if size and len(data) != size:
+            raise UsageError(f"a framed request promised {size} bytes of stdin and sent {len(data)}")
+        return argv, data, True
     payload = request.get("stdin")
     if payload is not None and not isinstance(payload, str):
         raise UsageError("a request's stdin must be a string or null")
-    return argv, (payload or "").encode("utf-8", "surrogateescape")
+    return argv, (payload or "").encode("utf-8", "surrogateescape"), False
 
 
-def _answer(code: int, out: bytes, err: bytes) -> bytes:
+def _answer(code: int, out: bytes, err: bytes, framed: bool) -> bytes:
+    if framed:
+        header = {"exit": code, "stdout_bytes": len(out), "stderr_bytes": len(err)}
+        return b"".join((orjson.dumps(header), b"\n", out, err))
     decoded: dict[str, Any] = {
         "exit": code,
         "stdout": out.decode("utf-8", "replace"),
@@ -99,18 +119,18 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     parser = build_parser(exclude=frozenset({"serve", "ui"}))  # a worker starts no other worker, nor a web server
     stores = StoreCache()
     try:
-        for line in requests:
+        while line := requests.readline():
             if not line.strip():
                 continue
             out, err = io.BytesIO(), io.BytesIO()
             try:
-                argv, payload = _request(line)
+                argv, payload, framed = _request(line, requests)
             except UsageError as exc:
-                answers.write(_answer(exc.exit_code, error_document(exc).encode(), b""))
+                answers.write(_answer(exc.exit_code, error_document(exc).encode(), b"", framed=False))
                 answers.flush()
                 continue
             code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)
-            answers.write(_answer(code, out.getvalue(), err.getvalue()))
+            answers.write(_answer(code, out.getvalue(), err.getvalue(), framed))
             answers.flush()
     finally:
         stores.close()

@@ -55,6 +55,5 @@ def test_the_conformance_suite_passes_but_for_the_expected_failures(
 
 def test_every_expected_failure_gives_its_reason() -> None:
     entries = [line for line in EXPECTED.read_text().splitlines() if line.lstrip().startswith("- ")]
-    assert entries
     unexplained = [line for line in entries if not re.search(r"\S\s+#\s+\S", line)]
     assert unexplained == []

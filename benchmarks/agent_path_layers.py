@@ -1,0 +1,236 @@
+"""Where an agent's call spends its time: each layer of the path timed alone, side by side, in one run.
+
+For the calls issue #16 sets targets on (an MCP read and write of one fact,
+``MnemosyneStore.get`` and ``put``), the same request is timed at every
+layer it crosses, from the outside in:
+
+* over stdio, a raw JSON-RPC client and ``mnem-mcp`` (``rawmcp``), next to
+  a bare Python ``MCPServer`` whose one tool returns at once (the MCP SDK's
+  own floor, no store at all) and next to the reference server-memory;
+* ``mnem-mcp`` in process: ``server.call_tool`` (the SDK's dispatch, the
+  worker thread, the bridge), no transport;
+* the LangGraph store's ``get``/``put`` next to LangGraph's ``SqliteStore``;
+* the bridge over its ``mnem serve`` worker: the exact ``mnem`` invocations
+  the call above makes (recorded from its runner), sent again;
+* the worker's own work, in process: the same argv through ``invoke``
+  (argument parsing, the command, its JSON), no pipe;
+* the engine alone: the porcelain call the command makes.
+
+Each row's difference from the row below is that layer's cost.  Layers are
+interleaved call by call after warm-up.  Writes are durable at every layer
+that writes (SQLite ``synchronous=FULL``); server-memory never syncs.
+
+Usage: ``python benchmarks/agent_path_layers.py [--calls N]``; writes
+``benchmarks/results/agent_path_layers.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sqlite3
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, write_report
+from mcp_calls import mnem_mcp, server_memory
+from mcp_startup import BARE
+from rawmcp import RawClient
+
+import mnem_bridge
+from mnem_bridge.process import RunResult
+from mnem_langgraph import MnemosyneStore
+from mnem_mcp.server import build_server
+from mnem_store import porcelain
+from mnem_store.cli.commands.serve import StoreCache
+from mnem_store.cli.dispatch import Streams, build_parser, invoke
+from mnem_store.objects import MemoryNode, Provenance
+from mnem_store.repo import Repo
+
+BIN = Path(sys.executable).parent
+WARMUP = 50
+FACTS = 10
+
+Layer = Callable[[int], Any]
+
+
+def recorded(store: mnem_bridge.Store, action: Callable[[], Any]) -> list[tuple[list[str], bytes | None]]:
+    """The ``mnem`` invocations (argv after the binary, stdin) that ``action`` makes through ``store``."""
+    runner = store.client.runner
+    seen: list[tuple[list[str], bytes | None]] = []
+    original = runner.run
+
+    def run(argv: Any, *, stdin: bytes | None, timeout: float | None) -> RunResult:
+        seen.append((list(argv[1:]), stdin))
+        return original(argv, stdin=stdin, timeout=timeout)
+
+    runner.run = run  # type: ignore[method-assign]
+    try:
+        action()
+    finally:
+        del runner.run
+    return seen
+
+
+def replayed(store: mnem_bridge.Store, calls: list[tuple[list[str], bytes | None]]) -> Layer:
+    """The recorded invocations sent again through the bridge's worker."""
+    runner = store.client.runner
+    binary = store.client.path
+    return lambda i: [runner.run([binary, *argv], stdin=stdin, timeout=30) for argv, stdin in calls]
+
+
+def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
+    """The recorded invocations through the worker's ``invoke``, in this process."""
+    parser, stores = build_parser(exclude=frozenset({"serve", "ui"})), StoreCache()
+
+    def run(i: int) -> None:
+        for argv, stdin in calls:
+            out = io.BytesIO()
+            assert invoke(argv, Streams(io.BytesIO(stdin or b""), out, io.BytesIO()), parser=parser,
+                          opener=stores) == 0, out.getvalue()
+    return run
+
+
+def interleaved(layers: dict[str, Layer], calls: int) -> dict[str, Samples]:
+    """``calls`` timed calls per layer after warm-up, the layers taking turns (order alternating)."""
+    times = {name: Samples() for name in layers}
+    names = list(layers)
+    for i in range(WARMUP + calls):
+        for name in names if i % 2 else names[::-1]:
+            start = time.perf_counter()
+            result = layers[name](i)
+            if isinstance(result, Awaitable):
+                raise TypeError(f"{name} is async")
+            if i >= WARMUP:
+                times[name].add(time.perf_counter() - start)
+    return times
+
+
+def mcp_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Layer]:
+    """The layers of one MCP ``remember`` (write) or ``recall`` of one id (read)."""
+    store = directory / "mcp-store"
+    if not store.exists():
+        with Repo.init(store) as repo, repo.backend.write():
+            repo.write([MemoryNode(f"fact-{i}", f"value {i}") for i in range(FACTS)], [], "facts", "bench", 1)
+    bare_script = directory / "bare.py"
+    bare_script.write_text(BARE)
+    params = mnem_mcp(store, "worker")
+    memory = server_memory(directory / "memory.jsonl")
+    stdio = RawClient([params.command, *params.args], params.env)
+    bare = RawClient([sys.executable, str(bare_script)])
+    reference = RawClient([memory.command, *memory.args], memory.env)
+    for client in (stdio, bare, reference):
+        stack.callback(client.close)
+        client.initialize()
+    for i in range(FACTS):
+        reference.call("create_entities", {"entities": [{"name": f"fact-{i}", "entityType": "f",
+                                                         "observations": [f"value {i}"]}]})
+    server = build_server(store)
+    bridge = stack.enter_context(mnem_bridge.open(store))
+    repo = stack.enter_context(Repo.open(store))
+    portal = stack.enter_context(anyio.from_thread.start_blocking_portal())
+
+    if write:
+        def tool(i: int) -> tuple[str, dict[str, Any]]:
+            return "remember", {"id": f"fact-{i % FACTS}", "content": f"v{i}", "source": f"obs-{i}"}
+
+        calls = recorded(bridge, lambda: mnem_bridge.agents.remember(bridge, "fact-0", "v", source="obs"))
+
+        def engine(i: int) -> None:
+            porcelain.write(repo, [MemoryNode(f"fact-{i % FACTS}", f"v{i}", provenance=Provenance(source=f"o{i}"))],
+                            [], "m", "agent", None)
+
+        def floor(i: int) -> None:
+            reference.call("create_entities", {"entities": [{"name": f"fact-{i % FACTS}", "entityType": "f",
+                                                             "observations": [f"v{i}"]}]})
+    else:
+        def tool(i: int) -> tuple[str, dict[str, Any]]:
+            return "recall", {"id": f"fact-{i % FACTS}"}
+
+        calls = recorded(bridge, lambda: bridge.working_node("fact-3"))
+
+        def engine(i: int) -> None:
+            porcelain.show_node(repo, f"fact-{i % FACTS}")
+
+        def floor(i: int) -> None:
+            reference.call("open_nodes", {"names": [f"fact-{i % FACTS}"]})
+
+    return {
+        "server-memory over stdio (raw client)": floor,
+        "mnem-mcp over stdio (raw client)": lambda i: stdio.call(*tool(i)),
+        "bare MCPServer, one no-op tool, over stdio (raw client)": lambda i: bare.call("recall", {"id": "x"}),
+        "mnem-mcp in process (server.call_tool)": lambda i: portal.call(server.call_tool, *tool(i)),
+        "bridge over its worker (the same mnem invocations)": replayed(bridge, calls),
+        "worker dispatch in process (invoke: argv parse, command, JSON)": dispatched(calls),
+        "engine alone (porcelain)": engine,
+    }
+
+
+def langgraph_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Layer]:
+    """The layers of ``MnemosyneStore.get`` (read) or ``put`` (write) of one item, next to ``SqliteStore``."""
+    from langgraph.store.sqlite import SqliteStore
+
+    ours = MnemosyneStore(directory / "lg-store")
+    stack.callback(ours.close)
+    connection = sqlite3.connect(directory / "lg.sqlite", check_same_thread=False, isolation_level=None)
+    stack.callback(connection.close)
+    theirs = SqliteStore(connection)
+    theirs.setup()
+    ns = ("users", "u1")
+    for store in (ours, theirs):
+        for i in range(100):
+            store.put(ns, f"k{i}", {"text": f"memory {i}", "n": i})
+    bridge = ours._store
+    repo = stack.enter_context(Repo.open(directory / "lg-store"))
+    if write:
+        calls = recorded(bridge, lambda: ours.put(ns, "k0", {"text": "x", "n": 0}))
+        return {
+            "SqliteStore.put": lambda i: theirs.put(ns, f"k{i % 100}", {"text": f"v{i}", "n": i}),
+            "MnemosyneStore.put": lambda i: ours.put(ns, f"k{i % 100}", {"text": f"v{i}", "n": i}),
+            "bridge over its worker (the same mnem invocations)": replayed(bridge, calls),
+            "worker dispatch in process (invoke: argv parse, command, JSON)": dispatched(calls),
+        }
+    calls = recorded(bridge, lambda: ours.get(ns, "k7"))
+    return {
+        "SqliteStore.get": lambda i: theirs.get(ns, f"k{i % 100}"),
+        "MnemosyneStore.get": lambda i: ours.get(ns, f"k{i % 100}"),
+        "bridge over its worker (the same mnem invocations)": replayed(bridge, calls),
+        "worker dispatch in process (invoke: argv parse, command, JSON)": dispatched(calls),
+        "engine alone (porcelain.stamps of the item)": lambda i: porcelain.stamps(repo, ids=[f"users:u1:k{i % 100}"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=1000, help="samples per layer")
+    args = parser.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, build, write in (("MCP read one fact", mcp_layers, False), ("MCP write one fact", mcp_layers, True),
+                                    ("LangGraph get", langgraph_layers, False),
+                                    ("LangGraph put", langgraph_layers, True)):
+            with ExitStack() as stack:
+                times = interleaved(build(Path(tmp), write, stack), args.calls)
+            ref = next(iter(times.values())).p50
+            for name, samples in times.items():
+                rows.append([label, name, f"{samples.p50:.3f}", f"{samples.p99:.3f}", f"{samples.p50 / ref:.2f}x"])
+    write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
+        f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
+        f"{WARMUP} warm-up calls, layers interleaved call by call. Each row is the whole call at that layer; the "
+        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The bare "
+        "MCPServer row is the MCP SDK's own floor over stdio: a tool that returns at once, with no store.",
+        table(["call", "layer", "p50 ms", "p99 ms", "vs the group's first row (p50)"], rows),
+    ])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,170 @@
+"""MCP calls as memory grows: ``mnem-mcp`` next to the reference memory server at 1k and 10k facts.
+
+Three questions of issue #16, each with both servers loaded with the same
+facts (each a short sentence with a source):
+
+* read one fact and write one fact at 1,000 and 10,000 facts: does a call
+  stay at or under server-memory's as memory grows?
+* read the whole memory at 10,000 facts: ``recall`` with ``limit`` 10,000
+  (one page holding everything) against server-memory's ``read_graph``.
+
+Both servers are driven by the raw JSON-RPC client (``rawmcp``: the server
+alone) and the whole-memory read also by the MCP SDK's ``Client``, which
+checks every result against the tool's output schema (a real agent pays
+that).  Servers alternate call by call after warm-up calls; samples are
+fewer than ``mcp_calls.py``'s, so p90 is reported, not p99.  Durability
+differs as there: a ``remember`` is a synced SQLite commit, server-memory
+rewrites its JSONL file without syncing.
+
+Usage: ``python benchmarks/mcp_memory_size.py [--calls N] [--reads N]``;
+writes ``benchmarks/results/mcp_memory_size.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, write_report
+from mcp_calls import mnem_mcp, ok, server_memory
+from rawmcp import RawClient
+
+BIN = Path(sys.executable).parent
+SIZES = (1_000, 10_000)
+WARMUP = 10
+#: Facts per loading call.
+CHUNK = 500
+
+
+def fact(i: int) -> str:
+    return f"customer {i} is on the Enterprise plan since March, seats {i % 500}"
+
+
+def load(kind: str, client: RawClient, size: int) -> None:
+    """Put ``size`` facts into a server, in chunks."""
+    for start in range(0, size, CHUNK):
+        ids = range(start, min(size, start + CHUNK))
+        if kind == "mnem":
+            client.call("remember_many", {"items": [{"id": f"fact-{i:05d}", "content": fact(i), "source": f"obs-{i}"}
+                                                    for i in ids]})
+        else:
+            client.call("create_entities", {"entities": [
+                {"name": f"fact-{i:05d}", "entityType": "fact", "observations": [fact(i), f"source obs-{i}"]}
+                for i in ids]})
+
+
+#: operation -> {server kind: (tool, arguments for call i at memory size n)}.
+OPERATIONS: dict[str, dict[str, tuple[str, Callable[[int, int], dict[str, Any]]]]] = {
+    "read one fact": {
+        "mnem": ("recall", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}"}),
+        "memory": ("open_nodes", lambda i, n: {"names": [f"fact-{i * 7919 % n:05d}"]}),
+    },
+    "write one fact": {
+        "mnem": ("remember", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}", "content": f"v{i}", "source": "bench"}),
+        "memory": ("create_entities", lambda i, n: {"entities": [
+            {"name": f"new-{i}", "entityType": "fact", "observations": [f"v{i}", "source bench"]}]}),
+    },
+    "read the whole memory": {
+        "mnem": ("recall", lambda i, n: {"limit": n}),
+        "memory": ("read_graph", lambda i, n: {}),
+    },
+}
+
+
+def sample(clients: dict[str, tuple[str, RawClient]], op: str, size: int, count: int) -> dict[str, Samples]:
+    """``count`` calls of ``op`` per server after warm-up, alternating servers call by call."""
+    times = {name: Samples() for name in clients}
+    names = list(clients)
+    for i in range(WARMUP + count):
+        for name in names if i % 2 else names[::-1]:
+            kind, client = clients[name]
+            tool, arguments = OPERATIONS[op][kind]
+            start = time.perf_counter()
+            client.call(tool, arguments(i, size))
+            if i >= WARMUP:
+                times[name].add(time.perf_counter() - start)
+    return times
+
+
+async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, Samples]:
+    """The whole-memory read through the MCP SDK's ``Client`` (result checked against the output schema)."""
+    params = {"mnem-mcp": ("mnem", mnem_mcp(directory / f"store-{size}", "worker")),
+              "server-memory": ("memory", server_memory(directory / f"memory-{size}.jsonl"))}
+    times = {name: Samples() for name in params}
+    async with AsyncExitStack() as stack:
+        sdk = {name: (kind, await stack.enter_async_context(Client(server, cache=None)))
+               for name, (kind, server) in params.items()}
+        names = list(sdk)
+        for i in range(WARMUP + count):
+            for name in names if i % 2 else names[::-1]:
+                kind, client = sdk[name]
+                tool, arguments = OPERATIONS["read the whole memory"][kind]
+                start = time.perf_counter()
+                await ok(client, tool, arguments(i, size))
+                if i >= WARMUP:
+                    times[name].add(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=300, help="samples per one-fact operation, size and server")
+    parser.add_argument("--reads", type=int, default=60, help="samples of the whole-memory read per server and client")
+    args = parser.parse_args()
+    rows: list[list[Any]] = []
+
+    def report(op: str, size: int, client: str, times: dict[str, Samples]) -> None:
+        ref = times["server-memory"].p50
+        for name, samples in times.items():
+            rows.append([op, f"{size:,}", f"{name}, {client}", len(samples.seconds), f"{samples.p50:.2f}",
+                         f"{samples.p90:.2f}", f"{samples.p50 / ref:.2f}x"])
+
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        for size in SIZES:
+            store, graph = directory / f"store-{size}", directory / f"memory-{size}.jsonl"
+            subprocess.run([str(BIN / "mnem"), "init", str(store)], check=True, capture_output=True)
+            mnem, memory = mnem_mcp(store, "worker"), server_memory(graph)
+            clients = {"mnem-mcp": ("mnem", RawClient([mnem.command, *mnem.args], mnem.env)),
+                       "server-memory": ("memory", RawClient([memory.command, *memory.args], memory.env))}
+            try:
+                for kind, client in clients.values():
+                    client.initialize()
+                    load(kind, client, size)
+                for op in ("read one fact", "write one fact"):
+                    report(op, size, "raw client", sample(clients, op, size, args.calls))
+                if size == max(SIZES):
+                    report("read the whole memory", size, "raw client",
+                           sample(clients, "read the whole memory", size, args.reads))
+            finally:
+                for _, client in clients.values():
+                    client.close()
+            if size == max(SIZES):
+                report("read the whole memory", size, "SDK client", anyio.run(sdk_whole_reads, directory, size,
+                                                                                args.reads))
+    write_report("mcp_memory_size", "MCP calls as memory grows: mnem-mcp next to server-memory at 1k and 10k facts", [
+        f"Both servers hold the same facts. One-fact calls: {args.calls} samples per server after {WARMUP} warm-up "
+        f"calls; the whole-memory read: {args.reads}. Servers alternate call by call. Read one = `recall` of one id "
+        "vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL file, "
+        "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`. The SDK client checks each "
+        "result against the tool's output schema. Targets (issue #16): one-fact calls at or under server-memory at "
+        "1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` with both clients.",
+        table(["operation", "facts", "server and client", "samples", "p50 ms", "p90 ms", "vs server-memory (p50)"],
+              rows),
+    ])
+
+
+if __name__ == "__main__":
+    main()

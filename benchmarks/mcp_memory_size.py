@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from mcp import Client
+from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).parent))
 
@@ -43,6 +43,29 @@ from rawmcp import RawClient
 
 BIN = Path(sys.executable).parent
 SIZES = (1_000, 10_000)
+
+#: A bare MCPServer whose one tool answers a prebuilt copy of mnem-mcp's 10k-fact page: the MCP SDK's own
+#: cost of sending that answer (its result checks and serialization), with no store behind it.
+BARE_PAGE = """
+import sys
+from pathlib import Path
+
+import orjson
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+PAGE = Path(sys.argv[1]).read_bytes()
+server = MCPServer("bare")
+
+
+@server.tool()
+def recall(limit: int = 100) -> CallToolResult:
+    \"\"\"The prebuilt page, as mnem-mcp answers it (compact text and the same JSON structured).\"\"\"
+    return CallToolResult(content=[TextContent(type="text", text=PAGE.decode())], structured_content=orjson.loads(PAGE))
+
+
+server.run("stdio")
+"""
 WARMUP = 10
 #: Facts per loading call.
 CHUNK = 500
@@ -78,6 +101,7 @@ OPERATIONS: dict[str, dict[str, tuple[str, Callable[[int, int], dict[str, Any]]]
     },
     "read the whole memory": {
         "mnem": ("recall", lambda i, n: {"limit": n}),
+        "bare": ("recall", lambda i, n: {"limit": n}),
         "memory": ("read_graph", lambda i, n: {}),
     },
 }
@@ -101,6 +125,7 @@ def sample(clients: dict[str, tuple[str, RawClient]], op: str, size: int, count:
 async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, Samples]:
     """The whole-memory read through the MCP SDK's ``Client`` (result checked against the output schema)."""
     params = {"mnem-mcp": ("mnem", mnem_mcp(directory / f"store-{size}", "worker")),
+              BARE_NAME: ("bare", StdioServerParameters(command=sys.executable, args=bare_argv(directory)[1:])),
               "server-memory": ("memory", server_memory(directory / f"memory-{size}.jsonl"))}
     times = {name: Samples() for name in params}
     async with AsyncExitStack() as stack:
@@ -116,6 +141,14 @@ async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, S
                 if i >= WARMUP:
                     times[name].add(time.perf_counter() - start)
     return times
+
+
+BARE_NAME = "bare MCPServer sending the same page, prebuilt"
+
+
+def bare_argv(directory: Path) -> list[str]:
+    """The bare page server's command line (its script and the page it sends are in ``directory``)."""
+    return [sys.executable, str(directory / "bare_page.py"), str(directory / "page.json")]
 
 
 def main() -> None:
@@ -146,8 +179,19 @@ def main() -> None:
                 for op in ("read one fact", "write one fact"):
                     report(op, size, "raw client", sample(clients, op, size, args.calls))
                 if size == max(SIZES):
-                    report("read the whole memory", size, "raw client",
-                           sample(clients, "read the whole memory", size, args.reads))
+                    page = subprocess.run([str(BIN / "mnem"), "-C", str(store), "--json", "show", f"--limit={size}"],
+                                          check=True, capture_output=True).stdout
+                    (directory / "page.json").write_bytes(page.rstrip(b"\n"))
+                    (directory / "bare_page.py").write_text(BARE_PAGE)
+                    bare = RawClient(bare_argv(directory))
+                    bare.initialize()
+                    try:
+                        whole = {"mnem-mcp": clients["mnem-mcp"], BARE_NAME: ("bare", bare),
+                                 "server-memory": clients["server-memory"]}
+                        report("read the whole memory", size, "raw client",
+                               sample(whole, "read the whole memory", size, args.reads))
+                    finally:
+                        bare.close()
             finally:
                 for _, client in clients.values():
                     client.close()
@@ -158,9 +202,11 @@ def main() -> None:
         f"Both servers hold the same facts. One-fact calls: {args.calls} samples per server after {WARMUP} warm-up "
         f"calls; the whole-memory read: {args.reads}. Servers alternate call by call. Read one = `recall` of one id "
         "vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL file, "
-        "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`. The SDK client checks each "
-        "result against the tool's output schema. Targets (issue #16): one-fact calls at or under server-memory at "
-        "1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` with both clients.",
+        "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare Python "
+        "MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer, no store "
+        "behind it). The SDK client checks each result against the tool's output schema. Targets (issue #16): "
+        "one-fact calls at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` "
+        "with both clients.",
         table(["operation", "facts", "server and client", "samples", "p50 ms", "p90 ms", "vs server-memory (p50)"],
               rows),
     ])

@@ -23,6 +23,7 @@ HERE = Path(__file__).parent
 #: script -> (arguments for a full run, arguments for --quick)
 SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "ops": ([], ["--quick"]),
+    "oneshot_imports": ([], ["--runs", "3"]),
     "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "mcp_memory_size": ([], ["--calls", "20", "--reads", "5"]),

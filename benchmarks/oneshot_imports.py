@@ -79,7 +79,8 @@ def main() -> None:
     everything = sum(ms for ms, _ in medians)
     rows = [[name, f"{ms:.1f}", f"{ms / everything:.0%}"] for ms, name in medians if ms >= 0.3]
     write_report("oneshot_imports", "One-shot start-up: what `mnem --json show --node` imports", [
-        f"`python -X importtime -m mnem_store --json show --node plan` (what the `mnem` script runs), {args.runs} runs; each module's own "
+        "`python -X importtime -m mnem_store --json show --node plan` (what the `mnem` script runs), "
+        f"{args.runs} runs; each module's own "
         "import time (without what it imports) summed by where it comes from, median per row; rows under 0.3 ms "
         "left out. Run under `-X importtime`, so every figure is inflated a little alike.",
         table(["imported", "ms", "share"], rows),

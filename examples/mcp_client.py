@@ -7,9 +7,11 @@ recalls what the agent believes, asks ``why`` (the commit and provenance that
 set it) and ``when_did`` (the first commit where it became true), and checks
 that both point at the misread note.
 
-Run it with the project installed:  python examples/mcp_client.py
-It starts ``mnem-mcp`` (as ``python -m mnem_mcp``) on a fresh temporary store
-and exits non-zero if any answer is not the expected one.
+Run it with the project installed:  python examples/mcp_client.py [STORE]
+It starts ``mnem-mcp`` (as ``python -m mnem_mcp``) on a fresh store, a
+temporary one unless a new folder STORE is given (keep it to look at the
+memory afterwards: ``mnem ui --store STORE``), and exits non-zero if any
+answer is not the expected one.
 """
 
 from __future__ import annotations
@@ -99,7 +101,12 @@ async def main(store: str) -> None:
 
 
 if __name__ == "__main__":
-    with tempfile.TemporaryDirectory(prefix="mnem-mcp-example-") as directory:
-        with mnem_bridge.init(directory):
-            pass  # a fresh, empty store for the server to serve
-        asyncio.run(main(directory))
+    if len(sys.argv) > 1:  # a store to keep: a new (or empty) folder
+        with mnem_bridge.init(sys.argv[1]):
+            pass
+        asyncio.run(main(sys.argv[1]))
+    else:
+        with tempfile.TemporaryDirectory(prefix="mnem-mcp-example-") as directory:
+            with mnem_bridge.init(directory):
+                pass  # a fresh, empty store for the server to serve
+            asyncio.run(main(directory))

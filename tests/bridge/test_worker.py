@@ -133,6 +133,7 @@ def _timed_out_within(client: mnem_bridge.Mnem, root: Path, payload: str | None 
     return time.monotonic() - start
 
 
+@pytest.mark.serial  # asserts a time bound
 def test_a_worker_streaming_an_answer_without_end_is_timed_out(tmp_path: Path) -> None:
     """Output that never stops arriving must not hold the caller past the timeout.
 
@@ -151,6 +152,7 @@ def test_a_worker_streaming_an_answer_without_end_is_timed_out(tmp_path: Path) -
     assert still_running(int(pid) for pid in pids.read_text().split()) == []
 
 
+@pytest.mark.serial  # asserts a time bound
 def test_a_worker_that_stops_reading_a_large_request_is_timed_out(tmp_path: Path) -> None:
     """A request larger than the pipe, sent to a wedged worker, must not block the write forever."""
     pids = tmp_path / "pids"
@@ -225,6 +227,7 @@ def test_a_framed_answer_cut_short_or_misshapen_is_a_broken_worker(tmp_path: Pat
         runner.close()
 
 
+@pytest.mark.serial  # asserts a time bound
 def test_a_framed_answer_that_stops_arriving_is_timed_out(tmp_path: Path) -> None:
     binary = fake_mnem(tmp_path, """
         sys.stdin.buffer.readline()

@@ -56,33 +56,37 @@ SCRIPT = [
 ]
 
 
-def test_worker_answers_match_one_shot(tmp_path, worker):
-    """Two identical stores: one driven by one-shot processes, one by the worker."""
+def replay_beside_one_shot(tmp_path, answer):
+    """Run SCRIPT on two identical stores, one by one-shot processes and one through ``answer``; compare."""
     one, two = tmp_path / "one", tmp_path / "two"
     run_mnem("init", str(one))
     run_mnem("init", str(two))
     for argv, stdin in SCRIPT:
         for mode in ((), ("--json",)):
             expected = run_mnem("-C", str(one), *mode, *argv, input=stdin)
-            got = worker.ask("-C", str(two), *mode, *argv, stdin=stdin)
-            assert (got["exit"], got["stdout"], got["stderr"]) == (
+            got = answer(["-C", str(two), *mode, *argv], stdin)
+            assert got == (
                 expected.code, expected.out.replace(str(one), str(two)), expected.err.replace(str(one), str(two))
             ), argv
+
+
+def test_worker_answers_match_one_shot(tmp_path, worker):
+    def line(argv, stdin):
+        got = worker.ask(*argv, stdin=stdin)
+        return got["exit"], got["stdout"], got["stderr"]
+
+    replay_beside_one_shot(tmp_path, line)
 
 
 def test_framed_answers_are_the_one_shot_bytes_and_mix_with_line_answers(tmp_path, worker):
     """Framed requests (raw stdin and output beside the JSON line) answer byte for byte what one-shot prints."""
-    one, two = tmp_path / "one", tmp_path / "two"
-    run_mnem("init", str(one))
-    run_mnem("init", str(two))
-    for argv, stdin in SCRIPT:
-        for mode in ((), ("--json",)):
-            expected = run_mnem("-C", str(one), *mode, *argv, input=stdin)
-            got = worker.framed("-C", str(two), *mode, *argv, stdin=None if stdin is None else stdin.encode())
-            assert (got[0], got[1].decode(), got[2].decode()) == (
-                expected.code, expected.out.replace(str(one), str(two)), expected.err.replace(str(one), str(two))
-            ), argv
-            assert worker.ask("-C", str(two), "--json", "status")["exit"] == 0  # the stream stays in step
+
+    def framed(argv, stdin):
+        code, out, err = worker.framed(*argv, stdin=None if stdin is None else stdin.encode())
+        assert worker.ask("--version")["exit"] == 0  # a line request after it: the stream stays in step
+        return code, out.decode(), err.decode()
+
+    replay_beside_one_shot(tmp_path, framed)
     bad = worker.raw(b'{"argv": ["log"], "framed": true, "stdin_bytes": -1}')
     assert bad["exit"] == 2 and orjson.loads(bad["stdout"])["error"]["code"] == "usage"
     assert "serve-framed" in run_mnem("--version", "--json").json["features"]

@@ -102,8 +102,12 @@ async def main(store: str) -> None:
 
 if __name__ == "__main__":
     if len(sys.argv) > 1:  # a store to keep: a new (or empty) folder
-        with mnem_bridge.init(sys.argv[1]):
-            pass
+        try:
+            with mnem_bridge.init(sys.argv[1]):
+                pass
+        except mnem_bridge.MnemError as exc:
+            sys.exit(f"error: {exc}\nGive a new or empty folder: the example tells its story to a fresh store "
+                     f"(or open the one it made before with `mnem ui --store {sys.argv[1]}`).")
         asyncio.run(main(sys.argv[1]))
     else:
         with tempfile.TemporaryDirectory(prefix="mnem-mcp-example-") as directory:

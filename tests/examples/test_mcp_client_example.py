@@ -27,3 +27,6 @@ def test_given_a_folder_the_main_job_keeps_its_store_for_mnem_ui(tmp_path: Path)
     blame = subprocess.run([str(Path(sys.executable).parent / "mnem"), "-C", str(tmp_path / "support-memory"),
                             "--json", "blame", "customer-4821"], capture_output=True, text=True, timeout=60)
     assert '"source":"billing-note-8842"' in blame.stdout, blame.stdout + blame.stderr
+    again = subprocess.run([sys.executable, str(EXAMPLES / "mcp_client.py"), "./support-memory"], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert again.returncode == 1 and "a store already exists" in again.stderr and "Traceback" not in again.stderr

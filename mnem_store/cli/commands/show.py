@@ -49,7 +49,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
     page = porcelain.page(repo, args.rev, prefixes=args.prefix, cursor=args.cursor, limit=args.limit)
-    memory = node_documents(repo, page.nodes)
+    memory = node_documents(repo, page.nodes) if ctx.json else None  # text mode reads the nodes in _page_text
     if args.limit is None:  # upstream's document: the map itself
         return Outcome(memory, lambda: _page_text(ctx, page))
     return Outcome({"memory": memory, "next_cursor": page.next_cursor}, lambda: _page_text(ctx, page))

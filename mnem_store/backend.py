@@ -32,7 +32,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .layout import Head
 from .stateimage import StateImage
@@ -65,8 +65,7 @@ CHANGE_KINDS = ("added", "modified", "removed")
 KIND_CODES = {"memory_node": 0, "state": 1, "commit": 2}
 
 
-@dataclass(frozen=True, slots=True)
-class GraphRow:
+class GraphRow(NamedTuple):
     """A commit's row in the commit graph, with its state's id.
 
     ``corrected`` is the commit's corrected time (git's generation number

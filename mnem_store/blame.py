@@ -8,8 +8,7 @@ it, not to the merge that brought it in.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import CorruptStoreError, InvalidRefError, rust_debug
 from .graph import Graph
@@ -19,8 +18,7 @@ from .repo import Repo
 __all__ = ["Blame", "blame", "find_blame"]
 
 
-@dataclass(frozen=True, slots=True)
-class Blame:
+class Blame(NamedTuple):
     """The introducing commit, the node as it is, and when it was formed.
 
     ``time`` is the node's ``event_time`` when the agent recorded one (when

@@ -9,7 +9,7 @@ are upstream's: an export's ``head`` and an old store's files parse here.
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import CorruptStoreError, FormatVersionError, InvalidRefError
 
@@ -33,8 +33,7 @@ CONFIG_TEXT = (
 _ALLOWED_PUNCT = set("-_./")
 
 
-@dataclass(frozen=True, slots=True)
-class Head:
+class Head(NamedTuple):
     """HEAD: attached to ``branch``, or detached at ``commit`` (raw id)."""
 
     branch: str | None = None

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, urlsplit
 
 from .errors import ForeignStoreError, NoStoreError, UsageError
@@ -33,8 +33,7 @@ def _query(pairs: list[tuple[str, str]]) -> str:
     return "&".join(f"{quote(key, safe='')}={quote(value, safe='/:,@')}" for key, value in pairs)
 
 
-@dataclass(frozen=True, slots=True)
-class StoreUrl:
+class StoreUrl(NamedTuple):
     """A store in PostgreSQL: a libpq connection URI plus ``store=NAME`` (default ``default``).
 
     Many stores share one database, each in a schema of its own.  ``shown``
@@ -42,7 +41,7 @@ class StoreUrl:
     removed (give passwords through ``PGPASSWORD`` or a pgpass file).
     """
 
-    conninfo: str = field(repr=False)  # may hold a password
+    conninfo: str  # may hold a password: never in repr()
     store: str
     shown: str
 
@@ -72,6 +71,10 @@ class StoreUrl:
         shown_query = [(key, value) for key, value in query if key != "password"]
         shown = parts._replace(netloc=netloc, query=_query(shown_query)).geturl()
         return cls(conninfo, store, shown)
+
+    def __repr__(self) -> str:
+        """Without ``conninfo``: a password in it must not reach a log or a traceback."""
+        return f"StoreUrl(store={self.store!r}, shown={self.shown!r})"
 
     @property
     def schema(self) -> str:

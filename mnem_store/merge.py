@@ -12,8 +12,7 @@ is the same decision in a read snapshot, for ``--dry-run``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .errors import InvalidRefError, rust_debug
 from .graph import Graph
@@ -46,8 +45,7 @@ SIDES: tuple[Side, ...] = ("ours", "theirs", "base", "delete")
 STRATEGIES: tuple[Strategy, ...] = ("ours", "theirs")
 
 
-@dataclass(frozen=True, slots=True)
-class Conflict:
+class Conflict(NamedTuple):
     """One node both sides changed differently; object ids, ``None`` where absent."""
 
     id: str
@@ -57,16 +55,14 @@ class Conflict:
     theirs: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class StateMerge:
+class StateMerge(NamedTuple):
     """The clean part of a three-way merge, and the conflicts left out of it."""
 
     nodes: Nodes
     conflicts: tuple[Conflict, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class MergeResult:
+class MergeResult(NamedTuple):
     """What a merge did (or, for a preview, would do).
 
     ``commit`` is the fast-forward target or the new merge commit, else
@@ -162,8 +158,7 @@ def resolve_conflicts(
     return dict(sorted(nodes.items())), tuple(unresolved), new_nodes
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
+class _Plan(NamedTuple):
     """The decision before anything is written: where the branch is, and what kind of merge this is."""
 
     branch: str

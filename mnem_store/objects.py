@@ -8,8 +8,7 @@ contract.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .canonical import (
     check_content,
@@ -29,8 +28,7 @@ PROVENANCE_FIELDS = ("agent_step", "observation", "tool_call", "source", "note")
 CONTENT_KINDS = ("note", "claim")
 
 
-@dataclass(frozen=True, slots=True)
-class Provenance:
+class Provenance(NamedTuple):
     """Where a belief came from; every field optional, empty is legal."""
 
     agent_step: str | None = None
@@ -62,17 +60,19 @@ class Provenance:
         return cls(**values)
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryNode:
+class MemoryNode(NamedTuple):
     """One versioned belief: a caller-chosen id, JSON content and provenance."""
 
     id: str
     content: Any
     content_kind: str = "note"
-    provenance: Provenance = field(default_factory=Provenance)
+    provenance: Provenance = Provenance()
     event_time: int | None = None
 
-    kind = "memory_node"
+    @property
+    def kind(self) -> str:
+        """The object kind, as hashed and stored."""
+        return "memory_node"
 
     def to_cbor_map(self) -> dict[str, Any]:
         """The map that is hashed: provenance only if a field is set, ``event_time`` only if set."""
@@ -121,13 +121,15 @@ class MemoryNode:
         return cls(node_id, data["content"], kind, prov, event_time)
 
 
-@dataclass(frozen=True, slots=True)
-class State:
+class State(NamedTuple):
     """A snapshot: node id -> raw 32-byte id of that node's object."""
 
     nodes: dict[str, bytes]
 
-    kind = "state"
+    @property
+    def kind(self) -> str:
+        """The object kind, as hashed and stored."""
+        return "state"
 
     def to_cbor_map(self) -> dict[str, Any]:
         """The map that is hashed: node id -> raw object id."""
@@ -157,8 +159,7 @@ class State:
         return cls({key: parse_hex_id(value) if isinstance(value, str) else value for key, value in nodes.items()})
 
 
-@dataclass(frozen=True, slots=True)
-class Commit:
+class Commit(NamedTuple):
     """A point in history: parents, a state, and who recorded it when."""
 
     parents: tuple[bytes, ...]
@@ -167,7 +168,10 @@ class Commit:
     author: str
     time: int
 
-    kind = "commit"
+    @property
+    def kind(self) -> str:
+        """The object kind, as hashed and stored."""
+        return "commit"
 
     def to_cbor_map(self) -> dict[str, Any]:
         """The map that is hashed, ids raw."""

@@ -12,12 +12,10 @@ reads nothing from the store.
 
 from __future__ import annotations
 
-import logging
 from bisect import bisect_right
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import CommandError
 from .layout import Head
@@ -83,11 +81,9 @@ __all__ = [
     "write",
 ]
 
-logger = logging.getLogger(__name__)
 
 
-@dataclass(frozen=True, slots=True)
-class NodeChange:
+class NodeChange(NamedTuple):
     """One node's difference between two memories, with both values loaded."""
 
     id: str
@@ -100,8 +96,7 @@ class NodeChange:
         return {"id": self.id, "kind": self.kind, "old": _node_dict(self.old), "new": _node_dict(self.new)}
 
 
-@dataclass(frozen=True, slots=True)
-class Status:
+class Status(NamedTuple):
     """HEAD, its tip, and what is staged against it."""
 
     head: Head
@@ -112,8 +107,7 @@ class Status:
     changes: list[NodeChange]
 
 
-@dataclass(frozen=True, slots=True)
-class BranchInfo:
+class BranchInfo(NamedTuple):
     """A branch, its tip, the tip's message and whether HEAD is attached to it."""
 
     name: str
@@ -122,24 +116,21 @@ class BranchInfo:
     current: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
+class Written(NamedTuple):
     """A commit made by ``write`` (None when ``skip_missing`` left nothing to do) and what it changed."""
 
     commit: tuple[bytes, Commit] | None
     changes: list[Change]
 
 
-@dataclass(frozen=True, slots=True)
-class Expired:
+class Expired(NamedTuple):
     """What ``expire`` did: the commit removing expired nodes (``written.commit`` None when none) and their ids."""
 
     written: Written
     removed: list[str]
 
 
-@dataclass(frozen=True, slots=True)
-class MergeOutcome:
+class MergeOutcome(NamedTuple):
     """A merge's result, with the nodes its conflicts name and the new commit's message."""
 
     result: MergeResult
@@ -162,8 +153,7 @@ class MergeOutcome:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Bisected:
+class Bisected(NamedTuple):
     """The first commit where a predicate holds, its message, and the blame of the node there."""
 
     commit: bytes
@@ -171,8 +161,7 @@ class Bisected:
     blame: Blame | None
 
 
-@dataclass(frozen=True, slots=True)
-class TimelineEntry:
+class TimelineEntry(NamedTuple):
     """One change of a node: the chain's commit, the commit that wrote the value, and the values on each side."""
 
     commit: bytes
@@ -184,16 +173,14 @@ class TimelineEntry:
     previous: MemoryNode | None
 
 
-@dataclass(frozen=True, slots=True)
-class Timeline:
+class Timeline(NamedTuple):
     """A page of a node's history, newest first, and the commit the next page starts at (None: no more)."""
 
     entries: list[TimelineEntry]
     next: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class ChangePage:
+class ChangePage(NamedTuple):
     """A page of what one commit changed against its first parent, with both values of each node loaded."""
 
     commit: bytes
@@ -382,8 +369,7 @@ def show(repo: Repo, rev: str | None = None) -> dict[str, MemoryNode]:
         return repo.nodes_of(nodes)
 
 
-@dataclass(frozen=True, slots=True)
-class Page:
+class Page(NamedTuple):
     """One page of a memory in id order: the object id of each node on it, and where the next page starts.
 
     Attributes:
@@ -563,7 +549,7 @@ def stamps(
             return stamped
         leases = live_leases(repo, list(stamped))
         return {
-            node_id: replace(entry, expires=leases.get(node_id))
+            node_id: entry._replace(expires=leases.get(node_id))
             for node_id, entry in stamped.items()
             if node_id not in leases or leases[node_id] is not None  # an expired lease hides its node
         }

@@ -15,9 +15,8 @@ import heapq
 import os
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .backend import KIND_CODES, Backend, GraphRow
 from .canonical import hex_id
@@ -62,8 +61,7 @@ def default_author(explicit: str | None) -> str:
     return os.environ.get("MNEM_AUTHOR", "unknown")
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """One node's difference between two states (object ids; None = absent)."""
 
     id: str

@@ -42,7 +42,6 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
 from typing import Any, NamedTuple, TypeVar
 
 from .blame import find_blame
@@ -58,8 +57,7 @@ CACHE_SIZE = 100_000
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class Stamped:
+class Stamped(NamedTuple):
     """A node with its two stamps (Unix ms)."""
 
     node: MemoryNode

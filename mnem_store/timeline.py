@@ -16,7 +16,7 @@ side-branch commit and its author rather than only the merge.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from .blame import find_blame
 from .graph import Graph
@@ -25,8 +25,7 @@ from .repo import Repo
 __all__ = ["Step", "steps"]
 
 
-@dataclass(frozen=True, slots=True)
-class Step:
+class Step(NamedTuple):
     """One change of a node on the chain: where, what it became, and what it was before.
 
     ``commit`` is the chain's commit whose change set names the node;

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import blake3
 
@@ -32,8 +32,7 @@ __all__ = ["Problem", "Report", "VerifyError", "verify"]
 _IMAGES_KEPT = 8
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(NamedTuple):
     """One thing wrong: what kind of thing, which id (or name), and how."""
 
     what: str

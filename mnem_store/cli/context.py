@@ -6,9 +6,8 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from ..canonical import I64_MIN, U64_MAX, parse_json
 from ..errors import CommandError, UsageError
@@ -19,8 +18,7 @@ from .render import Painter
 __all__ = ["Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg"]
 
 
-@dataclass
-class Outcome:
+class Outcome(NamedTuple):
     """A command's result: the JSON document and upstream's plain text.
 
     ``text`` may be a function that renders it: a command whose text grows
@@ -40,18 +38,30 @@ class Outcome:
         return self.text if isinstance(self.text, str) else self.text()
 
 
-@dataclass
 class Context:
-    """Per-invocation settings resolved from global options and the environment."""
+    """Per-invocation settings resolved from global options and the environment.
 
-    json: bool
-    store_option: str | None
-    stdin: BinaryIO = field(default_factory=lambda: sys.stdin.buffer)
-    colour: bool = False
-    #: How to open a store (a path or URL, and whether it names the store exactly); a worker passes
-    #: one that keeps stores open between requests.
-    opener: Callable[[Address, bool], Repo] | None = None
-    _repo: Repo | None = None
+    ``opener`` says how to open a store (a path or URL, and whether it names
+    the store exactly); a worker passes one that keeps stores open between
+    requests.
+    """
+
+    __slots__ = ("_repo", "colour", "json", "opener", "stdin", "store_option")
+
+    def __init__(
+        self,
+        json: bool,
+        store_option: str | None,
+        stdin: BinaryIO | None = None,
+        colour: bool = False,
+        opener: Callable[[Address, bool], Repo] | None = None,
+    ) -> None:
+        self.json = json
+        self.store_option = store_option
+        self.stdin = stdin if stdin is not None else sys.stdin.buffer
+        self.colour = colour
+        self.opener = opener
+        self._repo: Repo | None = None
 
     @property
     def start(self) -> tuple[Address, bool]:

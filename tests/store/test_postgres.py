@@ -19,6 +19,7 @@ from conftest import MNEM, new_store, run_mnem
 from mnem_history import export, ok, write
 
 import mnem_bridge
+from mnem_store.location import StoreUrl
 
 SECRET = "s3cret-Pa55"
 
@@ -50,6 +51,8 @@ def test_a_password_is_used_but_never_shown(password_role: str, tmp_path: Path) 
     assert created.code == 0, created.err
     assert SECRET not in created.out + created.err
     assert created.out == f"Initialised an empty Mnemosyne store in {password_role}&store=pw1\n"
+    parsed = StoreUrl.parse(with_password)
+    assert SECRET in parsed.conninfo and SECRET not in repr(parsed) + parsed.shown  # a log of the engine's value
     failed = run_mnem("--json", "checkout", "nowhere", "-C", with_password)
     assert failed.code == 1 and SECRET not in failed.out + failed.err
 

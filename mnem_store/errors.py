@@ -8,7 +8,6 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
-import shlex
 import unicodedata
 from typing import Any
 
@@ -118,6 +117,8 @@ class NoStoreError(MnemError):
 
     def __str__(self) -> str:
         if self.exact:
+            import shlex  # only this message quotes: kept off every command's start-up
+
             return f"no mnemosyne store at {self.detail}; create one with `mnem init {shlex.quote(self.detail)}`"
         return f"no mnemosyne store at or above {self.detail}"
 

@@ -9,15 +9,14 @@ the next writer in the same folder removes the ones whose writer is gone.
 
 from __future__ import annotations
 
-import logging
 import os
-import shutil
 from contextlib import suppress
 from pathlib import Path
 
+from .logs import logger
+
 __all__ = ["remove_dead", "scratch_name"]
 
-logger = logging.getLogger(__name__)
 
 
 def scratch_name(prefix: str, suffix: str = "") -> str:
@@ -49,8 +48,10 @@ def remove_dead(folder: Path, prefix: str) -> None:
         pid = entry.name[len(prefix):].partition("-")[0]
         if not pid.isdigit() or _writer_alive(int(pid)):
             continue
-        logger.info("removing %s, left by a writer that did not finish", entry)
+        logger(__name__).info("removing %s, left by a writer that did not finish", entry)
         if entry.is_dir() and not entry.is_symlink():
+            import shutil  # rare: kept off every writer's start-up
+
             shutil.rmtree(entry, ignore_errors=True)
         else:
             with suppress(OSError):

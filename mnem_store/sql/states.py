@@ -49,19 +49,18 @@ re-derives the graph's links and lanes from the commit objects.
 
 from __future__ import annotations
 
-import logging
 from collections import OrderedDict
 
 import blake3
 
 from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
 from ..errors import CorruptStoreError
+from ..logs import logger
 from ..stateimage import StateImage
 from .session import Session
 
 __all__ = ["IMAGE_CACHE_SIZE", "SqlStateStore", "pack_time", "unpack_time"]
 
-logger = logging.getLogger(__name__)
 
 #: ``changes.kind`` codes (0 and 1 cost no payload bytes in SQLite's record format).
 _KIND_CODE = {kind: code for code, kind in enumerate(CHANGE_KINDS)}
@@ -393,12 +392,12 @@ class SqlStateStore(ChangeIndex):
             # state_id is None when the state's object row itself is gone (a damaged file): rebuild
             # from older changes all the same; image() still checks the result against the commit.
             shown = state_id.hex() if state_id is not None else f"#{state_key}"
-            logger.warning("snapshot of state %s is missing; rebuilding from older changes", shown)
+            logger(__name__).warning("snapshot of state %s is missing; rebuilding from older changes", shown)
             return None
         try:
             image = StateImage.from_canonical(row[0], state_id)
         except CorruptStoreError as exc:
-            logger.warning("ignoring damaged snapshot: %s", exc)
+            logger(__name__).warning("ignoring damaged snapshot: %s", exc)
             return None
         self._remember(state_id, image)
         return image

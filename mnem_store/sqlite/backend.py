@@ -12,9 +12,7 @@ the same place (or by hand: it is named ``.mnem.new-<pid>-<random>``).
 from __future__ import annotations
 
 import errno
-import logging
 import os
-import shutil
 import sqlite3
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -28,7 +26,6 @@ from .database import DB_FILE, Database
 
 __all__ = ["MNEM_DIR", "SqliteBackend", "io_error"]
 
-logger = logging.getLogger(__name__)
 
 MNEM_DIR = ".mnem"
 #: Prefix of the folder a store is built in before it is renamed to ``.mnem``.
@@ -86,6 +83,8 @@ class SqliteBackend(SqlBackend):
             StoreExistsError: ``root/.mnem`` exists (also if it appears while building).
             StoreIoError: The folder cannot be written (a full disk names itself).
         """
+        import shutil  # only creating a store needs it: kept off every read's start-up
+
         target = root / MNEM_DIR
         remove_dead(root, _BUILDING)
         build = root / scratch_name(_BUILDING)

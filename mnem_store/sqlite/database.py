@@ -15,7 +15,6 @@ read works, and a write fails at once with a ``store_io`` error that says so.
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
@@ -23,14 +22,12 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from ..errors import BusyError, CorruptStoreError, StoreIoError
+from ..logs import logger
 from ..sql import Session
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
 
-logger = logging.getLogger(__name__)
 
 DB_FILE = "store.sqlite3"
 #: 2: states are stored as per-commit change rows with occasional snapshots.
@@ -217,7 +214,7 @@ class Database(Session):
                 conn.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
                 return conn
             except sqlite3.OperationalError:
-                logger.debug("%s: no usable -shm beside a read-only database; reading it immutable", path)
+                logger(__name__).debug("%s: no usable -shm beside a read-only database; reading it immutable", path)
                 return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, timeout=timeout,
                                        check_same_thread=False)
         except sqlite3.Error as exc:
@@ -260,7 +257,7 @@ class Database(Session):
 
     def keys_table(self, keys: list[int]) -> tuple[str, Any]:
         """The keys as a JSON array, read by ``json_each`` (no limit on their number, unlike ``IN (?, ...)``)."""
-        return "json_each(?) j", orjson.dumps(keys)
+        return "json_each(?) j", f"[{','.join(map(str, keys))}]"
 
     def lock(self, resource: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already holds the whole store's write lock."""

@@ -13,17 +13,15 @@ removed (a kill before that leaves stale files that nothing reads).
 
 from __future__ import annotations
 
-import logging
-
 from ..errors import CorruptStoreError, StoreIoError
 from ..layout import parse_config, parse_head
+from ..logs import logger
 from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
 from .database import SIDE_TABLES, Database
 
 __all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3"]
 
-logger = logging.getLogger(__name__)
 
 
 def _read(db: Database, name: str) -> str:
@@ -55,7 +53,7 @@ def upgrade_from_3(db: Database) -> None:
         for statement in filter(str.strip, SIDE_TABLES.split(";")):
             conn.execute(statement)
         db.set_meta("schema_version", "4")
-    logger.info("upgraded %s to schema 4 (tables for TTL leases and embeddings)", db.path.parent)
+    logger(__name__).info("upgraded %s to schema 4 (tables for TTL leases and embeddings)", db.path.parent)
 
 
 def upgrade_from_2(db: Database) -> None:
@@ -85,5 +83,5 @@ def upgrade_from_2(db: Database) -> None:
         try:
             (db.path.parent / name).unlink()
         except OSError as exc:
-            logger.warning("upgraded the store, but could not remove the old %s file: %s", name, exc)
-    logger.info("upgraded %s to schema 3 (HEAD and config now live in the database)", db.path.parent)
+            logger(__name__).warning("upgraded the store, but could not remove the old %s file: %s", name, exc)
+    logger(__name__).info("upgraded %s to schema 3 (HEAD and config now live in the database)", db.path.parent)

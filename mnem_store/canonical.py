@@ -14,7 +14,6 @@ from typing import Any
 
 import blake3
 import cbor2
-import orjson
 
 from .errors import CorruptStoreError, UsageError
 
@@ -119,6 +118,8 @@ def parse_json(text: str | bytes, where: str, *, check: bool = True) -> Any:
     contents are checked one by one, so the nesting limit counts from each
     content, as it does for ``add --content-json``, and not from the envelope.
     """
+    import orjson  # imported here, not at load: cli/jsonout.py says why
+
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
@@ -137,6 +138,8 @@ def sort_keys(value: Any) -> Any:
 
 def dump_compact(value: Any) -> str:
     """Compact JSON as upstream prints node content: sorted keys, no spaces."""
+    import orjson  # imported here, not at load: cli/jsonout.py says why
+
     return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode()
 
 

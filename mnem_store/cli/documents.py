@@ -1,4 +1,4 @@
-"""Nodes as JSON, encoded once per node object and kept for the life of the process.
+"""Nodes as JSON, encoded once per node object and kept for the life of a worker.
 
 A node object never changes (its id is the hash of its bytes), so its
 JSON document (``MemoryNode.to_dict()``) can be kept under that id and
@@ -7,7 +7,8 @@ spliced into every later answer as an ``orjson.Fragment``.  In a
 costs a dict lookup per node instead of a decompress, a CBOR decode and a
 JSON encode (about 14 µs each).  The cache holds at most ``CACHE_BYTES``
 of JSON and starts over when full: simple, and a full cache is refilled by
-the reads that need it.
+the reads that need it.  A one-shot process, which encodes each node once
+and without orjson (``jsonout.py``), gets the plain documents.
 """
 
 from __future__ import annotations
@@ -15,17 +16,16 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
 from .. import porcelain
 from ..repo import Repo
+from . import jsonout
 
 __all__ = ["CACHE_BYTES", "node_documents"]
 
 #: JSON kept at most (the encoded documents' total size).
 CACHE_BYTES = 64 << 20
 
-_cache: dict[bytes, orjson.Fragment] = {}
+_cache: dict[bytes, Any] = {}
 _held = 0
 
 
@@ -37,6 +37,10 @@ def node_documents(repo: Repo, nodes: Mapping[str, bytes]) -> dict[str, Any]:
     plain dict, so the caller's own fallback still applies, and is not kept.
     """
     global _held
+    orjson = jsonout.orjson
+    if orjson is None:
+        loaded = porcelain.load_nodes(repo, list(dict.fromkeys(nodes.values()))) if nodes else {}
+        return {node_id: loaded[raw].to_dict() for node_id, raw in nodes.items()}
     known: dict[bytes, Any] = {raw: _cache[raw] for raw in nodes.values() if raw in _cache}
     missing = [raw for raw in dict.fromkeys(nodes.values()) if raw not in known]
     for raw, node in (porcelain.load_nodes(repo, missing) if missing else {}).items():

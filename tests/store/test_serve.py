@@ -48,6 +48,10 @@ SCRIPT = [
     (("write", "-m", "two", "--time", "6", "--author", "a"), '{"put": [{"id": "seats", "content": 40}]}'),
     (("log",), None),
     (("show", "--node", "plan"), None),
+    # Floats a one-shot process and a worker encode with different libraries (mnem_store/cli/jsonout.py).
+    (("write", "-m", "three", "--time", "7", "--author", "a"),
+     '{"put": [{"id": "tiny", "content": {"p": 0.00001, "q": 1.5e-7, "r": 1e-300, "big": 1e16, "x": 0.1}}]}'),
+    (("show", "--node", "tiny"), None),
     (("status",), None),
     (("rm", "ghost"), None),
     (("show", "nope"), None),

@@ -41,9 +41,9 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         return Outcome(ordered, text)
     if args.node is not None:  # one node: looked up alone, never loading the whole state
         node = porcelain.show_node(repo, args.node, args.rev)
-        data = node.to_dict() if node else None
-        text = f"{paint('75', args.node)}\n  {compact(node.content)}\n" if node else f"{paint('245', '(absent)')}\n"
-        return Outcome(data, text)
+        if node is None:
+            return Outcome(None, f"{paint('245', '(absent)')}\n")
+        return Outcome(node.to_dict(), lambda: f"{paint('75', args.node)}\n  {compact(node.content)}\n")
     if args.limit is None and (args.cursor is not None or args.prefix):
         raise UsageError("--cursor and --prefix page through memory: give --limit N too")
     if args.limit is not None and args.limit < 1:

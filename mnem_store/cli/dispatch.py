@@ -17,16 +17,15 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, BinaryIO, NoReturn
-
-import orjson
+from typing import Any, BinaryIO, NamedTuple
 
 from .. import CONTRACT_VERSION, __version__
 from ..errors import MnemError, StoreIoError, UsageError
 from ..location import Address
 from ..repo import Repo
+from . import jsonout
 from .context import Context, Outcome
+from .parser import Parser
 
 __all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "error_document", "invoke", "main", "self_description"]
 
@@ -68,38 +67,6 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "vectors"]
 
 
-class _Parser(argparse.ArgumentParser):
-    """An argparse parser that raises ``UsageError`` instead of exiting."""
-
-    # Python 3.11's argparse removes *every* "--" it sees in a value list, so
-    # an option value (``--node=--``) or a positional value (``add -- x --``)
-    # that is exactly "--" is lost.  Only the first "--", the separator, may
-    # go, as Python 3.12 does.  Node ids and contents are arbitrary strings.
-    _separator_used = False
-    _KEEP = "\0--"
-
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
-        self._separator_used = False
-        return super().parse_known_args(args, namespace)
-
-    def _get_values(self, action: argparse.Action, arg_strings: list[str]) -> Any:
-        if "--" not in arg_strings:
-            return super()._get_values(action, arg_strings)
-        if action.option_strings:
-            protected = [self._KEEP if a == "--" else a for a in arg_strings]
-        else:
-            first = arg_strings.index("--") if not self._separator_used else -1
-            self._separator_used = True
-            protected = [a if i == first or a != "--" else self._KEEP for i, a in enumerate(arg_strings)]
-        value = super()._get_values(action, protected)
-        if isinstance(value, list):
-            return ["--" if v == self._KEEP else v for v in value]
-        return "--" if value == self._KEEP else value
-
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message}\n\n{self.format_usage().rstrip()}\n\nFor more information, try '--help'.")
-
-
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     parser.add_argument(
         "--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)"
@@ -136,16 +103,15 @@ def build_parser(
     ``only`` registers just that subcommand (fast one-shot start-up);
     ``exclude`` leaves subcommands out (a worker drops ``serve``).
     """
-    parser = _Parser(prog="mnem", description="Version control for AI agent memory.")
+    parser = Parser(prog="mnem", description="Version control for AI agent memory.")
     _global_options(parser, None)
     parser.add_argument("-V", "--version", action="store_true", help="print version")
-    common = _Parser(add_help=False)
-    _global_options(common, argparse.SUPPRESS)
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
     for name, (module, summary) in COMMANDS.items():
         if name in exclude or (only is not None and name != only):
             continue
-        command_parser = sub.add_parser(name, help=summary, description=summary, parents=[common])
+        command_parser = sub.add_parser(name, help=summary, description=summary)
+        _global_options(command_parser, argparse.SUPPRESS)  # `mnem show --json` as well as `mnem --json show`
         _module(module).register(command_parser)
     return parser
 
@@ -168,8 +134,7 @@ def self_description() -> dict[str, Any]:
     }
 
 
-@dataclass
-class Streams:
+class Streams(NamedTuple):
     """Where one invocation reads and writes: the process's own, or a worker request's buffers."""
 
     stdin: BinaryIO
@@ -198,9 +163,9 @@ def _error_text(exc: MnemError) -> str:
 
 def _json_doc(value: Any) -> str:
     try:
-        return orjson.dumps(value).decode() + "\n"
+        return jsonout.dumps(value) + "\n"
     except TypeError:  # undecodable argv bytes (surrogates) quoted in a message: show them as U+FFFD
-        return orjson.dumps(_printable(value)).decode() + "\n"
+        return jsonout.dumps(_printable(value)) + "\n"
 
 
 def _printable(value: Any) -> Any:

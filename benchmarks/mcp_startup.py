@@ -24,7 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import Samples, table, write_report
+from benchlib import Samples, compile_packages, table, write_report
 from rawmcp import RawClient
 
 import mnem_bridge
@@ -62,6 +62,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--samples", type=int, default=60, help="samples per server")
     args = parser.parse_args()
+    compile_packages()
     with tempfile.TemporaryDirectory() as tmp:
         bare = Path(tmp) / "bare.py"
         bare.write_text(BARE)

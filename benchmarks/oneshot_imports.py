@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import table, write_report
+from benchlib import compile_packages, table, write_report
 
 BIN = Path(sys.executable).parent
 OURS = ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
@@ -60,6 +60,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=20, help="runs to take the median of")
     args = parser.parse_args()
+    compile_packages()
     with tempfile.TemporaryDirectory() as tmp:
         store = Path(tmp) / "store"
         subprocess.run([str(BIN / "mnem"), "init", str(store)], check=True, capture_output=True)

@@ -26,7 +26,6 @@ Run: ``python benchmarks/ops.py [--quick]``; writes ``benchmarks/results/ops.md`
 from __future__ import annotations
 
 import argparse
-import compileall
 import subprocess
 import sys
 import tempfile
@@ -35,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from benchlib import Samples, table, timed, write_report
+from benchlib import Samples, compile_packages, table, timed, write_report
 
 import mnem_bridge
 from mnem_bridge import agents
@@ -45,7 +44,6 @@ from mnem_store.location import Address
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 
-ROOT = Path(__file__).resolve().parent.parent
 MNEM = str(Path(sys.executable).with_name("mnem"))
 NODES, COMMITS = 100, 300
 
@@ -123,8 +121,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     args = parser.parse_args()
     oneshot_n, fast_n = (10, 50) if args.quick else (30, 300)
-    for package in ("mnem_store", "mnem_bridge"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+    compile_packages()
     results: dict[str, dict[str, Samples]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         for mode in ("oneshot", "worker"):

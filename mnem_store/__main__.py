@@ -1,7 +1,7 @@
-"""``python -m mnem_store`` runs the ``mnem`` command line."""
+"""``python -m mnem_store`` runs the ``mnem`` command line, as the console script does."""
 
 import sys
 
-from .cli import main
+from .process import main
 
 sys.exit(main())

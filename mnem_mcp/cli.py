@@ -19,6 +19,7 @@ only after the store's worker has started, as over stdio.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 import threading
@@ -109,6 +110,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         usage errors (argparse exits).  Over HTTP, SIGTERM ends the process
         with that signal's status once calls in flight are done (``http``).
     """
+    # Start-up (the MCP SDK, pydantic, the tools' schemas) allocates a great deal and frees little, so the
+    # cyclic garbage collector only slows it: it is off until the server is built, and what start-up
+    # made, alive for the life of the process, is then frozen out of every later collection.
+    gc.disable()
+    try:
+        server, args = _build(argv)
+    finally:
+        gc.freeze()
+        gc.enable()
+    try:
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            _serve_http(args, server)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
+    """Parse ``argv``, start ``mnem`` and build the server while the SDK loads: the server and the options."""
     p = parser()
     args = p.parse_args(argv)
     problem = _http_problem(args)
@@ -127,14 +149,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         from .conformance import add_fixtures
 
         add_fixtures(server)
-    try:
-        if args.transport == "stdio":
-            server.run("stdio")
-        else:
-            _serve_http(args, server)
-    except KeyboardInterrupt:
-        return 130
-    return 0
+    return server, args
 
 
 def _http_problem(args: argparse.Namespace) -> str | None:

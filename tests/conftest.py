@@ -13,6 +13,7 @@ reliable there and cheap everywhere:
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import fcntl
 import os
@@ -43,6 +44,7 @@ if os.environ.get("CI"):
 
 #: The ``mnem`` console script installed beside this interpreter (the project's own).
 MNEM = str(Path(sys.executable).with_name("mnem"))
+REPO = Path(__file__).resolve().parent.parent
 
 
 #: The most ``mnem serve`` workers (children of this pytest process) a test may leave alive: those of module-
@@ -115,6 +117,18 @@ def _bounded_workers() -> Iterator[None]:
     if len(left) > MAX_LIVE_WORKERS:
         pytest.fail(f"{len(left)} mnem serve workers alive after this test (bound {MAX_LIVE_WORKERS}): "
                     f"a fixture opens bridge clients without closing them; pids {sorted(left)}")
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Write our packages' bytecode once, before any test spawns ``mnem`` or ``mnem-mcp``.
+
+    The install is editable, so nothing compiled them; where ``PYTHONDONTWRITEBYTECODE`` is set (CI
+    images often set it), every spawned process would compile each module it imports from source again,
+    about 45 ms of every one-shot ``mnem``.  Python reads bytecode even then; only writing is off.
+    """
+    if getattr(session.config, "workerinput", None) is None:  # the controller, before xdist's workers start
+        for package in ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"):
+            compileall.compile_dir(REPO / package, quiet=1)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -13,19 +13,23 @@ Both write the same bytes.  The standard library's compact form with
 ``ensure_ascii=False`` escapes exactly the characters orjson escapes, and
 spells every float the same, with one exception: where it writes an
 exponent with a leading zero (``1e-05``, ``1.5e-07``), orjson writes
-``0.00001`` and ``1.5e-7``.  Text holding ``e-0`` is therefore encoded
-again with orjson; a node id or a value holding those three characters
-only costs that answer orjson's import.  ``tests/store/test_jsonout.py``
+``0.00001`` and ``1.5e-7``.  An answer holding a digit followed by
+``e-0`` is therefore encoded again with orjson; text that merely looks
+like such a float only costs that answer orjson's import.  ``tests/store/test_jsonout.py``
 holds the two to the same bytes over arbitrary documents.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from types import ModuleType
 from typing import Any
 
 __all__ = ["dumps", "orjson", "use_orjson"]
+
+#: How the standard library spells a float that orjson spells otherwise: ``1e-05``, ``1.5e-07``.
+_PADDED_EXPONENT = re.compile(r"[0-9]e-0")
 
 #: orjson once a worker has asked for it, else None.
 orjson: ModuleType | None = None
@@ -50,7 +54,7 @@ def dumps(value: Any) -> str:
         encoded: bytes = orjson.dumps(value)
         return encoded.decode()
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    if "e-0" in text:  # perhaps a float spelled unlike orjson: let orjson spell it
+    if _PADDED_EXPONENT.search(text):  # perhaps a float spelled unlike orjson: let orjson spell it
         import orjson as spelled
 
         return spelled.dumps(value).decode()

@@ -29,7 +29,7 @@ def one_shot(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonout, "orjson", None)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=500, deadline=None)
 @given(documents)
 def test_the_standard_library_path_writes_orjsons_bytes(document: object) -> None:
     with patch.object(jsonout, "orjson", None):  # as a one-shot process has it

@@ -17,7 +17,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from .. import CONTRACT_VERSION, __version__
 from ..errors import MnemError, StoreIoError, UsageError
@@ -25,7 +25,10 @@ from ..location import Address
 from ..repo import Repo
 from . import jsonout
 from .context import Context, Outcome
-from .parser import Parser
+from .parser import HelpShown, Parser
+
+if TYPE_CHECKING:
+    from .parsecache import ParseCache
 
 __all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "error_document", "invoke", "main", "self_description"]
 
@@ -203,14 +206,14 @@ def invoke(
     argv: list[str],
     streams: Streams,
     *,
-    parser: argparse.ArgumentParser | None = None,
+    parser: argparse.ArgumentParser | ParseCache | None = None,
     opener: Callable[[Address, bool], Repo] | None = None,
 ) -> int:
     """Run one ``mnem`` command line against ``streams``; returns the exit status.
 
     This is the single code path of both a one-shot process and each request
     of a worker (``mnem serve``), so the two can never disagree.  A worker
-    passes a prebuilt ``parser`` and an ``opener`` that keeps stores open.
+    passes a prebuilt ``parser`` (a ``ParseCache``) and an ``opener`` that keeps stores open.
     """
     want_json = "--json" in argv
     ctx: Context | None = None
@@ -238,6 +241,9 @@ def invoke(
         _emit(streams.stdout, outcome.rendered())
         _emit(streams.stderr, outcome.stderr)
         return outcome.exit_code
+    except HelpShown as shown:
+        _emit(streams.stdout, shown.text)
+        return 0
     except MnemError as exc:
         return _fail(exc, want_json, streams)
     except KeyboardInterrupt:

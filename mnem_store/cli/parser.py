@@ -1,4 +1,4 @@
-"""The ``mnem`` argument parser: argparse, adapted to what node ids and a one-shot start-up need."""
+"""The ``mnem`` argument parser: argparse, adapted to what node ids, a worker and a one-shot start-up need."""
 
 from __future__ import annotations
 
@@ -9,7 +9,19 @@ from typing import Any, NoReturn
 
 from ..errors import UsageError
 
-__all__ = ["Parser", "help_width"]
+__all__ = ["HelpShown", "Parser", "help_width"]
+
+
+class HelpShown(Exception):  # noqa: N818  (not an error: the answer to ``--help``)
+    """``-h``/``--help`` was given: the help text, for the invocation to print on its own stdout.
+
+    argparse would print it on the process's stdout and exit, which in a
+    worker (``mnem serve``) is the protocol's pipe and the worker's end.
+    """
+
+    def __init__(self, text: str) -> None:
+        super().__init__("help")
+        self.text = text
 
 
 def help_width() -> int:
@@ -63,6 +75,10 @@ class Parser(argparse.ArgumentParser):
         # one imports shutil (with bz2, lzma and zlib) to read the terminal's width: a tenth of a
         # one-shot read's start-up.  The width is the same, read without shutil.
         return argparse.HelpFormatter(prog=self.prog, width=help_width())  # mnem sets no formatter_class
+
+    def print_help(self, file: Any = None) -> NoReturn:
+        """Raise ``HelpShown`` with the help text instead of printing it (and then exiting)."""
+        raise HelpShown(self.format_help())
 
     def error(self, message: str) -> NoReturn:
         """Raise the usage error (with the usage line and where help is) instead of exiting."""

@@ -113,5 +113,10 @@ def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, 
         assert answer["exit"] == 2 and orjson.loads(answer["stdout"])["error"]["code"] == "usage"
     nested = worker.ask("serve", "--stdio")
     assert nested["exit"] == 2
+    # Help is that request's answer, not text on the worker's pipe (and the worker lives on).
+    helped = worker.ask("show", "-h")
+    assert (helped["exit"], helped["stdout"]) == (0, run_mnem("show", "-h").out) and "--node ID" in helped["stdout"]
+    listed = worker.ask("--help")  # the worker's own commands: all but serve and ui
+    assert listed["exit"] == 0 and "usage: mnem" in listed["stdout"] and "blame" in listed["stdout"]
     assert worker.ask("--version")["stdout"].startswith("mnem ")
     assert worker.close() == 0

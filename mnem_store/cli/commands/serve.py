@@ -31,8 +31,9 @@ from ...errors import UsageError
 from ...location import Address, discover_root, exact_root
 from ...repo import Repo, StorePools
 from ..context import Context, Outcome
-from ..dispatch import Streams, build_parser, error_document, invoke
+from ..dispatch import COMMANDS, Streams, build_parser, error_document, invoke
 from ..jsonout import use_orjson
+from ..parsecache import ParseCache
 
 __all__ = ["StoreCache", "serve"]
 
@@ -118,7 +119,7 @@ def _answer(code: int, out: bytes, err: bytes, framed: bool) -> bytes:
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
     use_orjson()  # many answers, some large: worth orjson's import (jsonout.py)
-    parser = build_parser(exclude=frozenset({"serve", "ui"}))  # a worker starts no other worker, nor a web server
+    parser = ParseCache(build_parser(exclude=frozenset({"serve", "ui"})), COMMANDS)  # no worker, nor web server
     stores = StoreCache()
     try:
         while line := requests.readline():

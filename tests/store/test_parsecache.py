@@ -1,0 +1,93 @@
+"""A worker's parse cache answers every command line exactly as argparse does, and a worker answers --help."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnem_store.cli.dispatch import COMMANDS, build_parser
+from mnem_store.cli.parsecache import ParseCache
+from mnem_store.cli.parser import HelpShown
+from mnem_store.errors import UsageError
+
+PARSER = build_parser(exclude=frozenset({"serve", "ui"}))
+COMMAND_PARSERS: dict[str, argparse.ArgumentParser] = next(
+    action.choices for action in PARSER._actions if isinstance(action, argparse._SubParsersAction)
+)
+OPTIONS = sorted({option for sub in COMMAND_PARSERS.values() for option in sub._option_string_actions})
+
+# Values as agents and hostile callers send them: plain, empty, dash-led, separators, command names, probes.
+values = st.sampled_from(["plan", "", "a b", "-x", "--", "-5", "1e3", "show", "log", "3", "0", "--node=x",
+                          "\0slot0\0", "é", "ours", "theirs", "added", "--json"]) | st.text(max_size=6)
+VALUE = object()
+
+
+@st.composite
+def shapes(draw: st.DrawFn) -> list[object]:
+    """A command line with VALUE where a value goes: mostly well formed for its command, sometimes not."""
+    command = draw(st.sampled_from(sorted(COMMAND_PARSERS)))
+    options = [action for action in COMMAND_PARSERS[command]._actions
+               if action.option_strings and action.dest != "help"]
+    items: list[object] = [*draw(st.lists(st.sampled_from(["--json", "-C", VALUE, "-V"]), max_size=3)), command]
+    for _ in range(draw(st.integers(0, 5))):
+        choice = draw(st.integers(0, 4))
+        if choice <= 2 and options:  # an option of this command, with its value when it takes one
+            action = draw(st.sampled_from(options))
+            items.append(draw(st.sampled_from(action.option_strings)))
+            if action.nargs != 0:
+                items.append(VALUE)
+        elif choice == 3:
+            items.append(VALUE)
+        else:
+            items.append(draw(st.sampled_from(OPTIONS)))  # any command's option: often a usage error
+    return items
+
+
+@st.composite
+def same_shape_twice(draw: st.DrawFn) -> tuple[list[str], list[str]]:
+    """Two command lines of one shape, with values drawn independently."""
+    shape = draw(shapes())
+    return ([draw(values) if item is VALUE else item for item in shape],  # type: ignore[misc]
+            [draw(values) if item is VALUE else item for item in shape])  # type: ignore[misc]
+
+
+def outcome(parse: Any, argv: list[str]) -> tuple[str, Any]:
+    try:
+        return "parsed", vars(parse(argv))
+    except HelpShown as shown:
+        return "help", shown.text
+    except UsageError as error:
+        return "usage", str(error)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(same_shape_twice(), min_size=1, max_size=4))
+def test_the_cache_answers_as_argparse_for_every_command_line(pairs: list[tuple[list[str], list[str]]]) -> None:
+    cache = ParseCache(PARSER, COMMANDS)
+    for first, second in pairs:  # the second is answered from what the first taught the cache
+        for argv in (first, second, first):
+            assert outcome(cache.parse_args, argv) == outcome(PARSER.parse_args, argv), argv
+
+
+def test_repeated_shapes_are_answered_without_argparse() -> None:
+    cache = ParseCache(PARSER, COMMANDS)
+    cache.parse_args(["-C", "/s", "--json", "show", "--node", "a"])
+    calls: list[list[str]] = []
+    real = PARSER.parse_args
+
+    def counting(argv: list[str]) -> argparse.Namespace:
+        calls.append(argv)
+        return real(argv)
+
+    PARSER.parse_args = counting  # type: ignore[method-assign]
+    try:
+        got = cache.parse_args(["-C", "/t", "--json", "show", "--node", "b"])
+        limit = cache.parse_args(["show", "--limit", "5"])  # type=int: argparse converts it, every time
+        cache.parse_args(["show", "--limit", "6"])
+    finally:
+        del PARSER.parse_args
+    assert (got.store, got.node, got.json, got.command) == ("/t", "b", True, "show")
+    assert limit.limit == 5 and len(calls) == 3  # learning the --limit shape, then each --limit request

@@ -51,8 +51,8 @@ from mnem_bridge.process import RunResult
 from mnem_langgraph import MnemosyneStore
 from mnem_mcp.server import build_server
 from mnem_store import porcelain
-from mnem_store.cli.commands.serve import StoreCache
-from mnem_store.cli.dispatch import Streams, build_parser, invoke
+from mnem_store.cli.commands.serve import prepare
+from mnem_store.cli.dispatch import Streams, invoke
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 
@@ -90,7 +90,7 @@ def replayed(store: mnem_bridge.Store, calls: list[tuple[list[str], bytes | None
 
 def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
     """The recorded invocations through the worker's ``invoke``, in this process."""
-    parser, stores = build_parser(exclude=frozenset({"serve", "ui"})), StoreCache()
+    parser, stores = prepare()  # as a worker sets itself up
 
     def run(i: int) -> None:
         for argv, stdin in calls:

@@ -35,7 +35,7 @@ from ..dispatch import COMMANDS, Streams, build_parser, error_document, invoke
 from ..jsonout import use_orjson
 from ..parsecache import ParseCache
 
-__all__ = ["StoreCache", "serve"]
+__all__ = ["StoreCache", "prepare", "serve"]
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -116,11 +116,19 @@ def _answer(code: int, out: bytes, err: bytes, framed: bool) -> bytes:
     return orjson.dumps(decoded) + b"\n"
 
 
+def prepare() -> tuple[ParseCache, StoreCache]:
+    """What a worker sets up once: orjson for its answers, its parser, and the stores it keeps open.
+
+    Many answers, some large, are worth orjson's import (``jsonout.py``).
+    A worker starts no other worker, nor a web server.
+    """
+    use_orjson()
+    return ParseCache(build_parser(exclude=frozenset({"serve", "ui"})), COMMANDS), StoreCache()
+
+
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
-    use_orjson()  # many answers, some large: worth orjson's import (jsonout.py)
-    parser = ParseCache(build_parser(exclude=frozenset({"serve", "ui"})), COMMANDS)  # no worker, nor web server
-    stores = StoreCache()
+    parser, stores = prepare()
     try:
         while line := requests.readline():
             if not line.strip():

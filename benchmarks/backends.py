@@ -16,7 +16,7 @@ talked to over its unix socket; SQLite writes with ``synchronous=FULL``.
 - **Concurrent writers**: N writer processes (each a Python process with its
   own bridge worker) remember as fast as they can, all started together;
   throughput is commits per second from the first remember to the last
-  (wall clock across the processes), p99 the slowest 1% of single
+  (wall clock across the processes), p90 the slowest 10% of single
   remembers.  On one store, writers of one branch queue on its tip;
   on separate stores (each writer its own; PostgreSQL: all in one database)
   nothing is shared but the machine's two cores.
@@ -117,9 +117,9 @@ def operations_table(places: Places, samples: int, warmup: int) -> tuple[list[st
     rows = []
     for name in ops["SQLite"]:
         lite, pg = results["SQLite"][name], results["PostgreSQL"][name]
-        rows.append([name, f"{lite.p50:.2f}", f"{lite.p99:.2f}", f"{pg.p50:.2f}", f"{pg.p99:.2f}",
+        rows.append([name, f"{lite.p50:.2f}", f"{lite.p90:.2f}", f"{pg.p50:.2f}", f"{pg.p90:.2f}",
                      f"{pg.p50 / lite.p50:.2f}x"])
-    return table(["operation", "SQLite p50", "SQLite p99", "PostgreSQL p50", "PostgreSQL p99", "PG / SQLite (p50)"],
+    return table(["operation", "SQLite p50", "SQLite p90", "PostgreSQL p50", "PostgreSQL p90", "PG / SQLite (p50)"],
                  rows), results
 
 
@@ -195,10 +195,10 @@ def concurrency_table(places: Places, tmp: Path, count: int) -> tuple[list[str],
         for backend in BACKENDS:
             rate, latencies = race(places, backend, writers, separate, count, tmp)
             throughput[backend, writers, separate] = rate
-            cells += [f"{rate:.0f}", f"{latencies.p99:.1f}"]
+            cells += [f"{rate:.0f}", f"{latencies.p90:.1f}"]
         cells.append(f"{throughput['PostgreSQL', writers, separate] / throughput['SQLite', writers, separate]:.2f}")
         rows.append(cells)
-    return table(["writers", "SQLite commits/s", "SQLite p99 ms", "PostgreSQL commits/s", "PostgreSQL p99 ms",
+    return table(["writers", "SQLite commits/s", "SQLite p90 ms", "PostgreSQL commits/s", "PostgreSQL p90 ms",
                   "PG / SQLite throughput"], rows), throughput
 
 
@@ -228,7 +228,7 @@ def main() -> None:
         f"**{recall:.2f}x**.",
         "### Concurrent writer processes",
         f"Each writer remembers {count} facts through its own bridge worker, all started together; commits per "
-        "second from the first remember to the last, and p99 of single remembers (ms). PostgreSQL's separate "
+        "second from the first remember to the last, and p90 of single remembers (ms). PostgreSQL's separate "
         "stores all live in one database.",
         writers,
         f"Target: 16 writers on 16 stores in one PostgreSQL database reach ≥ 80% of 16 writers on 16 SQLite stores: "

@@ -3,7 +3,7 @@
 For 1, 8 and 32 clients at once, each client makes its share of ``remember``
 calls (one commit each, synced to disk), then its share of ``recall`` calls
 of one id; the table gives requests per second (all clients together, over
-the phase's wall time) and p50/p99 of one call.
+the phase's wall time) and p50/p90 of one call.
 
 * **HTTP**: one ``mnem-mcp --transport streamable-http --auth none`` process,
   every client connected to it (2026-07-28 era, stateless), all calls served
@@ -157,7 +157,7 @@ def main() -> None:
                 results = anyio.run(measure, Path(directory), postgres, transport, count, args.calls)
                 for tool, (rate, samples) in results.items():
                     rows.append([tool, count, transport, len(samples.seconds), f"{rate:.0f}", f"{samples.p50:.2f}",
-                                 f"{samples.p99:.2f}"])
+                                 f"{samples.p90:.2f}"])
                 print(f"{transport} x{count} done", file=sys.stderr, flush=True)
     write_report("mcp_http_load", "mnem-mcp under concurrent clients: Streamable HTTP next to stdio", [
         f"{args.calls} calls per operation at each level, split evenly over the clients, after {WARMUP} warm-up "
@@ -167,7 +167,7 @@ def main() -> None:
         "disk; `recall` reads one id. Clients are the MCP SDK's `Client`, all in the benchmark's process, so the "
         "machine's cores serve "
         "clients, servers and engine alike.",
-        table(["operation", "clients", "transport", "calls", "req/s", "p50 ms", "p99 ms"], rows),
+        table(["operation", "clients", "transport", "calls", "req/s", "p50 ms", "p90 ms"], rows),
         "On PostgreSQL, each HTTP server runs its calls through its own `mnem` worker, so a second server (as a "
         "second machine would) adds a worker; on this 2-core machine the servers, clients and PostgreSQL share "
         "the same cores, which bounds what a second server can add here.",

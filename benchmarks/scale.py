@@ -8,7 +8,7 @@ Two sweeps, each a fresh store built in-process through ``Repo.write``:
 * history: a 1k-node memory, then H commits (H = 1k, 10k) of the same kind,
   the fault planted half-way.
 
-Measured on the built store (medians and p99, nearest rank):
+Measured on the built store (medians and p90, nearest rank):
 
 * commit: one-node ``Repo.write`` on the open store (its tip state cached,
   as in any long-lived process), and on a freshly opened store (the tip
@@ -142,10 +142,10 @@ def report(title: str, data: dict[str, dict[str, Samples]], targets: dict[str, s
     operations = list(next(iter(data.values())))
     rows = []
     for op in operations:
-        cells = [f"{data[label][op].p50:.2f} / {data[label][op].p99:.2f}" for label in labels]
+        cells = [f"{data[label][op].p50:.2f} / {data[label][op].p90:.2f}" for label in labels]
         growth = data[labels[-1]][op].p50 / data[labels[0]][op].p50
         rows.append((op, *cells, f"{growth:.1f}x", targets.get(op, "")))
-    header = ("operation (ms, p50 / p99)", *labels, f"{labels[-1]} / {labels[0]} (p50)", "target")
+    header = ("operation (ms, p50 / p90)", *labels, f"{labels[-1]} / {labels[0]} (p50)", "target")
     return [f"## {title}", "", *table(header, rows)]
 
 

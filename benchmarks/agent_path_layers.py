@@ -258,7 +258,7 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])
         bridge, dispatch = times[BRIDGE].p50, times[DISPATCH].p50
-        engine = next((samples.p50 for name, samples in times.items() if name.startswith(ENGINE)), None)
+        engine = next((samples.p50 for name, samples in times.items() if name.startswith("engine alone")), None)
         inside = ("the worker's own work (parse, command, JSON) " f"{dispatch / reference:.2f}x" if engine is None
                   else f"with the engine's own work ({engine:.2f} ms) {(bridge - dispatch + engine) / reference:.2f}x; "
                   f"the worker around the engine (parse, command, JSON) {(dispatch - engine) / reference:.2f}x")

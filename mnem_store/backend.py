@@ -167,10 +167,11 @@ class ChangeIndex(ABC):
         """Replace a commit's change rows."""
 
     @abstractmethod
-    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None] | None:
+    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None, str] | None:
         """The nearest commit at or before ``commit_key`` on its chain that changed ``node_id``.
 
-        Returns ``(commit id, id of the object it set or None when removed)``, or None.
+        Returns ``(commit id, id of the object it set or None when removed, the change's kind: added |
+        modified | removed against that commit's first parent)``, or None.
         """
 
     @abstractmethod

@@ -46,19 +46,18 @@ def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = Non
     state is never loaded.
     """
     graph = graph or Graph(repo)
-    target = repo.node_at(start, node_id)
-    if target is None:
+    change = repo.change_at(start, node_id)  # the value at start and the commit that last set it, in one probe
+    if change is None or change[1] is None:
         return None
-    current = start
-    while True:
-        changed = repo.last_change(current, node_id)
-        if changed is None:
-            raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
-        current = changed
+    current, target = change[0], change[1]
+    while True:  # a merge parent holding the same value carried it in: follow the value there
         holder = next((p for p in graph.parents(current)[1:] if repo.node_at(p, node_id) == target), None)
         if holder is None:
             break
-        current = holder
+        changed = repo.last_change(holder, node_id)
+        if changed is None:
+            raise CorruptStoreError(f"no commit on the history of {holder.hex()} wrote {rust_debug(node_id)}")
+        current = changed
     node = repo.node(target)
     return Blame(current, node, node.event_time if node.event_time is not None else graph.commit(current).time)
 

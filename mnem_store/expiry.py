@@ -38,12 +38,11 @@ def record_leases(
         repo.backend.leases.set(branch, [(node_id, time_ms + ttl, ttl) for node_id, ttl in ttls.items()])
 
 
-def live_leases(repo: Repo, ids: list[str] | None) -> dict[str, int | None]:
-    """Leases of HEAD's branch among ``ids`` (None: all): expiry, or None for one that has run out.
+def live_leases(repo: Repo, branch: str | None, ids: list[str] | None) -> dict[str, int | None]:
+    """Leases of HEAD's ``branch`` among ``ids`` (None: all): expiry, or None for one that has run out.
 
-    A detached HEAD reads a commit, not a branch, and no lease applies.
+    A detached HEAD (``branch`` None) reads a commit, not a branch, and no lease applies.
     """
-    branch = repo.head().branch
     if branch is None:
         return {}
     now = now_ms()

@@ -527,6 +527,17 @@ def bisect(repo: Repo, node_id: str, predicate: Predicate, *, bad: str | None = 
         return Bisected(boundary, repo.commit_obj(boundary).message, find_blame(repo, node_id, boundary))
 
 
+def _read_start(repo: Repo, rev: str | None) -> tuple[bytes | None, str | None]:
+    """Where a read starts: ``rev``'s commit, else HEAD's, with HEAD's branch when it reads HEAD (None otherwise).
+
+    A lease applies only to a read of HEAD's branch; the branch comes from the same read of HEAD.
+    """
+    if rev is not None:
+        return repo.resolve(rev), None
+    head, commit = repo.head_and_commit()
+    return commit, head.branch
+
+
 def stamps(
     repo: Repo, rev: str | None = None, ids: list[str] | None = None, prefixes: list[str] | None = None,
     *, live: bool = False,
@@ -543,11 +554,11 @@ def stamps(
     if live:
         refuse_rev(rev, "stamps")
     with repo.backend.read():
-        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        start, branch = _read_start(repo, rev)
         stamped = node_stamps(repo, start, ids, prefixes)
         if not live:
             return stamped
-        leases = live_leases(repo, list(stamped))
+        leases = live_leases(repo, branch, list(stamped))
         return {
             node_id: entry._replace(expires=leases.get(node_id))
             for node_id, entry in stamped.items()
@@ -567,11 +578,11 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
     if live:
         refuse_rev(rev, "ls")
     with repo.backend.read():
-        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        start, branch = _read_start(repo, rev)
         found = sorted(repo.commit_nodes(start) if prefixes is None else repo.commit_nodes_under(start, prefixes))
         if not live:
             return found
-        leases = live_leases(repo, None)
+        leases = live_leases(repo, branch, None)
         return [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
 
 
@@ -636,13 +647,13 @@ def similar(
     if live:
         refuse_rev(rev, "similar")
     with repo.backend.read():
-        start = repo.resolve(rev) if rev is not None else repo.head_commit()
+        start, branch = _read_start(repo, rev)
         if ids is None and prefixes is None:
             nodes = repo.commit_nodes(start)
         else:  # only the nodes asked for: a namespace's search does not copy the whole state
             nodes = {**repo.commit_nodes_under(start, prefixes or ()), **repo.commit_nodes_named(start, ids or ())}
         if live:
-            leases = live_leases(repo, None)
+            leases = live_leases(repo, branch, None)
             nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}
         return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws), limit)
 

@@ -265,6 +265,14 @@ class Repo:
         found = self.states.last_change(self._graph(commit_raw).key, node_id)
         return found[1] if found is not None else None
 
+    def change_at(self, commit_raw: bytes, node_id: str) -> tuple[bytes, bytes | None, str] | None:
+        """The nearest change of ``node_id`` at or before ``commit_raw`` on its first-parent chain.
+
+        ``(commit, object it set or None when removed, added | modified | removed)``, or None when no
+        commit on the chain held the node: ``last_change`` and ``node_at`` in one probe.
+        """
+        return self.states.last_change(self._graph(commit_raw).key, node_id)
+
     def last_change(self, commit_raw: bytes, node_id: str) -> bytes | None:
         """The nearest commit at or before ``commit_raw`` on its first-parent chain that changed ``node_id``.
 
@@ -302,8 +310,12 @@ class Repo:
 
     def head_commit(self) -> bytes | None:
         """The commit HEAD names (None on an unborn branch)."""
+        return self.head_and_commit()[1]
+
+    def head_and_commit(self) -> tuple[Head, bytes | None]:
+        """HEAD and the commit it names (None on an unborn branch), from one read of HEAD."""
         head = self.head()
-        return self.branch_tip(head.branch) if head.branch is not None else head.commit
+        return head, self.branch_tip(head.branch) if head.branch is not None else head.commit
 
     def branches(self) -> list[tuple[str, bytes]]:
         """Every branch and its tip, by name."""

@@ -206,11 +206,12 @@ def _birth(repo: Repo, graph: Graph, start: bytes, node_id: str) -> bytes:
     """Where ``node_id`` (present at ``start``) came to be: the presence walk, by probes."""
     current = start
     while True:
-        changed = repo.last_change(current, node_id)
-        if changed is None:
+        change = repo.change_at(current, node_id)
+        if change is None:
             raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
+        changed, _, kind = change
         parents = graph.parents(changed)
-        if parents and repo.node_at(parents[0], node_id) is not None:  # modified there: alive before
+        if kind == "modified" and parents:  # the first parent held it: alive before
             current = parents[0]
             continue
         holder = next((p for p in parents[1:] if repo.node_at(p, node_id) is not None), None)

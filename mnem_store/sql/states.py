@@ -64,6 +64,7 @@ __all__ = ["IMAGE_CACHE_SIZE", "SqlStateStore", "pack_time", "unpack_time"]
 
 #: ``changes.kind`` codes (0 and 1 cost no payload bytes in SQLite's record format).
 _KIND_CODE = {kind: code for code, kind in enumerate(CHANGE_KINDS)}
+_KIND_NAME = dict(enumerate(CHANGE_KINDS))
 
 #: State images one process keeps (each ~20 MB at 100k nodes; a commit shares most of its parent's).
 IMAGE_CACHE_SIZE = 8
@@ -271,13 +272,14 @@ class SqlStateStore(ChangeIndex):
         return key
 
     # ----------------------------------------------------------- single nodes
-    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None] | None:
+    def last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None, str] | None:
         """The nearest commit at or before ``commit_key`` on its first-parent chain that changed ``node_id``.
 
         Returns ``(commit id, id of the object it set or None if it removed
-        the node)``, or None when no commit on the chain touched it (the node
-        was never in memory there).  One probe per lane segment; the ids come
-        with the probe, since every caller goes on to read them.
+        the node, the change's kind)``, or None when no commit on the chain
+        touched it (the node was never in memory there).  One probe per lane
+        segment; the ids and the kind come with the probe, since callers go on
+        to read them (the kind says whether the first parent held the node).
         """
         db = self.db
         name = self._name_key(node_id)
@@ -285,18 +287,21 @@ class SqlStateStore(ChangeIndex):
             return None
         for lane, high in self._segments(commit_key):
             found = db.execute(
-                """SELECT x.id, o.id, ch.commit_key, ch.object FROM changes ch JOIN commits c ON c.key = ch.commit_key
+                """SELECT x.id, o.id, ch.commit_key, ch.object, ch.kind
+                   FROM changes ch JOIN commits c ON c.key = ch.commit_key
                    LEFT JOIN objects x ON x.key = ch.commit_key LEFT JOIN objects o ON o.key = ch.object
                    WHERE ch.name = ? AND ch.commit_key BETWEEN ? AND ? AND c.lane = ?
                    ORDER BY ch.commit_key DESC LIMIT 1""",
                 (name, lane, high, lane),
             ).fetchone()
             if found is not None:
-                commit, obj, commit_key_found, obj_key = found
+                commit, obj, commit_key_found, obj_key, kind = found
                 for raw, key in ((commit, commit_key_found), (obj, obj_key)):
                     if raw is None and key is not None:
                         raise CorruptStoreError(f"object key {key} is referenced but not stored")
-                return commit, obj
+                if kind not in _KIND_NAME:
+                    raise CorruptStoreError("bad change row: unknown kind")
+                return commit, obj, _KIND_NAME[kind]
         return None
 
     def changes_of(self, commit_key: int) -> dict[str, str]:

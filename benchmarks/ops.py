@@ -69,14 +69,14 @@ def populate(path: Address) -> None:
 
 def bridge_ops(store: mnem_bridge.Store) -> dict[str, Callable[[], object]]:
     counter = iter(range(10**9))
-    return {
-        "remember": lambda: agents.remember(store, f"new-{next(counter)}", "x", source="bench"),
+    return {  # remember last: each adds a node and a commit, which the reads must not see
         "recall (one node)": lambda: store.working_node("plan"),
         "recall (whole memory)": store.working_memory,
         "why": lambda: store.blame("plan"),
         "when_did": lambda: store.bisect_explain("plan", equals="pro"),
         "history (20)": lambda: store.log(limit=20),
         "whats_new": lambda: store.changed_by("main"),
+        "remember": lambda: agents.remember(store, f"new-{next(counter)}", "x", source="bench"),
     }
 
 
@@ -91,14 +91,14 @@ def engine_ops(repo: Repo) -> dict[str, Callable[[], object]]:
         found = bisect(repo, content_equals("plan", "pro"))
         return found, find_blame(repo, "plan", found)
 
-    return {
-        "remember": remember,
+    return {  # remember last, as in bridge_ops
         "recall (one node)": lambda: repo.node(repo.working_node("plan")),
         "recall (whole memory)": lambda: repo.nodes_of(repo.working_nodes()),
         "why": lambda: blame(repo, "plan"),
         "when_did": when_did,
         "history (20)": lambda: repo.log(repo.head_commit(), limit=20),
         "whats_new": lambda: repo.changes_of(repo.head_commit()),
+        "remember": remember,
     }
 
 

@@ -34,7 +34,7 @@ import atexit
 import contextlib
 import logging
 import os
-import selectors
+import select
 import signal
 import subprocess
 import threading
@@ -71,6 +71,7 @@ class WorkerRunner:
         self.env = dict(env or {})
         self.framed = framed
         self._proc: subprocess.Popen[bytes] | None = None
+        self._output: select.poll | None = None  # waits for the worker's output; made once per worker, not per read
         self._lock = threading.Lock()
         self._buffer = b""
         _live.add(self)
@@ -163,8 +164,10 @@ class WorkerRunner:
             start_new_session=True,
             close_fds=True,
         )
-        assert self._proc.stdin is not None
+        assert self._proc.stdin is not None and self._proc.stdout is not None
         os.set_blocking(self._proc.stdin.fileno(), False)  # so _write_all can give up at the deadline
+        self._output = select.poll()
+        self._output.register(self._proc.stdout.fileno(), select.POLLIN)
         self._buffer = b""
         logger.debug("started mnem worker pid %d", self._proc.pid)
         return self._proc
@@ -195,23 +198,18 @@ class WorkerRunner:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         no_line: bytes | None = None  # what to return without a line: None (time is up) or b"" (output ended)
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while True:
-                wait = _remaining(deadline)
-                if wait == 0.0 or not selector.select(wait):  # up even if output is still arriving
-                    break
-                chunk = os.read(fd, READ_SIZE)
-                if not chunk:
-                    no_line = b""
-                    break
-                end = chunk.find(b"\n")
-                if end < 0:
-                    chunks.append(chunk)
-                    continue
-                chunks.append(chunk[:end])
-                self._buffer = chunk[end + 1 :]
-                return b"".join(chunks)
+        while self._output_within(deadline):  # up even if output is still arriving
+            chunk = os.read(fd, READ_SIZE)
+            if not chunk:
+                no_line = b""
+                break
+            end = chunk.find(b"\n")
+            if end < 0:
+                chunks.append(chunk)
+                continue
+            chunks.append(chunk[:end])
+            self._buffer = chunk[end + 1 :]
+            return b"".join(chunks)
         self._buffer = b"".join(chunks)
         return no_line
 
@@ -222,23 +220,26 @@ class WorkerRunner:
         self._buffer = self._buffer[size:]
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
-        with selectors.DefaultSelector() as selector:
-            selector.register(fd, selectors.EVENT_READ)
-            while have < size:
-                wait = _remaining(deadline)
-                if wait == 0.0 or not selector.select(wait):
-                    return None
-                chunk = os.read(fd, max(READ_SIZE, size - have))
-                if not chunk:
-                    break
-                chunks.append(chunk)
-                have += len(chunk)
+        while have < size:
+            if not self._output_within(deadline):
+                return None
+            chunk = os.read(fd, max(READ_SIZE, size - have))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            have += len(chunk)
         data = b"".join(chunks)
         self._buffer = data[size:] + self._buffer
         return data[:size]
 
+    def _output_within(self, deadline: float | None) -> bool:
+        """Whether the worker's output has bytes to read, or has ended, before ``deadline``."""
+        wait = _remaining(deadline)
+        assert self._output is not None
+        return wait != 0.0 and bool(self._output.poll(None if wait is None else wait * 1000))
+
     def _stop(self, *, kill: bool) -> None:
-        proc, self._proc = self._proc, None
+        proc, self._proc, self._output = self._proc, None, None
         if proc is None:
             return
         if not kill and proc.stdin is not None:
@@ -315,16 +316,18 @@ def _write_all(proc: subprocess.Popen[bytes], data: bytes, deadline: float | Non
     assert proc.stdin is not None
     fd = proc.stdin.fileno()
     pending = memoryview(data)
-    with selectors.DefaultSelector() as selector:
-        selector.register(fd, selectors.EVENT_WRITE)
-        while True:
-            with contextlib.suppress(BlockingIOError):  # the pipe is full: the worker has not read the last write yet
-                pending = pending[os.write(fd, pending) :]
-            if not pending:
-                return True
-            wait = _remaining(deadline)
-            if wait == 0.0 or not selector.select(wait):
-                return False
+    room: select.poll | None = None  # made only when the pipe is full: most requests fit at once
+    while True:
+        with contextlib.suppress(BlockingIOError):  # the pipe is full: the worker has not read the last write yet
+            pending = pending[os.write(fd, pending) :]
+        if not pending:
+            return True
+        wait = _remaining(deadline)
+        if room is None:
+            room = select.poll()
+            room.register(fd, select.POLLOUT)
+        if wait == 0.0 or not room.poll(None if wait is None else wait * 1000):
+            return False
 
 
 def _shown(data: bytes) -> str:

@@ -8,9 +8,10 @@ answer with each request's values, so argparse stays the one grammar and
 the echoed one-shot command still means exactly what the worker did.
 
 A shape is the argv with each token that can only be a value replaced by a
-slot: a token that does not start with ``-`` and is not a command name.
-Every other token stays in the shape as it is, which can make the cache
-miss more often, never answer differently.  A shape is learnt by parsing it
+slot: a token that does not start with ``-`` and is not a command name,
+and the value of ``--option=value`` (how the bridge writes every option)
+when it holds no space.  Every other token stays in the shape as it is,
+which can make the cache miss more often, never answer differently.  A shape is learnt by parsing it
 with a unique probe in each slot.  It is kept only when every probe came
 back unchanged, as an attribute or a list item: a value that argparse
 converts or checks (``type=int``, ``choices``) makes the shape one that
@@ -31,20 +32,24 @@ SHAPES = 512
 _PROBE = "\0slot{}\0"
 
 
+#: One token of a shape: itself (a literal), a whole value (None), or an option and ``=`` before a value.
+Token = str | None | tuple[str]
+
+
 class _Answer(NamedTuple):
-    """Where argparse put each value of one shape, and everything else it answered."""
+    """Where argparse put each value of one shape (argv index, characters before it), and all else it answered."""
 
     fixed: dict[str, Any]
-    slots: tuple[tuple[str, int], ...]
-    lists: tuple[tuple[str, tuple[tuple[int | None, str], ...]], ...]
+    slots: tuple[tuple[str, int, int], ...]
+    lists: tuple[tuple[str, tuple[tuple[int | None, int, str], ...]], ...]
 
     def fill(self, argv: list[str]) -> argparse.Namespace:
         """The namespace argparse gives ``argv``, a command line of this shape."""
         namespace = argparse.Namespace(**self.fixed)
-        for name, index in self.slots:
-            setattr(namespace, name, argv[index])
+        for name, index, cut in self.slots:
+            setattr(namespace, name, argv[index][cut:])
         for name, items in self.lists:  # a new list each time: a command may change it
-            setattr(namespace, name, [literal if index is None else argv[index] for index, literal in items])
+            setattr(namespace, name, [literal if i is None else argv[i][cut:] for i, cut, literal in items])
         return namespace
 
 
@@ -55,11 +60,13 @@ class ParseCache:
         """Cache ``parser``'s answers; ``keywords`` are the tokens never taken as values (command names)."""
         self.parser = parser
         self._keywords = frozenset(keywords)
-        self._answers: dict[tuple[str | None, ...], _Answer | None] = {}
+        self._answers: dict[tuple[Token, ...], _Answer | None] = {}
 
     def parse_args(self, argv: list[str]) -> argparse.Namespace:
         """What ``parser.parse_args(argv)`` returns (or raises)."""
-        shape = tuple(None if self._is_value(token) else token for token in argv)
+        shape = tuple(self._token(token) for token in argv)
+        if any(isinstance(token, str) and token.startswith("--") and "=" in token for token in shape):
+            return self.parser.parse_args(argv)  # an --option=value kept whole (a space in it): seen once, not learnt
         try:
             answer = self._answers[shape]
         except KeyError:
@@ -69,34 +76,43 @@ class ParseCache:
             self._answers[shape] = answer
         return self.parser.parse_args(argv) if answer is None else answer.fill(argv)
 
-    def _is_value(self, token: str) -> bool:
-        return not token.startswith("-") and token not in self._keywords
+    def _token(self, token: str) -> Token:
+        if not token.startswith("-"):
+            return token if token in self._keywords else None
+        option, equals, value = token.partition("=")
+        if equals and option.startswith("--") and " " not in value and "\0" not in value:
+            return (option + "=",)  # argparse reads the value after "=" as it is (a space could make it positional)
+        return token
 
-    def _learn(self, shape: tuple[str | None, ...]) -> _Answer | None:
+    def _learn(self, shape: tuple[Token, ...]) -> _Answer | None:
         """The answer for ``shape``, or None when argparse must parse each command line of it."""
-        if any(token is not None and "\0" in token for token in shape):
+        if any(isinstance(token, str) and "\0" in token for token in shape):
             return None  # a literal that could pass for a probe
-        probes = {_PROBE.format(index): index for index, token in enumerate(shape) if token is None}
-        argv = [_PROBE.format(index) if token is None else token for index, token in enumerate(shape)]
+        cuts = {index: 0 if token is None else len(token[0]) for index, token in enumerate(shape)
+                if not isinstance(token, str)}
+        probes = {_PROBE.format(index): index for index in cuts}
+        argv = [token if isinstance(token, str) else (token[0] if token else "") + _PROBE.format(index)
+                for index, token in enumerate(shape)]
         try:
             namespace = self.parser.parse_args(argv)
         except Exception:  # an error or HelpShown: argparse answers these itself, each time
             return None
         fixed: dict[str, Any] = {}
-        slots: list[tuple[str, int]] = []
-        lists: list[tuple[str, tuple[tuple[int | None, str], ...]]] = []
+        slots: list[tuple[str, int, int]] = []
+        lists: list[tuple[str, tuple[tuple[int | None, int, str], ...]]] = []
         for name, value in vars(namespace).items():
             if isinstance(value, str) and value in probes:
-                slots.append((name, probes[value]))
+                slots.append((name, probes[value], cuts[probes[value]]))
             elif isinstance(value, list) and all(isinstance(item, str) for item in value):
-                lists.append((name, tuple((probes.get(item), item) for item in value)))
+                items = ((probes.get(item), cuts.get(probes.get(item, -1), 0), item) for item in value)
+                lists.append((name, tuple(items)))
             elif isinstance(value, (str, int, float, bool, type(None))):
                 fixed[name] = value
             else:
                 return None  # a value of a kind this cannot copy
-        used = [index for _, index in slots] + [i for _, items in lists for i, _ in items if i is not None]
+        used = [index for _, index, _ in slots] + [i for _, items in lists for i, _, _ in items if i is not None]
         if sorted(used) != sorted(probes.values()) or any("\0" in str(v) for v in fixed.values()):
             return None  # a probe argparse converted, checked away or copied: it must see every value
-        if any("\0" in literal for _, items in lists for i, literal in items if i is None):
+        if any("\0" in literal for _, items in lists for i, _, literal in items if i is None):
             return None
         return _Answer(fixed, tuple(slots), tuple(lists))

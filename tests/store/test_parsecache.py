@@ -36,9 +36,13 @@ def shapes(draw: st.DrawFn) -> list[object]:
         choice = draw(st.integers(0, 4))
         if choice <= 2 and options:  # an option of this command, with its value when it takes one
             action = draw(st.sampled_from(options))
-            items.append(draw(st.sampled_from(action.option_strings)))
-            if action.nargs != 0:
-                items.append(VALUE)
+            option = draw(st.sampled_from(action.option_strings))
+            if action.nargs != 0 and draw(st.booleans()):  # --option=value, as the bridge writes options
+                items.append((option,))
+            else:
+                items.append(option)
+                if action.nargs != 0:
+                    items.append(VALUE)
         elif choice == 3:
             items.append(VALUE)
         else:
@@ -50,8 +54,12 @@ def shapes(draw: st.DrawFn) -> list[object]:
 def same_shape_twice(draw: st.DrawFn) -> tuple[list[str], list[str]]:
     """Two command lines of one shape, with values drawn independently."""
     shape = draw(shapes())
-    return ([draw(values) if item is VALUE else item for item in shape],  # type: ignore[misc]
-            [draw(values) if item is VALUE else item for item in shape])  # type: ignore[misc]
+
+    def line() -> list[str]:
+        return [draw(values) if item is VALUE else f"{item[0]}={draw(values)}" if isinstance(item, tuple)
+                else str(item) for item in shape]
+
+    return line(), line()
 
 
 def outcome(parse: Any, argv: list[str]) -> tuple[str, Any]:
@@ -75,6 +83,7 @@ def test_the_cache_answers_as_argparse_for_every_command_line(pairs: list[tuple[
 def test_repeated_shapes_are_answered_without_argparse() -> None:
     cache = ParseCache(PARSER, COMMANDS)
     cache.parse_args(["-C", "/s", "--json", "show", "--node", "a"])
+    cache.parse_args(["-C", "/s", "--json", "stamps", "--live", "--node=users:a", "--"])  # the bridge's form
     calls: list[list[str]] = []
     real = PARSER.parse_args
 
@@ -85,9 +94,11 @@ def test_repeated_shapes_are_answered_without_argparse() -> None:
     PARSER.parse_args = counting  # type: ignore[method-assign]
     try:
         got = cache.parse_args(["-C", "/t", "--json", "show", "--node", "b"])
+        stamped = cache.parse_args(["-C", "/t", "--json", "stamps", "--live", "--node=users:b=c", "--"])
         limit = cache.parse_args(["show", "--limit", "5"])  # type=int: argparse converts it, every time
         cache.parse_args(["show", "--limit", "6"])
     finally:
         del PARSER.parse_args
     assert (got.store, got.node, got.json, got.command) == ("/t", "b", True, "show")
+    assert (stamped.node, stamped.live) == (["users:b=c"], True)
     assert limit.limit == 5 and len(calls) == 3  # learning the --limit shape, then each --limit request

@@ -34,7 +34,10 @@ class Blame(NamedTuple):
         return {"commit": self.commit.hex(), "node": self.node.to_dict(), "time": self.time}
 
 
-def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = None) -> Blame | None:
+def find_blame(
+    repo: Repo, node_id: str, start: bytes, graph: Graph | None = None,
+    change: tuple[bytes, bytes | None, str] | None = None,
+) -> Blame | None:
     """Blame ``node_id`` as of commit ``start``; ``None`` when it is not in memory there.
 
     At each commit the first parent (in parent order) holding the same
@@ -43,10 +46,12 @@ def find_blame(repo: Repo, node_id: str, start: bytes, graph: Graph | None = Non
     name the node, so the first-parent steps collapse into one
     ``last_change`` lookup (a few indexed probes, whatever the history
     length); only there are the other parents asked, one node each, and a
-    state is never loaded.
+    state is never loaded.  ``change`` is ``repo.change_at(start, node_id)``
+    when the caller has already read it (``stamps`` needs it for the birth too).
     """
     graph = graph or Graph(repo)
-    change = repo.change_at(start, node_id)  # the value at start and the commit that last set it, in one probe
+    if change is None:  # the value at start and the commit that last set it, in one probe
+        change = repo.change_at(start, node_id)
     if change is None or change[1] is None:
         return None
     current, target = change[0], change[1]

@@ -4,6 +4,12 @@ A ``Graph`` is built for one command and memoises what it decodes (commits,
 ancestor sets, a few state maps), because merge, blame and bisect each ask
 the same questions several times and histories may hold 10k commits.  Every
 walk is linear in the commits it visits; nothing here is quadratic.
+
+Decoded commits are also kept across commands, a few thousand per process:
+a commit's id hashes its content, so what an id decodes to never changes,
+and a worker (``mnem serve``) answering one read after another asks for the
+same recent commits again and again (a LangGraph ``get`` reads the commit
+that last set its item).
 """
 
 from __future__ import annotations
@@ -18,6 +24,10 @@ __all__ = ["Graph"]
 
 #: How many decoded state maps one command keeps; states can be large, commits are not.
 STATE_CACHE_SIZE = 32
+#: How many decoded commits a process keeps across commands (the oldest read goes first).
+COMMIT_CACHE_SIZE = 4096
+
+_decoded: dict[bytes, Commit] = {}
 
 
 class Graph:
@@ -30,10 +40,15 @@ class Graph:
         self._states: OrderedDict[bytes, Nodes] = OrderedDict()
 
     def commit(self, raw: bytes) -> Commit:
-        """The commit ``raw`` names, decoded once per graph."""
+        """The commit ``raw`` names, decoded once per graph (and, for recent ones, once per process)."""
         found = self._commits.get(raw)
         if found is None:
-            found = self._commits[raw] = self.repo.commit_obj(raw)
+            found = _decoded.get(raw)
+            if found is None:
+                found = _decoded[raw] = self.repo.commit_obj(raw)
+                if len(_decoded) > COMMIT_CACHE_SIZE:
+                    del _decoded[next(iter(_decoded))]
+            self._commits[raw] = found
         return found
 
     def parents(self, raw: bytes) -> tuple[bytes, ...]:

@@ -194,30 +194,31 @@ def node_stamps(
 def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
     out = {}
     for node_id in ids:
-        blame = find_blame(repo, node_id, start, graph)
+        change = repo.change_at(start, node_id)  # where blame and the birth walk both start: read once
+        blame = find_blame(repo, node_id, start, graph, change) if change is not None else None
         if blame is not None:
-            birth = _birth(repo, graph, start, node_id)
+            birth = _birth(repo, graph, change, node_id)
             created = blame.time if birth == blame.commit else _birth_time(repo, graph, birth, node_id)
             out[node_id] = Stamped(blame.node, created, blame.time)
     return out
 
 
-def _birth(repo: Repo, graph: Graph, start: bytes, node_id: str) -> bytes:
-    """Where ``node_id`` (present at ``start``) came to be: the presence walk, by probes."""
-    current = start
+def _birth(repo: Repo, graph: Graph, change: tuple[bytes, bytes | None, str], node_id: str) -> bytes:
+    """Where ``node_id`` came to be: the presence walk, by probes, from ``change`` (its last change where it is)."""
     while True:
-        change = repo.change_at(current, node_id)
-        if change is None:
-            raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
         changed, _, kind = change
         parents = graph.parents(changed)
         if kind == "modified" and parents:  # the first parent held it: alive before
             current = parents[0]
-            continue
-        holder = next((p for p in parents[1:] if repo.node_at(p, node_id) is not None), None)
-        if holder is None:
-            return changed
-        current = holder
+        else:
+            holder = next((p for p in parents[1:] if repo.node_at(p, node_id) is not None), None)
+            if holder is None:
+                return changed
+            current = holder
+        found = repo.change_at(current, node_id)
+        if found is None:
+            raise CorruptStoreError(f"no commit on the history of {current.hex()} wrote {rust_debug(node_id)}")
+        change = found
 
 
 def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:

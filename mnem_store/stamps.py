@@ -195,7 +195,9 @@ def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, S
     out = {}
     for node_id in ids:
         change = repo.change_at(start, node_id)  # where blame and the birth walk both start: read once
-        blame = find_blame(repo, node_id, start, graph, change) if change is not None else None
+        if change is None:
+            continue
+        blame = find_blame(repo, node_id, start, graph, change)
         if blame is not None:
             birth = _birth(repo, graph, change, node_id)
             created = blame.time if birth == blame.commit else _birth_time(repo, graph, birth, node_id)

@@ -16,7 +16,7 @@ import logging
 import os
 import signal
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePath
 from types import TracebackType
 from typing import Any, TypeVar, overload
 
@@ -24,7 +24,7 @@ import orjson
 
 from .address import StoreUrl
 from .binary import FIX, Binary, describe, find_binary
-from .echo import echo, shell_line
+from .echo import ShellLine, echo
 from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, UsageError, error_class
 from .process import Runner, RunResult, SubprocessRunner
 from .text import is_utf8, shown, text_problem
@@ -76,13 +76,17 @@ class Mnem:
         self.mode = mode or os.environ.get("MNEM_BRIDGE_MODE") or "worker"
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
-        #: The shell line of the most recent invocation, for logs and bug reports.
-        self.last_command: str | None = None
+        self._last: ShellLine | None = None
         self._oneshot = SubprocessRunner()
         self._runner: Runner | None = runner
         self._owns_runner = runner is None
         #: Runners whose children get extra variables (a store URL's password), by those variables.
         self._env_runners: dict[tuple[tuple[str, str], ...], Runner] = {}
+
+    @property
+    def last_command(self) -> str | None:
+        """The shell line of the most recent invocation, for logs and bug reports."""
+        return None if self._last is None else str(self._last)
 
     @property
     def binary(self) -> Binary:
@@ -164,10 +168,10 @@ class Mnem:
             shown = shown if len(shown) <= 200 else shown[:200] + "..."
             raise ProtocolError(
                 f"mnem {args[0]} answered with JSON of the wrong shape: {shown} ({type(exc).__name__}: {exc})",
-                command=command, stderr=result.stderr, exit_status=result.exit_status,
+                command=str(command), stderr=result.stderr, exit_status=result.exit_status,
             ) from None
 
-    def _run(self, root: Where, args: tuple[str, ...], payload: str | None) -> tuple[Any, RunResult, str]:
+    def _run(self, root: Where, args: tuple[str, ...], payload: str | None) -> tuple[Any, RunResult, ShellLine]:
         """Run one invocation: its decoded document, what the runner returned, and the shell line."""
         runner = self.runner  # the contract check (cached) happens here, before the first real call
         if isinstance(root, StoreUrl):
@@ -175,7 +179,7 @@ class Mnem:
             if root.password:
                 runner = self._runner_with(root.env())
         else:
-            path = os.fspath(Path(root))
+            path = os.fspath(root if isinstance(root, PurePath) else Path(root))  # a Path keeps its text
         check_arguments(path, args, payload)
         if not is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
             runner = self._oneshot
@@ -184,8 +188,7 @@ class Mnem:
         if payload is not None:
             payload = payload if payload.endswith("\n") else payload + "\n"
             stdin = payload.encode("utf-8")
-        command = shell_line(argv, payload)
-        self.last_command = command
+        command = self._last = ShellLine(argv, payload)
         echo(command)
         try:
             result = runner.run(argv, stdin=stdin, timeout=self.timeout)
@@ -198,7 +201,7 @@ class Mnem:
                     "agents.remember, which send it on stdin, or use the worker runner"
                 ) from None
             raise BinaryNotFoundError(
-                f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=command
+                f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=str(command)
             ) from exc
         return interpret(result, command, self.timeout), result, command
 
@@ -266,7 +269,7 @@ def check_arguments(path: str, args: tuple[str, ...], payload: str | None) -> No
             raise UsageError(f"the payload for mnem's standard input {problem}")
 
 
-def interpret(result: RunResult, command: str, timeout: float) -> Any:
+def interpret(result: RunResult, command: str | ShellLine, timeout: float) -> Any:
     """Turn a finished process into its result document, or raise the matching error.
 
     Args:
@@ -283,30 +286,33 @@ def interpret(result: RunResult, command: str, timeout: float) -> Any:
         ProtocolError: The output is not a contract document, or the runner could not read one.
         MnemError: The binary's error document, as the class for its code.
     """
-    facts: dict[str, Any] = {"command": command, "stderr": result.stderr, "exit_status": result.exit_status}
+    def facts(**more: Any) -> dict[str, Any]:  # an error's facts; the shell line is rendered only for one
+        return {"command": str(command), "stderr": result.stderr, "exit_status": result.exit_status, **more}
+
     if result.timed_out:
         raise CommandTimeoutError(
             f"mnem did not finish within {timeout:g}s; its process group was killed",
-            timeout=timeout, command=command, stderr=result.stderr,
+            timeout=timeout, command=str(command), stderr=result.stderr,
         )
     if result.broken is not None:
-        raise ProtocolError(result.broken, **facts)
+        raise ProtocolError(result.broken, **facts())
     if result.exit_status < 0:
-        raise SignalError(f"mnem was killed by {_signal_name(-result.exit_status)}", **facts)
+        raise SignalError(f"mnem was killed by {_signal_name(-result.exit_status)}", **facts())
     try:
         doc = orjson.loads(result.stdout)
     except orjson.JSONDecodeError:
         shown = result.stdout[:200].decode("utf-8", "replace")
         what = "no output" if not result.stdout.strip() else f"output that is not JSON: {shown!r}"
-        raise ProtocolError(f"mnem exited with status {result.exit_status} and {what}", **facts) from None
+        raise ProtocolError(f"mnem exited with status {result.exit_status} and {what}", **facts()) from None
     if result.exit_status == 0:
         return doc
     error = doc.get("error") if isinstance(doc, dict) else None
     if not (isinstance(error, dict) and isinstance(error.get("code"), str) and isinstance(error.get("message"), str)):
-        raise ProtocolError(f"mnem exited with status {result.exit_status} without an error document", **facts)
+        raise ProtocolError(f"mnem exited with status {result.exit_status} without an error document", **facts())
     detail = error.get("detail")
-    facts["detail"] = detail if isinstance(detail, str) else None
-    raise error_class(error["code"])(error["message"], code=error["code"], **facts)
+    raise error_class(error["code"])(
+        error["message"], code=error["code"], **facts(detail=detail if isinstance(detail, str) else None)
+    )
 
 
 def _signal_name(number: int) -> str:

@@ -21,7 +21,7 @@ import shlex
 import sys
 from collections.abc import Sequence
 
-__all__ = ["echo", "heredoc_delimiter", "shell_line"]
+__all__ = ["ShellLine", "echo", "heredoc_delimiter", "shell_line"]
 
 logger = logging.getLogger(__name__)
 
@@ -62,13 +62,35 @@ def shell_line(argv: Sequence[str], payload: str | None = None) -> str:
     return f"{line} <<'{delimiter}'\n{body}{delimiter}"
 
 
-def echo(line: str) -> None:
+class ShellLine:
+    """An invocation's shell line, rendered when first read.
+
+    Every bridge call has one (``last_command``, echo, the ``command`` of
+    an error), but most calls succeed with echo off and nobody reads it:
+    quoting every word then costs more than the rest of the call's Python.
+    ``str()`` renders it (once).
+    """
+
+    __slots__ = ("_argv", "_payload", "_text")
+
+    def __init__(self, argv: Sequence[str], payload: str | None = None) -> None:
+        self._argv = argv
+        self._payload = payload
+        self._text: str | None = None
+
+    def __str__(self) -> str:
+        if self._text is None:
+            self._text = shell_line(self._argv, self._payload)
+        return self._text
+
+
+def echo(line: str | ShellLine) -> None:
     """Log ``line`` at DEBUG, and print it to standard error when ``MNEM_ECHO`` asks.
 
     Args:
-        line: A line from ``shell_line``.
+        line: A line from ``shell_line``, or one to render only if it is shown.
     """
     logger.debug("%s", line)
     if os.environ.get("MNEM_ECHO", "") not in ("", "0"):
-        sys.stderr.write(line + "\n")
+        sys.stderr.write(f"{line}\n")
         sys.stderr.flush()

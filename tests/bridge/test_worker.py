@@ -20,7 +20,7 @@ import mnem_bridge
 from mnem_bridge import agents
 from mnem_bridge.errors import CommandTimeoutError, InvalidRefError
 from mnem_bridge.process import SubprocessRunner
-from mnem_bridge.worker import WorkerRunner
+from mnem_bridge.worker import SPIN_US, WorkerRunner, spin_budget
 
 from .support import fake_mnem, gone, still_running
 
@@ -246,3 +246,41 @@ def test_a_framed_answer_that_stops_arriving_is_timed_out(tmp_path: Path) -> Non
 
 def test_the_bridge_frames_requests_when_the_binary_says_it_can(bstore) -> None:
     assert isinstance(bstore.client.runner, WorkerRunner) and bstore.client.runner.framed
+
+
+def test_the_spin_budget_follows_the_environment_and_is_off_on_one_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``MNEM_SPIN_US`` sets the polling budget; with one CPU a poller would only keep the worker from running."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # the machine's CPUs: a fact a test cannot change
+    monkeypatch.setenv("MNEM_SPIN_US", "120")
+    assert spin_budget() == pytest.approx(120e-6)
+    monkeypatch.setenv("MNEM_SPIN_US", "0")
+    assert spin_budget() == 0.0
+    monkeypatch.delenv("MNEM_SPIN_US")
+    assert spin_budget() == pytest.approx(SPIN_US / 1e6)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert spin_budget() == 0.0
+
+
+@pytest.mark.serial  # measures this thread's CPU time
+def test_a_slow_worker_is_waited_for_by_sleeping_not_polling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers slower than the budget stop the caller polling: waiting on a commit must not burn a CPU.
+
+    With a 5 ms budget, polling for each of ten 30 ms answers would cost the
+    caller 50 ms of CPU; after the first slow answer it sleeps instead.
+    """
+    monkeypatch.setenv("MNEM_SPIN_US", "5000")
+    binary = fake_mnem(tmp_path, """
+        for line in sys.stdin:
+            time.sleep(0.03)
+            sys.stdout.write(json.dumps({"exit": 0, "stdout": "{}\\n", "stderr": ""}) + "\\n")
+            sys.stdout.flush()
+    """, features=("serve",))
+    runner = WorkerRunner(str(binary))
+    try:
+        runner.run([str(binary), "status"], stdin=None, timeout=30)  # starts the worker
+        before = time.thread_time()
+        for _ in range(10):
+            assert runner.run([str(binary), "status"], stdin=None, timeout=30).exit_status == 0
+        assert time.thread_time() - before < 0.02
+    finally:
+        runner.close()

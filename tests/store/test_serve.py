@@ -1,7 +1,10 @@
 """The worker mode answers exactly what the one-shot binary would."""
 
+import os
 import shutil
 import subprocess
+import time
+from pathlib import Path
 
 import orjson
 import pytest
@@ -120,3 +123,33 @@ def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, 
     assert listed["exit"] == 0 and "usage: mnem" in listed["stdout"] and "blame" in listed["stdout"]
     assert worker.ask("--version")["stdout"].startswith("mnem ")
     assert worker.close() == 0
+
+
+def cpu_seconds(pid: int) -> float:
+    """A process's user plus system CPU time, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.serial  # measures the worker's CPU time
+def test_a_worker_polls_for_quick_requests_only(tmp_path, monkeypatch):
+    """After an answer the worker polls for the next request only while requests come within the budget.
+
+    With a 20 ms budget and requests 100 ms apart, polling after every
+    answer would cost 20 ms of CPU per request; the worker polls once, then
+    sleeps until requests come quickly again, and an idle worker uses no CPU.
+    """
+    monkeypatch.setenv("MNEM_SPIN_US", "20000")
+    run_mnem("init", str(tmp_path))
+    w = Worker()
+    try:
+        for _ in range(20):  # quick requests: answered and polled for
+            assert w.ask("-C", str(tmp_path), "--json", "status")["exit"] == 0
+        start = cpu_seconds(w.proc.pid)
+        for _ in range(10):
+            time.sleep(0.1)
+            assert w.ask("-C", str(tmp_path), "--json", "status")["exit"] == 0
+        time.sleep(1)
+        assert cpu_seconds(w.proc.pid) - start < 0.1
+    finally:
+        w.close()

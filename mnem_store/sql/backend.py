@@ -67,7 +67,15 @@ class SqlBackend(Backend):
 
     # -------------------------------------------------------------- HEAD, refs
     def head(self) -> Head:
-        """HEAD from its ``meta`` row."""
+        """HEAD from its ``meta`` row (remembered by a read: only a write moves it)."""
+        if self.session.writing:
+            return self._read_head()
+        head: Head | None = self.session.memo.get("head")
+        if head is None:
+            head = self.session.memo["head"] = self._read_head()
+        return head
+
+    def _read_head(self) -> Head:
         text = self.meta("head")
         if text is None:
             raise CorruptStoreError("HEAD is missing")
@@ -79,9 +87,12 @@ class SqlBackend(Backend):
 
     def ref(self, name: str) -> bytes | None:
         """A branch tip; in a write, the branch is locked first, so the tip read is the one a CAS will expect."""
-        if not self.session.writing:
-            row = self.session.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
-            return row[0] if row else None
+        if not self.session.writing:  # remembered as "tip" (a write's "ref" also means the lock is held)
+            if ("tip", name) not in self.session.memo:
+                row = self.session.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()
+                self.session.memo["tip", name] = row[0] if row else None
+            found: bytes | None = self.session.memo["tip", name]
+            return found
         if ("ref", name) not in self.session.memo:  # locked from here on: only this transaction moves it
             self.session.lock(f"ref:{name}")
             row = self.session.execute("SELECT target FROM refs WHERE name = ?", (name,)).fetchone()

@@ -45,7 +45,8 @@ class Session(ABC):
     (graph rows, object rows, a written branch's tip, the locks held), so
     that a write asks the database for each once: a round trip to a server
     costs far more than a lookup in SQLite's page cache.  Implementations
-    clear it whenever an outermost transaction begins.
+    clear it whenever an outermost transaction begins, unless they can tell
+    that nothing changed the database since it was learnt (SQLite can).
     """
 
     memo: dict[Any, Any]

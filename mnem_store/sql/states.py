@@ -432,5 +432,6 @@ class SqlStateStore(ChangeIndex):
             self.db.memo.pop(("object", row.state), None)
 
     def fresh(self) -> SqlStateStore:
-        """The same index with an empty image cache."""
+        """The same index with an empty image cache, and nothing the session remembered from earlier reads."""
+        self.db.memo.clear()
         return SqlStateStore(self.db)

@@ -36,6 +36,8 @@ DB_FILE = "store.sqlite3"
 #: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
 SCHEMA_VERSION = 4
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
+#: Entries the memo may hold between reads before it is emptied (rows, ids and a few decoded values).
+MEMO_LIMIT = 20_000
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
 #: a quarter of a young store on empty space; large snapshots just overflow
@@ -157,6 +159,16 @@ class Database(Session):
     ``meta`` rows (HEAD and config among them) in one transaction.
     Otherwise the file must exist and be a store's; on a read-only folder
     or file system it is opened read-only (``read_only``).
+
+    The memo outlives a read when nothing changed the database since: each
+    read asks SQLite's ``PRAGMA data_version`` as its first statement, which
+    also fixes the read's snapshot, and SQLite changes that number exactly
+    when another connection has committed.  A read that finds it unchanged
+    keeps what earlier reads learned (HEAD's commit row, its first-parent
+    lanes, node names, objects), so a worker answering read after read on a
+    quiet store asks the database only what each read is about.  This
+    connection's own writes do not change the number, so a write always
+    empties the memo, for itself and for the read after it.
     """
 
     def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
@@ -164,6 +176,7 @@ class Database(Session):
         self.read_only = False
         self._writing = False
         self.memo = {}
+        self._version: int | None = None  # the data_version the memo was learnt at (None: learnt in a write)
         if not create:
             if not path.exists():
                 raise CorruptStoreError(f"{path.name} is missing from the store")
@@ -281,6 +294,7 @@ class Database(Session):
         if self.read_only:
             raise StoreIoError(READ_ONLY_MESSAGE)
         self.memo.clear()
+        self._version = None
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -319,11 +333,15 @@ class Database(Session):
         if self.conn.in_transaction:
             yield self.conn
             return
-        self.memo.clear()
         try:
             self.conn.execute("BEGIN")
+            version = self.conn.execute("PRAGMA data_version").fetchone()[0]  # starts the snapshot, too
         except (sqlite3.Error, UnicodeDecodeError) as exc:
+            self._end_read()
             raise _translate(exc) from None
+        if version != self._version or len(self.memo) > MEMO_LIMIT:
+            self.memo.clear()
+            self._version = version
         try:
             yield self.conn
         except (sqlite3.Error, UnicodeDecodeError) as exc:

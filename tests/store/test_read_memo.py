@@ -1,0 +1,76 @@
+"""A store kept open between reads (a worker's) answers every read as a newly opened one would.
+
+SQLite stores keep what reads learnt (HEAD, its commit's row and lanes,
+node names, objects) from one read to the next while ``PRAGMA
+data_version`` says no other connection committed (``sqlite/database.py``).
+Here two open stores on one folder take random turns writing (some
+writes refused and rolled back), moving HEAD and reading, and every read is compared with the same read through a store
+opened just for it, which remembers nothing.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mnem_store import porcelain
+from mnem_store.errors import MnemError
+from mnem_store.objects import MemoryNode
+from mnem_store.repo import Repo
+
+IDS = ["a", "b", "c"]
+
+turn = st.one_of(
+    st.tuples(st.just("write"), st.integers(0, 1), st.sampled_from(IDS), st.integers(0, 3) | st.none()),
+    st.tuples(st.just("checkout"), st.integers(0, 1), st.sampled_from(["main", "side"])),
+    st.tuples(st.just("read"), st.integers(0, 1)),
+    st.tuples(st.just("refused"), st.integers(0, 1), st.sampled_from(IDS)),
+)
+
+
+def seen(repo: Repo) -> tuple:
+    """What a reader sees: HEAD, each node's value and times, the ids, the log."""
+    stamped = porcelain.stamps(repo, ids=IDS)
+    return (
+        repo.head(),
+        {node_id: (entry.node.content, entry.created, entry.updated) for node_id, entry in stamped.items()},
+        porcelain.ls(repo),
+        [raw for raw, _ in porcelain.log(repo)],
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(turn, max_size=25))
+def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(turns):
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        with Repo.init(root) as first:
+            porcelain.write(first, [MemoryNode("a", 0)], [], "root", "t", 1)
+            porcelain.branch_create(first, "side")
+        stores = [Repo.open(root), Repo.open(root)]
+        try:
+            clock = 2
+            for kind, who, *rest in turns:
+                store = stores[who]
+                if kind == "write":
+                    node_id, value = rest
+                    clock += 1
+                    puts = [MemoryNode(node_id, value)] if value is not None else []
+                    porcelain.write(store, puts, [node_id] if value is None else [], "w", "t", clock,
+                                    skip_missing=True)
+                elif kind == "checkout":
+                    porcelain.checkout(store, rest[0])
+                elif kind == "refused":  # a write that fails after storing its node: rolled back whole
+                    with pytest.raises(MnemError):
+                        porcelain.write(store, [MemoryNode(rest[0], 99)], ["ghost"], "w", "t", clock + 1)
+                with Repo.open(root) as fresh:
+                    expected = seen(fresh)
+                assert seen(stores[0]) == expected
+                assert seen(stores[1]) == expected
+        finally:
+            for store in stores:
+                store.close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, urlsplit
@@ -89,8 +90,13 @@ class StoreUrl(NamedTuple):
 Address = Path | StoreUrl
 
 
+@lru_cache(maxsize=256)
 def address(text: str) -> Address:
-    """A store address as a user typed it: a ``postgresql://`` or ``postgres://`` URL, else a path."""
+    """A store address as a user typed it: a ``postgresql://`` or ``postgres://`` URL, else a path.
+
+    Remembered per text: a worker is handed the same ``-C`` request after
+    request, and the one object keeps its hash for the worker's store cache.
+    """
     if text.startswith(("postgresql://", "postgres://")):
         return StoreUrl.parse(text)
     return Path(text)

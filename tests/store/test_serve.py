@@ -110,6 +110,24 @@ def test_worker_sees_other_writers_and_a_replaced_store(tmp_path, worker):
     assert orjson.loads(worker.ask("-C", str(store), "--json", "show")["stdout"]) == {}
 
 
+def test_worker_follows_a_store_named_two_ways_through_its_deletion(tmp_path, worker):
+    """A store asked for by its root and by its ``.mnem`` folder is one store; gone, it is ``no_store``."""
+    store = tmp_path / "s"
+    names = (str(store), str(store / ".mnem"))
+    run_mnem("init", str(store))
+    run_mnem("-C", str(store), "add", "a", "1")
+    for name in names:
+        assert list(orjson.loads(worker.ask("-C", name, "--json", "show")["stdout"])) == ["a"]
+    shutil.rmtree(store)
+    for name in names:
+        answer = worker.ask("-C", name, "--json", "show")
+        assert answer["exit"] == 1 and orjson.loads(answer["stdout"])["error"]["code"] == "no_store"
+    run_mnem("init", str(store))
+    run_mnem("-C", str(store), "add", "b", "2")
+    for name in names:
+        assert list(orjson.loads(worker.ask("-C", name, "--json", "show")["stdout"])) == ["b"]
+
+
 def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, worker):
     for line in (b"garbage", b'{"argv": "log"}', b'{"argv": [1]}', b'{"argv": ["log"], "stdin": 5}', b"[]"):
         answer = worker.raw(line)

@@ -63,6 +63,7 @@ class StoreCache:
 
     def __init__(self) -> None:
         self._open: dict[Address, Repo] = {}
+        self._named: dict[Path, Repo] = {}  # an exact -C path -> its open store (the root found once)
         self._pools = StorePools()
 
     def __call__(self, start: Address, exact: bool) -> Repo:
@@ -70,25 +71,34 @@ class StoreCache:
 
         An open store is reused unless its database was replaced on disk since
         it was opened (deleted and made again, or restored from a backup); then
-        it is closed and opened again.
+        it is closed and opened again.  A path given exactly is looked up as
+        given, without finding its root again: while its store's database is
+        the one opened, the root it names has not changed.
         """
+        named = self._named.get(start) if exact and isinstance(start, Path) else None
+        if named is not None and not named.backend.replaced():
+            return named
         where: Address = start
         if isinstance(start, Path):
             where = exact_root(start) if exact else discover_root(start)
         cached = self._open.pop(where, None)
         if cached is not None and not cached.backend.replaced():
             self._open[where] = cached
-            return cached
-        if cached is not None:
-            cached.close()
-        repo = self._open[where] = Repo.open(where, self._pools)
-        return repo
+        else:
+            if cached is not None:
+                self._named = {path: repo for path, repo in self._named.items() if repo is not cached}
+                cached.close()
+            cached = self._open[where] = Repo.open(where, self._pools)
+        if exact and isinstance(start, Path):
+            self._named[start] = cached
+        return cached
 
     def close(self) -> None:
         """Close every store, then the pools."""
         for repo in self._open.values():
             repo.close()
         self._open.clear()
+        self._named.clear()
         self._pools.close()
 
 

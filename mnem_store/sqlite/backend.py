@@ -15,7 +15,7 @@ import errno
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 from ..backend import Backend
@@ -140,11 +140,9 @@ class SqliteBackend(SqlBackend):
         return _identity(self.db.path) != self._identity
 
     # ------------------------------------------------------------ transactions
-    @contextmanager
-    def read(self) -> Iterator[None]:
-        """A read snapshot (nested snapshots join the outer one)."""
-        with self.db.read():
-            yield
+    def read(self) -> AbstractContextManager[None]:
+        """A read snapshot (nested snapshots join the outer one): the connection's own."""
+        return self.db.read()
 
     @contextmanager
     def write(self) -> Iterator[None]:

@@ -323,7 +323,7 @@ class Database(Session):
                 self.conn.execute("ROLLBACK")
 
     @contextmanager
-    def read(self) -> Iterator[sqlite3.Connection]:
+    def read(self) -> Iterator[None]:
         """A read snapshot: several queries see one consistent version of the store.
 
         Ending the snapshot can fail on a damaged file too; that failure is
@@ -331,7 +331,7 @@ class Database(Session):
         the body (it used to escape from ``finally`` as a raw DatabaseError).
         """
         if self.conn.in_transaction:
-            yield self.conn
+            yield
             return
         try:
             self.conn.execute("BEGIN")
@@ -343,7 +343,7 @@ class Database(Session):
             self.memo.clear()
             self._version = version
         try:
-            yield self.conn
+            yield
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self._end_read()
             raise _translate(exc) from None

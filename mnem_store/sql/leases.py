@@ -50,8 +50,15 @@ class SqlLeases(Leases):
             db.execute(f"DELETE FROM leases WHERE branch = ? AND node_id IN ({marks})", (branch, *chunk))
 
     def of(self, branch: str, ids: Iterable[str] | None = None) -> dict[str, int]:
-        """Expiry by node id, for the ids asked (or every row of the branch)."""
+        """Expiry by node id, for the ids asked (or every row of the branch).
+
+        Where the memo outlives reads (SQLite), whether the branch has any
+        lease is learnt once and remembered: most stores hold none, and a
+        read of a few nodes then asks nothing.
+        """
         db = self.session
+        if db.lasting_memo and not db.writing and not self._any(branch):
+            return {}
         if ids is None:
             rows = db.execute("SELECT node_id, expires FROM leases WHERE branch = ?", (branch,)).fetchall()
         else:
@@ -61,6 +68,14 @@ class SqlLeases(Leases):
                     f"SELECT node_id, expires FROM leases WHERE branch = ? AND node_id IN ({marks})", (branch, *chunk)
                 ).fetchall()
         return {db.node_id(name): expires for name, expires in rows}
+
+    def _any(self, branch: str) -> bool:
+        """Whether the branch has a lease (remembered for the reads that follow, while nothing changes)."""
+        found: bool | None = self.session.memo.get(("leased", branch))
+        if found is None:
+            row = self.session.execute("SELECT 1 FROM leases WHERE branch = ? LIMIT 1", (branch,)).fetchone()
+            found = self.session.memo["leased", branch] = row is not None
+        return found
 
     def touch(self, branch: str, ids: Iterable[str], now: int) -> dict[str, int]:
         """Set ``expires = now + ttl`` on the unexpired rows among ``ids``."""

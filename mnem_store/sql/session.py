@@ -51,6 +51,10 @@ class Session(ABC):
 
     memo: dict[Any, Any]
 
+    #: Whether the memo outlives transactions while the database is unchanged (SQLite's does): only then is a
+    #: fact worth a statement of its own to learn once for the reads after it.
+    lasting_memo = False
+
     #: Appended to a SELECT to lock the rows it reads until the transaction ends ("" where the database has
     #: one write lock for everything, as SQLite has).
     row_lock = ""

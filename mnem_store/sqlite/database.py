@@ -171,6 +171,8 @@ class Database(Session):
     empties the memo, for itself and for the read after it.
     """
 
+    lasting_memo = True
+
     def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
         self.path = path
         self.read_only = False

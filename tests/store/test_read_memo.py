@@ -4,7 +4,7 @@ SQLite stores keep what reads learnt (HEAD, its commit's row and lanes,
 node names, objects) from one read to the next while ``PRAGMA
 data_version`` says no other connection committed (``sqlite/database.py``).
 Here two open stores on one folder take random turns writing (some
-writes refused and rolled back), moving HEAD and reading, and every read is compared with the same read through a store
+with a TTL lease, some refused and rolled back), moving HEAD and reading, and every read is compared with the same read through a store
 opened just for it, which remembers nothing.
 """
 
@@ -23,9 +23,11 @@ from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
 
 IDS = ["a", "b", "c"]
+#: A TTL no test outlives: a lease that runs out between two reads of one turn would make them differ.
+LEASE = 10**12
 
 turn = st.one_of(
-    st.tuples(st.just("write"), st.integers(0, 1), st.sampled_from(IDS), st.integers(0, 3) | st.none()),
+    st.tuples(st.just("write"), st.integers(0, 1), st.sampled_from(IDS), st.integers(0, 3) | st.none(), st.booleans()),
     st.tuples(st.just("checkout"), st.integers(0, 1), st.sampled_from(["main", "side"])),
     st.tuples(st.just("read"), st.integers(0, 1)),
     st.tuples(st.just("refused"), st.integers(0, 1), st.sampled_from(IDS)),
@@ -34,10 +36,11 @@ turn = st.one_of(
 
 def seen(repo: Repo) -> tuple:
     """What a reader sees: HEAD, each node's value and times, the ids, the log."""
-    stamped = porcelain.stamps(repo, ids=IDS)
+    stamped = porcelain.stamps(repo, ids=IDS, live=repo.head().branch is not None)
     return (
         repo.head(),
-        {node_id: (entry.node.content, entry.created, entry.updated) for node_id, entry in stamped.items()},
+        {node_id: (entry.node.content, entry.created, entry.updated, entry.expires)
+         for node_id, entry in stamped.items()},
         porcelain.ls(repo),
         [raw for raw, _ in porcelain.log(repo)],
     )
@@ -57,11 +60,11 @@ def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(turns):
             for kind, who, *rest in turns:
                 store = stores[who]
                 if kind == "write":
-                    node_id, value = rest
+                    node_id, value, leased = rest
                     clock += 1
                     puts = [MemoryNode(node_id, value)] if value is not None else []
                     porcelain.write(store, puts, [node_id] if value is None else [], "w", "t", clock,
-                                    skip_missing=True)
+                                    skip_missing=True, ttls={node_id: LEASE} if leased and puts else None)
                 elif kind == "checkout":
                     porcelain.checkout(store, rest[0])
                 elif kind == "refused":  # a write that fails after storing its node: rolled back whole

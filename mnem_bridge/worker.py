@@ -176,8 +176,8 @@ class WorkerRunner:
             OSError: The worker could not be started, or died on every attempt.
         """
         for attempt in (1, 2):
-            proc = self._proc if self._proc is not None and self._proc.poll() is None else self._start()
-            try:
+            proc = self._proc if self._proc is not None else self._start()
+            try:  # a worker that has exited no longer reads: writing to it fails, which is the check
                 return proc if _write_all(proc, data, deadline) else None
             except BrokenPipeError:  # died between requests (or mid-line): nothing of this request ran
                 logger.debug("mnem worker pid %d was gone; restarting (attempt %d)", proc.pid, attempt)

@@ -186,6 +186,15 @@ def _printable(value: Any) -> Any:
 PATH_ARGUMENTS = frozenset({"store", "path", "file", "output", "content_file"})
 
 
+def _is_text(argv: list[str]) -> bool:
+    """Whether every argument is text UTF-8 can carry (no surrogate-escaped bytes): one check, not one per value."""
+    try:
+        "".join(argv).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _check_text_arguments(args: argparse.Namespace) -> None:
     for name, value in vars(args).items():
         values = value if isinstance(value, list) else [value]
@@ -220,7 +229,8 @@ def invoke(
     try:
         args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
         want_json = bool(args.json)
-        _check_text_arguments(args)
+        if not _is_text(argv):  # undecodable bytes from the OS (a worker's JSON request cannot hold any)
+            _check_text_arguments(args)
         if args.version:
             _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")
             return 0

@@ -35,6 +35,10 @@ _PROBE = "\0slot{}\0"
 #: One token of a shape: itself (a literal), a whole value (None), or an option and ``=`` before a value.
 Token = str | None | tuple[str]
 
+#: The token ``--option=value`` when its value holds a space: argparse may read it as a positional, so a
+#: command line with one is parsed as it is and never learnt.
+_WHOLE = ("",)
+
 
 class _Answer(NamedTuple):
     """Where argparse put each value of one shape (argv index, characters before it), and all else it answered."""
@@ -64,9 +68,9 @@ class ParseCache:
 
     def parse_args(self, argv: list[str]) -> argparse.Namespace:
         """What ``parser.parse_args(argv)`` returns (or raises)."""
-        shape = tuple(self._token(token) for token in argv)
-        if any(isinstance(token, str) and token.startswith("--") and "=" in token for token in shape):
-            return self.parser.parse_args(argv)  # an --option=value kept whole (a space in it): seen once, not learnt
+        shape = tuple(map(self._token, argv))
+        if _WHOLE in shape:
+            return self.parser.parse_args(argv)  # seen once, not learnt
         try:
             answer = self._answers[shape]
         except KeyError:
@@ -80,9 +84,11 @@ class ParseCache:
         if not token.startswith("-"):
             return token if token in self._keywords else None
         option, equals, value = token.partition("=")
-        if equals and option.startswith("--") and " " not in value and "\0" not in value:
-            return (option + "=",)  # argparse reads the value after "=" as it is (a space could make it positional)
-        return token
+        if not equals or not option.startswith("--"):
+            return token
+        if " " in value:
+            return _WHOLE
+        return (option + "=",) if "\0" not in value else token  # argparse reads the value after "=" as it is
 
     def _learn(self, shape: tuple[Token, ...]) -> _Answer | None:
         """The answer for ``shape``, or None when argparse must parse each command line of it."""

@@ -1,11 +1,12 @@
 """A store kept open between reads (a worker's) answers every read as a newly opened one would.
 
 SQLite stores keep what reads learnt (HEAD, its commit's row and lanes,
-node names, objects) from one read to the next while ``PRAGMA
-data_version`` says no other connection committed (``sqlite/database.py``).
-Here two open stores on one folder take random turns writing (some
-with a TTL lease, some refused and rolled back), moving HEAD and reading, and every read is compared with the same read through a store
-opened just for it, which remembers nothing.
+node names, objects, whether a branch has leases) from one read to the
+next while ``PRAGMA data_version`` says no other connection committed
+(``sqlite/database.py``).  Here two open stores on one folder take random
+turns writing (some with a TTL lease, some refused and rolled back),
+moving HEAD and reading, and every read is compared with the same read
+through a store opened just for it, which remembers nothing.
 """
 
 from __future__ import annotations

@@ -259,10 +259,12 @@ def check_arguments(path: str, args: tuple[str, ...], payload: str | None) -> No
         os.fsencode(path)
     except UnicodeEncodeError:
         raise UsageError(f"the store path {shown(path)} cannot be encoded as a file name") from None
-    for arg in args:
-        problem = text_problem(arg, nul=True)
-        if problem:
-            raise UsageError(f"the mnem argument {shown(arg)} {problem}")
+    joined = "".join(args)  # one look at every argument; only a bad one is then looked for
+    if "\0" in joined or not is_utf8(joined):
+        for arg in args:
+            problem = text_problem(arg, nul=True)
+            if problem:
+                raise UsageError(f"the mnem argument {shown(arg)} {problem}")
     if payload is not None:
         problem = text_problem(payload, nul=False)
         if problem:

@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.store.base import Item, MatchCondition, SearchItem
 
-from mnem_bridge import UsageError
+from mnem_bridge import TimedNode, UsageError
 from mnem_bridge.agents import ITEM_KEYS
 
 __all__ = [
@@ -107,6 +107,11 @@ class Entry:
     created: int
     updated: int
     expires: int | None = None
+
+    @classmethod
+    def of(cls, namespace: tuple[str, ...], key: str, timed: TimedNode) -> Entry:
+        """The item a stamped node holds, at ``(namespace, key)`` (the id it was read under)."""
+        return cls(namespace, key, value_of(timed.node.content), timed.created, timed.updated, timed.expires)
 
     def item(self) -> Item:
         """A fresh ``Item``: callers may mutate its value, and a pinned view keeps its snapshot."""

@@ -15,7 +15,7 @@ from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
 
 from mnem_bridge import Store, TimedNode
 
-from .convert import Entry, matches_namespace, value_of
+from .convert import Entry, matches_namespace
 from .filters import matches_filter
 from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
 from .ranking import bm25_scores
@@ -76,9 +76,7 @@ class Snapshot:
         for nid, stamped in timed.items():
             parsed = parse_node_id(nid)
             if parsed is not None:
-                entries.append(
-                    Entry(*parsed, value_of(stamped.node.content), stamped.created, stamped.updated, stamped.expires)
-                )
+                entries.append(Entry.of(*parsed, stamped))
         return cls(entries)
 
     @classmethod

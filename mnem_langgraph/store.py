@@ -30,7 +30,7 @@ import mnem_bridge
 from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
 from mnem_bridge.agents import with_retry
 
-from .convert import META_KEY, split_meta
+from .convert import META_KEY, Entry, split_meta
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
 from .runinfo import run_provenance
@@ -176,6 +176,9 @@ class MnemosyneStore(BaseStore):
 
     def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
         """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors."""
+        gets = [op for op in ops if isinstance(op, GetOp)]
+        if len(gets) == len(ops):
+            return self._gets(gets)
         paged = {i for i, op in enumerate(ops) if reads_page_only(self._index, op)}
         reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged]
         snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
@@ -195,6 +198,22 @@ class MnemosyneStore(BaseStore):
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
             self._write(writes, run, embedded)
+        return results
+
+    def _gets(self, ops: list[GetOp]) -> list[Result]:
+        """A batch of gets only, what ``get`` and ``aget`` send: their nodes read in one ``mnem stamps``.
+
+        The answers are ``Snapshot.answer``'s, without building a snapshot:
+        each item is found by the id it was asked under.
+        """
+        asked = {(tuple(op.namespace), op.key): node_id(op.namespace, op.key) for op in ops if op.namespace}
+        timed = self._store.node_times(list(asked.values()), live=True) if asked else {}
+        entries = {place: Entry.of(*place, timed[nid]) for place, nid in asked.items() if nid in timed}
+        results: list[Result] = []
+        for op in ops:
+            entry = entries.get((tuple(op.namespace), op.key))
+            results.append(None if entry is None else entry.item())
+        self._refresh(list(ops), results, lambda namespace, key: entries[namespace, key].expires is not None)
         return results
 
     def _refresh(

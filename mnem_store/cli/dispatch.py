@@ -119,8 +119,15 @@ def build_parser(
     return parser
 
 
+_modules: dict[str, Any] = {}
+
+
 def _module(name: str) -> Any:
-    return importlib.import_module(f"{__package__}.commands.{name}")
+    """A command's module, imported on first use (a worker asks for the same few again and again)."""
+    found = _modules.get(name)
+    if found is None:
+        found = _modules[name] = importlib.import_module(f"{__package__}.commands.{name}")
+    return found
 
 
 def self_description() -> dict[str, Any]:

@@ -27,8 +27,9 @@ on a virtual machine, waking a process that sleeps on another CPU costs
 50-60 us (the idle virtual CPU is halted and the host must run it again),
 more than the engine needs to answer a read, while a caller that polls for
 a while sees the answer the moment it is written.  The caller polls only
-while answers keep coming within the budget, so a slow command (a commit
-synced to disk) is waited for by sleeping, as before.
+while answers keep coming within the budget, each time for twice as long
+as the last one took, so a slow command (a commit synced to disk)
+is waited for by sleeping, as before.
 
 Both directions are linear in the size of what passes: a 100 MB value goes
 out in pipe-sized writes and comes back as chunks that are searched once
@@ -102,7 +103,7 @@ class WorkerRunner:
         self._lock = threading.Lock()
         self._buffer = b""
         self._spin = spin_budget()
-        self._quick = True  # the last answer came within the spin budget: poll for the next one first
+        self._last = 0.0  # seconds the last answer took to begin (0: none yet, so the first is polled for)
         _live.add(self)
 
     def run(self, argv: Sequence[str], *, stdin: bytes | None, timeout: float | None) -> RunResult:
@@ -124,9 +125,11 @@ class WorkerRunner:
         with self._lock:
             deadline = None if timeout is None else time.monotonic() + timeout
             proc = self._send(request, deadline)
-            if proc is not None and self._spin:
-                self._quick = self._answer_soon()
+            begun = time.perf_counter()
+            if proc is not None and self._last < self._spin:
+                self._poll_briefly()
             line = None if proc is None else self._read_line(proc, deadline)
+            self._last = time.perf_counter() - begun
             if proc is None or line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
                 self._stop(kill=True)
                 return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
@@ -263,23 +266,20 @@ class WorkerRunner:
         self._buffer = data[size:] + self._buffer
         return data[:size]
 
-    def _answer_soon(self) -> bool:
-        """Whether the answer began within the spin budget, polling for it when the last one did.
+    def _poll_briefly(self) -> None:
+        """Poll for the answer to begin, for twice as long as the last one took (at most the budget).
 
-        After a slow answer nothing is polled: the worker's time then is
-        measured by the first (sleeping) wait instead, so that a run of quick
-        reads after a commit goes back to polling.
+        Called only while answers come within the budget: a run of reads is
+        polled for, each about as long as the one before, while after an
+        answer slower than the budget (a commit synced to disk) the caller
+        sleeps at once, as it did before polling.  ``_read_line`` then reads
+        what came, or waits for it by sleeping.
         """
         assert self._output is not None
-        start = time.perf_counter()
-        if not self._quick:
-            return bool(self._output.poll(self._spin * 1000)) and time.perf_counter() - start < self._spin
-        end = start + self._spin
+        end = time.perf_counter() + min(self._spin, 2 * self._last if self._last else self._spin)
         poll = self._output.poll
-        while not poll(0):
-            if time.perf_counter() >= end:
-                return False
-        return True
+        while not poll(0) and time.perf_counter() < end:
+            pass
 
     def _output_within(self, deadline: float | None) -> bool:
         """Whether the worker's output has bytes to read, or has ended, before ``deadline``."""

@@ -17,12 +17,15 @@ pipe as they are, not escaped into a string and parsed out of it again
 (for a 10k-fact page, 2.4 MB each way).
 
 After each answer the worker polls for the next request for a moment
-(``MNEM_SPIN_US``, 250 us by default) before it sleeps, while requests keep
-coming that fast: on a virtual machine, waking a process that sleeps on
-another CPU costs 50-60 us, more than a read's whole work in the engine.
-With fewer than two CPUs it never polls; a client that sends nothing for a
-while costs one budget's polling, after which the worker sleeps at once
-until requests come quickly again.
+before it sleeps, while requests keep coming quickly: twice as long as the
+client took last time, at most half of ``MNEM_SPIN_US`` (250 us by
+default, the bridge's own budget for an answer).  On a virtual machine,
+waking a process that sleeps on another CPU costs 50-60 us, more than a
+read's whole work in the engine.  A client slower than that between calls
+is doing other work, and the CPU is better left to it: after a few such
+requests the worker sleeps at once, polling again only now and then to
+notice a client that has become quick (``_Linger``).  With fewer than two
+CPUs it never polls.
 """
 
 from __future__ import annotations
@@ -148,35 +151,61 @@ def prepare() -> tuple[ParseCache, StoreCache]:
 
 
 class _Linger:
-    """Polls for the next request for up to ``budget`` seconds, while requests arrive that soon (module doc)."""
+    """Polls for the next request after each answer, for about as long as the client has been taking (module doc).
+
+    After a request caught by polling, the next poll lasts twice that
+    request's delay, at most ``budget``.  One that came later than a whole
+    budget's poll counts as a miss; after ``MISSES`` in a row the worker
+    sleeps at once, and polls again (a full budget) only every ``PROBE``
+    answers, to notice a client that has become quick: how late a request
+    comes when the worker slept cannot tell, since it includes the wake-up.
+    """
+
+    MISSES = 3
+    PROBE = 8
 
     def __init__(self, fd: int, budget: float) -> None:
         self._budget = budget
         self._poll = select.poll()
         self._poll.register(fd, select.POLLIN)
-        self._quick = True
-        self._since = 0.0
+        self._window = budget  # how long to poll after the next answer (0: sleep at once)
+        self._caught = False
+        self._misses = 0
+        self._slept = 0  # answers since polling stopped
+        self._since: float | None = None  # when the last answer went out
 
     def answered(self) -> None:
-        """An answer went out: poll for the next request, if the last one came within the budget."""
+        """An answer went out: poll for the next request for the current window."""
         self._since = time.perf_counter()
-        if not self._quick:
+        self._caught = False
+        if not self._window:
             return
-        end = self._since + self._budget
+        end = self._since + self._window
         poll = self._poll.poll
         while not poll(0):
             if time.perf_counter() >= end:
                 return
+        self._caught = True
 
     def received(self) -> None:
-        """A request came in: remember whether it came within the budget of the last answer."""
-        self._quick = time.perf_counter() - self._since < self._budget
+        """A request came in: set the window for after its answer."""
+        if self._since is None:  # the first request: no answer before it
+            return
+        if self._caught:
+            self._window, self._misses = min(self._budget, 2 * (time.perf_counter() - self._since)), 0
+        elif self._window:  # polled for it in vain
+            self._misses += 1
+            self._window, self._slept = (0.0, 0) if self._misses >= self.MISSES else (self._budget, 0)
+        else:
+            self._slept += 1
+            if self._slept >= self.PROBE:
+                self._window, self._misses = self._budget, self.MISSES - 1  # one try: a miss sleeps again
 
 
 def _linger(requests: BinaryIO) -> _Linger | None:
     """A poller for ``requests``; None with fewer than two CPUs, ``MNEM_SPIN_US=0``, or a stream without a file."""
     text = os.environ.get("MNEM_SPIN_US", "")
-    budget = (int(text) if text.isdigit() else 250) / 1e6
+    budget = (int(text) if text.isdigit() else 250) / 2e6  # half the client's: a slower client is busy elsewhere
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if not budget or cpus < 2:
         return None

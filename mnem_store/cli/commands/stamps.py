@@ -35,10 +35,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print each node at ``REV`` with the times it was created and last updated."""
     stamped = porcelain.stamps(ctx.repo(), args.rev, args.node, args.prefix, live=args.live)
     data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
-    paint = ctx.paint
-    if not stamped:
-        return Outcome(data, f"{paint('245', '(empty)')}\n")
-    return Outcome(data, lambda: "".join(
-        f"{paint('75', node_id)}\n  created {fmt_time(entry.created)}  updated {fmt_time(entry.updated)}\n"
-        for node_id, entry in stamped.items()
-    ))
+
+    def text() -> str:
+        paint = ctx.paint
+        if not stamped:
+            return f"{paint('245', '(empty)')}\n"
+        return "".join(
+            f"{paint('75', node_id)}\n  created {fmt_time(entry.created)}  updated {fmt_time(entry.updated)}\n"
+            for node_id, entry in stamped.items()
+        )
+
+    return Outcome(data, text)

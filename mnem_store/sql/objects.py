@@ -30,6 +30,9 @@ __all__ = ["SqlObjectStore", "pack", "unpack"]
 _STATE = KIND_CODES["state"]
 #: Ids per ``prefetch`` statement: well under every engine's limit on parameters.
 _CHUNK = 500
+#: Objects larger than this (bytes) are remembered only until their transaction ends: a SQLite memo outlives
+#: its read (``sqlite/database.py``), and a worker that read a 100 MB value would keep it until the store changed.
+MEMO_OBJECT_BYTES = 1 << 20
 
 #: Tag of a deflated object (raw deflate, ``_DICTIONARY`` version 1).  Never
 #: change the dictionary in place: stored bytes depend on it; add a new tag.
@@ -82,10 +85,19 @@ class SqlObjectStore(ObjectIndex):
         if row is None:
             return None
         key, kind, data = row
-        found = key, kind, None if data is None else unpack(data)
-        if data is not None:
-            self.db.memo["object", raw] = found
+        canonical = None if data is None else unpack(data)
+        found = key, kind, canonical
+        if canonical is not None:
+            self._remember(raw, found)
         return found
+
+    def _remember(self, raw: bytes, found: ObjectRow) -> None:
+        """Memoise an object's row; one larger than ``MEMO_OBJECT_BYTES`` only until its transaction ends."""
+        data = found[2]
+        if data is not None and len(data) > MEMO_OBJECT_BYTES:
+            self.db.remember_briefly(("object", raw), found)
+        else:
+            self.db.memo["object", raw] = found
 
     def prefetch(self, raws: Iterable[bytes]) -> None:
         """Read objects by the hundred (a state's nodes): one round trip per chunk instead of one per object."""
@@ -99,7 +111,7 @@ class SqlObjectStore(ObjectIndex):
                 if data is None:
                     continue
                 try:
-                    self.db.memo["object", bytes(raw)] = key, kind, unpack(data)
+                    self._remember(bytes(raw), (key, kind, unpack(data)))
                 except CorruptStoreError:
                     continue  # left for ``row`` to report, when and as a caller reads it
 

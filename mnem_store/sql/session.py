@@ -38,6 +38,10 @@ class Rows(Protocol):
     def __iter__(self) -> Iterator[Any]: ...
 
 
+#: The memo's list of keys to forget when the transaction that learnt them ends (``remember_briefly``).
+BRIEF = "brief"
+
+
 class Session(ABC):
     """One store's database connection, as ``mnem_store.sql`` sees it.
 
@@ -54,6 +58,11 @@ class Session(ABC):
     #: Whether the memo outlives transactions while the database is unchanged (SQLite's does): only then is a
     #: fact worth a statement of its own to learn once for the reads after it.
     lasting_memo = False
+
+    def remember_briefly(self, key: Any, value: Any) -> None:
+        """Put ``value`` in the memo for the current transaction only (a large object: never kept longer)."""
+        self.memo[key] = value
+        self.memo.setdefault(BRIEF, []).append(key)
 
     #: Appended to a SELECT to lock the rows it reads until the transaction ends ("" where the database has
     #: one write lock for everything, as SQLite has).

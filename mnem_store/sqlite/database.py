@@ -25,6 +25,7 @@ from typing import Any
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
+from ..sql.session import BRIEF
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
 
@@ -312,6 +313,7 @@ class Database(Session):
             raise
         finally:
             self._writing = False
+            self.memo.clear()  # learnt in a write: the next read starts afresh anyway, so hold nothing until then
         try:
             self.conn.execute("COMMIT")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -358,7 +360,12 @@ class Database(Session):
             raise _translate(exc) from None
 
     def _end_read(self, *, quiet: bool = True) -> None:
-        """End a read snapshot (a read has nothing to commit: a rollback would do as well)."""
+        """End a read snapshot (a read has nothing to commit: a rollback would do as well).
+
+        What the read remembered only for itself (large objects) is let go now, not at the next read.
+        """
+        for key in self.memo.pop(BRIEF, ()):
+            self.memo.pop(key, None)
         if not self.conn.in_transaction:
             return
         try:

@@ -78,3 +78,15 @@ def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(turns):
         finally:
             for store in stores:
                 store.close()
+
+
+def test_a_large_value_read_is_not_kept_between_reads(tmp_path):
+    """The memo outlives a read, so it must not keep a large value: a worker would hold it until the store changed."""
+    big = "x" * (4 << 20)
+    with Repo.init(tmp_path) as repo:
+        porcelain.write(repo, [MemoryNode("big", big), MemoryNode("small", 1)], [], "w", "t", 1)
+    with Repo.open(tmp_path) as repo:
+        stamped = porcelain.stamps(repo, ids=["big", "small"])
+        assert stamped["big"].node.content == big
+        kept = [value for key, value in repo.backend.session.memo.items() if key[0] == "object"]
+        assert kept and all(len(data or b"") < (1 << 20) for _, _, data in kept)

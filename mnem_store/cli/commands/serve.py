@@ -202,10 +202,14 @@ class _Linger:
                 self._window, self._misses = self._budget, self.MISSES - 1  # one try: a miss sleeps again
 
 
+#: The bridge's default ``MNEM_SPIN_US`` (its budget for an answer, in microseconds); the worker polls half that.
+SPIN_US = 250
+
+
 def _linger(requests: BinaryIO) -> _Linger | None:
     """A poller for ``requests``; None with fewer than two CPUs, ``MNEM_SPIN_US=0``, or a stream without a file."""
     text = os.environ.get("MNEM_SPIN_US", "")
-    budget = (int(text) if text.isdigit() else 250) / 2e6  # half the client's: a slower client is busy elsewhere
+    budget = (int(text) if text.isdigit() else SPIN_US) / 2e6  # half the client's: a slower client is busy elsewhere
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     if not budget or cpus < 2:
         return None

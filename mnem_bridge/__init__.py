@@ -42,6 +42,7 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
+from .inline import run_inline
 from .models import (
     Blame,
     ChangeKind,
@@ -97,6 +98,7 @@ __all__ = [
     "find_binary",
     "init",
     "open",
+    "run_inline",
     "store_address",
 ]
 

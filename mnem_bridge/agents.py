@@ -18,8 +18,10 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping
+from functools import partial
 from typing import Any, TypeVar
 
+from . import inline
 from .errors import BusyError, ProtocolError, UsageError
 from .store import Store
 
@@ -170,5 +172,5 @@ def with_retry(action: Callable[[], T]) -> T:
         except BusyError as exc:
             last = exc
             logger.debug("store busy (attempt %d of %d): %s", attempt + 1, ATTEMPTS, exc.message)
-            time.sleep(BACKOFF_SECONDS * (attempt + 1))
+            inline.blocking(partial(time.sleep, BACKOFF_SECONDS * (attempt + 1)))  # not on an event loop's thread
     raise last

@@ -35,7 +35,10 @@ import signal
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Protocol
+
+from . import inline
 
 __all__ = ["RunResult", "Runner", "SubprocessRunner", "child_env"]
 
@@ -137,12 +140,12 @@ class SubprocessRunner:
             start_new_session=True,
             close_fds=True,
         ) as proc:
-            try:
-                out, err = proc.communicate(stdin, timeout=timeout)
+            try:  # inside inline.run_inline the waiting is done on a thread the event loop awaits
+                out, err = inline.blocking(partial(proc.communicate, stdin, timeout=timeout))
             except subprocess.TimeoutExpired:
                 logger.debug("pid %d exceeded %ss; killing its process group", proc.pid, timeout)
                 _kill_group(proc)
-                out, err = _reap(proc)
+                out, err = inline.blocking(partial(_reap, proc))
                 return RunResult(proc.returncode, out, err, timed_out=True)
             except BaseException:  # KeyboardInterrupt and friends: never leave the child behind
                 _kill_group(proc)

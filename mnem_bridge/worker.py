@@ -53,6 +53,7 @@ from collections.abc import Mapping, Sequence
 
 import orjson
 
+from . import inline
 from .process import REAP_GRACE_SECONDS, RunResult, child_env
 
 __all__ = ["WorkerRunner"]
@@ -282,10 +283,18 @@ class WorkerRunner:
             pass
 
     def _output_within(self, deadline: float | None) -> bool:
-        """Whether the worker's output has bytes to read, or has ended, before ``deadline``."""
+        """Whether the worker's output has bytes to read, or has ended, before ``deadline``.
+
+        Inside ``inline.run_inline`` a wait that has to sleep is handed to the event loop.
+        """
         wait = _remaining(deadline)
-        assert self._output is not None
-        return wait != 0.0 and bool(self._output.poll(None if wait is None else wait * 1000))
+        assert self._output is not None and self._proc is not None and self._proc.stdout is not None
+        if wait == 0.0:
+            return False
+        loop = inline.current()
+        if loop is None or self._output.poll(0):
+            return bool(self._output.poll(None if wait is None else wait * 1000))
+        return loop.ready(self._proc.stdout.fileno(), writable=False, timeout=wait)
 
     def _stop(self, *, kill: bool) -> None:
         proc, self._proc, self._output = self._proc, None, None
@@ -372,10 +381,17 @@ def _write_all(proc: subprocess.Popen[bytes], data: bytes, deadline: float | Non
         if not pending:
             return True
         wait = _remaining(deadline)
+        if wait == 0.0:
+            return False
+        loop = inline.current()
+        if loop is not None:  # inside inline.run_inline: the event loop waits for room
+            if not loop.ready(fd, writable=True, timeout=wait):
+                return False
+            continue
         if room is None:
             room = select.poll()
             room.register(fd, select.POLLOUT)
-        if wait == 0.0 or not room.poll(None if wait is None else wait * 1000):
+        if not room.poll(None if wait is None else wait * 1000):
             return False
 
 

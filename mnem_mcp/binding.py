@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import anyio.to_thread
 import platformdirs
 
 import mnem_bridge
@@ -134,6 +135,11 @@ class StoreBinding:
 
     def __repr__(self) -> str:
         return f"StoreBinding(path={str(self.path)!r}, binary={self.binary!r}, timeout={self.timeout!r})"
+
+    async def started(self) -> None:
+        """Wait until ``start``'s ``prepare`` has finished, without holding up the event loop."""
+        if not self._ready.is_set():
+            await anyio.to_thread.run_sync(self._ready.wait)
 
     @contextmanager
     def open(self) -> Iterator[mnem_bridge.Store]:

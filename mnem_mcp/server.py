@@ -27,11 +27,9 @@ import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from functools import partial
 from importlib.metadata import version
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 
-import anyio.to_thread
 from mcp.server import CacheHint
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
@@ -377,18 +375,28 @@ def _strict_tool(fn: Callable[..., Awaitable[Any]], spec: ToolSpec) -> Tool:
                                    "parameters": strict.model_json_schema(by_alias=True)})
 
 
-def _open_and_call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
-                   *args: P.args, **kwargs: P.kwargs) -> T:
-    """Open the store, run ``fn`` on it, close it (runs on a worker thread)."""
-    with binding.open() as store:
-        return fn(store, *args, **kwargs)
+async def _call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
+                *args: P.args, **kwargs: P.kwargs) -> T:
+    """``fn`` on a freshly opened store, on the event loop's thread, its waits for ``mnem`` awaited.
+
+    Not on a worker thread: handing a call to a thread and its result back
+    costs two thread wake-ups, 150 us a call on a virtual machine, more than
+    the worker takes to answer a read (``mnem_bridge.run_inline``).
+    """
+
+    def open_and_call() -> T:
+        with binding.open() as store:
+            return fn(store, *args, **kwargs)
+
+    await binding.started()
+    return await mnem_bridge.run_inline(open_and_call)
 
 
 def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
     """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s)."""
 
     async def run(fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        return await anyio.to_thread.run_sync(partial(_open_and_call, binding, fn, *args, **kwargs))
+        return await _call(binding, fn, *args, **kwargs)
 
     async def stale(ctx: Context[dict[str, Any], Any], node_ids: Iterable[str] = ()) -> None:
         for uri in resources.stale_after_write(node_ids):
@@ -471,31 +479,32 @@ def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> 
     """Register the four resources, each reading through a fresh store."""
     options: dict[str, Any] = {"mime_type": "application/json", "security": NOT_PATHS}
 
-    def read(uri: str, fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
+    async def read(uri: str, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
+                   *args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return _open_and_call(binding, fn, *args, **kwargs)
+            return await _call(binding, fn, *args, **kwargs)
         except Exception as exc:
             raise resource_error(exc, uri) from exc
 
     @server.resource(resources.MEMORY_URI, name="memory", title="Current memory",
                      description="Everything currently remembered, as {id: node} JSON.", **options)
-    def memory() -> dict[str, Any]:
-        return read(resources.MEMORY_URI, resources.memory)
+    async def memory() -> dict[str, Any]:
+        return await read(resources.MEMORY_URI, resources.memory)
 
     @server.resource(resources.NODE_URI, name="node", title="One remembered fact",
                      description="One fact of current memory as JSON (id, content, content_kind, provenance, "
                      "event_time). Percent-encode the id as a URI path segment: 'a/b' is mnem://memory/a%2Fb.",
                      **options)
-    def node(node_id: str) -> dict[str, Any]:
-        return read(resources.node_uri(node_id), resources.node, node_id)
+    async def node(node_id: str) -> dict[str, Any]:
+        return await read(resources.node_uri(node_id), resources.node, node_id)
 
     @server.resource(resources.LOG_URI, name="log", title="Recent commits",
                      description=f"The latest {resources.LOG_LIMIT} commits, newest first, as JSON.", **options)
-    def log() -> list[dict[str, Any]]:
-        return read(resources.LOG_URI, resources.log)
+    async def log() -> list[dict[str, Any]]:
+        return await read(resources.LOG_URI, resources.log)
 
     @server.resource(resources.COMMIT_URI, name="commit", title="One commit",
                      description='A commit as JSON: {"changed": {id: kind}, "state": {id: node}}. '
                      "Immutable when named by full id.", **options)
-    def commit(id: str) -> dict[str, Any]:
-        return read(resources.COMMIT_URI.format(id=id), resources.commit, id)
+    async def commit(id: str) -> dict[str, Any]:
+        return await read(resources.COMMIT_URI.format(id=id), resources.commit, id)

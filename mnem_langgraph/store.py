@@ -16,7 +16,6 @@ neither seen nor touched, just as ``mnem write`` leaves them alone.
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import logging
 import os
@@ -165,14 +164,16 @@ class MnemosyneStore(BaseStore):
         return self._batch(ops, _run_of(ops), embedded)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread, so the event loop keeps running while ``mnem`` does.
+        """``batch`` on the event loop's thread, its waits for ``mnem`` awaited (``mnem_bridge.run_inline``).
 
-        The run's provenance is read here, on the caller's thread, where the
-        tool running is visible; embeddings use the embedder's async API.
+        Not in a worker thread: the hand-over there and back costs two thread
+        wake-ups, more than a whole ``get``.  The run's provenance is read
+        here, in the caller's task, where the tool running is visible;
+        embeddings use the embedder's async API.
         """
         ops = _checked(ops)
         embedded = await self._index.aembed(ops) if self._index else Embedded()
-        return await asyncio.to_thread(self._batch, ops, _run_of(ops), embedded)
+        return await mnem_bridge.run_inline(self._batch, ops, _run_of(ops), embedded)
 
     def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
         """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors."""
@@ -278,8 +279,8 @@ class MnemosyneStore(BaseStore):
         return len(removed)
 
     async def asweep_ttl(self) -> int:
-        """``sweep_ttl`` in a worker thread."""
-        return await asyncio.to_thread(self.sweep_ttl)
+        """``sweep_ttl``, its waits for ``mnem`` awaited on the event loop."""
+        return await mnem_bridge.run_inline(self.sweep_ttl)
 
     def start_ttl_sweeper(self, sweep_interval_minutes: float | None = None) -> concurrent.futures.Future[None]:
         """Sweep in a background thread every ``sweep_interval_minutes`` (else the ``TTLConfig``'s, else 5).

@@ -9,13 +9,12 @@ changes, the view reads it once and answers every later read from memory.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Iterable
 
 from langgraph.store.base import BaseStore, Op, PutOp, Result
 
-from mnem_bridge import Store
+from mnem_bridge import Store, run_inline
 
 from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op
@@ -82,5 +81,5 @@ class MemoryView(BaseStore):
         return self._snapshot
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """``batch`` in a worker thread (the first read spawns ``mnem``)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        """``batch``, its waits for ``mnem`` awaited on the event loop (``mnem_bridge.run_inline``)."""
+        return await run_inline(self.batch, list(ops))

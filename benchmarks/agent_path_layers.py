@@ -8,7 +8,8 @@ layer it crosses, from the outside in:
   a bare Python ``MCPServer`` whose one tool returns at once (the MCP SDK's
   own floor, no store at all) and next to the reference server-memory;
 * ``mnem-mcp`` in process: ``server.call_tool`` (the SDK's dispatch, the
-  worker thread, the bridge), no transport;
+  tool function, the bridge), no transport, called through a blocking portal
+  (so this row includes a hop to the portal's event loop thread and back);
 * the LangGraph store's ``get``/``put`` next to LangGraph's ``SqliteStore``;
 * the bridge over its ``mnem serve`` worker: the exact ``mnem`` invocations
   the call above makes (recorded from its runner), sent again;
@@ -329,8 +330,8 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
             f"can go under; with the engine's own work added ({engine:.2f} ms{DURABLE if 'write' in label else ''}), "
             f"{(bare + engine) / reference:.2f}x. Above the SDK's floor mnem-mcp adds {ours - bare:.2f} ms: the "
             f"bridge's round trip to its worker, {bridge:.2f} ms (the pipe between the processes "
-            f"{bridge - dispatch:.2f} ms, the worker's own work {dispatch:.2f} ms), and the tool function with its "
-            "hop to a worker thread.")
+            f"{bridge - dispatch:.2f} ms, the worker's own work {dispatch:.2f} ms), and the tool function (its "
+            "arguments' model, the result's JSON and, for a write, the resource-updated notices).")
     for label, target in (("LangGraph get", "4x"), ("LangGraph put", "1.5x")):
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])

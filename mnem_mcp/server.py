@@ -252,6 +252,23 @@ class MnemServer(MCPServer[dict[str, Any]]):
     ``call_tool`` alike.
     """
 
+    _taken: dict[str, list[str]] | None = None  # each tool's argument names, by tool name (None: not listed yet)
+
+    def add_tool(self, *args: Any, **kwargs: Any) -> None:
+        """``MCPServer.add_tool``; the argument names are listed anew on the next call."""
+        self._taken = None
+        super().add_tool(*args, **kwargs)
+
+    def remove_tool(self, name: str) -> None:
+        """``MCPServer.remove_tool``; the argument names are listed anew on the next call."""
+        self._taken = None
+        super().remove_tool(name)
+
+    async def _argument_names(self) -> dict[str, list[str]]:
+        """Each tool's argument names, by tool name: listed once, not on every call (it builds every tool's model)."""
+        self._taken = {tool.name: list(tool.input_schema["properties"]) for tool in await self.list_tools()}
+        return self._taken
+
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[dict[str, Any], Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
@@ -265,7 +282,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
         Returns:
             The tool's result, or the coded error result.
         """
-        taken = {tool.name: list(tool.input_schema["properties"]) for tool in await self.list_tools()}
+        taken = self._taken if self._taken is not None else await self._argument_names()
         if name not in taken:
             return unknown_tool(name, taken)
         refusal = identity.missing_write_scope(name) if name in WRITES else None

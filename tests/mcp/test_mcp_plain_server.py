@@ -221,3 +221,18 @@ async def test_a_node_id_with_a_slash_is_percent_encoded_in_its_uri(store: Path)
         percent = await call(client, "remember", id="100%", content=1)
         assert percent and json.loads((await client.read_resource("mnem://memory/100%25")).contents[0].text)["id"] == (
             "100%")
+
+
+async def test_a_tool_added_or_removed_after_the_first_call_is_found_or_refused(server: MnemServer) -> None:
+    """The server lists its tools' argument names once, and anew after ``add_tool`` or ``remove_tool``."""
+    await ok(server, "recall", id="x")
+
+    async def ping(word: str) -> str:
+        return word
+
+    server.add_tool(ping)
+    added = await server.call_tool("ping", {"word": "hello"})
+    assert isinstance(added, CallToolResult) and not added.is_error
+    assert (await refused(server, "ping", wrod="hello")).startswith("usage: ping: ")
+    server.remove_tool("ping")
+    assert await refused(server, "ping", word="hello") == "usage: Unknown tool: ping"

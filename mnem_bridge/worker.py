@@ -70,6 +70,11 @@ READ_SIZE = 1 << 16
 #: Microseconds a caller polls for a short answer before it sleeps, unless ``MNEM_SPIN_US`` says otherwise.
 SPIN_US = 250
 
+#: After this many answers waited for without polling, the next one is polled for again (a whole budget):
+#: how long an answer took is measured up to when the caller saw it, which a sleeping caller sees late
+#: (its own wake-up, or an event loop's other tasks), so without a probe one slow answer could end polling.
+PROBE = 8
+
 
 def spin_budget() -> float:
     """Seconds to wait actively for an answer: ``MNEM_SPIN_US`` (default ``SPIN_US``), 0 with fewer than 2 CPUs.
@@ -105,6 +110,7 @@ class WorkerRunner:
         self._buffer = b""
         self._spin = spin_budget()
         self._last = 0.0  # seconds the last answer took to begin (0: none yet, so the first is polled for)
+        self._unpolled = 0  # answers waited for without polling since the last poll
         _live.add(self)
 
     def run(self, argv: Sequence[str], *, stdin: bytes | None, timeout: float | None) -> RunResult:
@@ -127,8 +133,11 @@ class WorkerRunner:
             deadline = None if timeout is None else time.monotonic() + timeout
             proc = self._send(request, deadline)
             begun = time.perf_counter()
-            if proc is not None and self._last < self._spin:
+            if proc is not None and (self._last < self._spin or self._unpolled >= PROBE):
+                self._unpolled = 0
                 self._poll_briefly()
+            else:
+                self._unpolled += 1
             line = None if proc is None else self._read_line(proc, deadline)
             self._last = time.perf_counter() - begun
             if proc is None or line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
@@ -273,8 +282,9 @@ class WorkerRunner:
         Called only while answers come within the budget: a run of reads is
         polled for, each about as long as the one before, while after an
         answer slower than the budget (a commit synced to disk) the caller
-        sleeps at once, as it did before polling.  ``_read_line`` then reads
-        what came, or waits for it by sleeping.
+        sleeps at once, as it did before polling, except for one probe every
+        ``PROBE`` answers.  ``_read_line`` then reads what came, or waits for
+        it by sleeping.
         """
         assert self._output is not None
         end = time.perf_counter() + min(self._spin, 2 * self._last if self._last else self._spin)

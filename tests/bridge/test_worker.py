@@ -20,7 +20,7 @@ import mnem_bridge
 from mnem_bridge import agents
 from mnem_bridge.errors import CommandTimeoutError, InvalidRefError
 from mnem_bridge.process import SubprocessRunner
-from mnem_bridge.worker import SPIN_US, WorkerRunner, spin_budget
+from mnem_bridge.worker import PROBE, SPIN_US, WorkerRunner, spin_budget
 
 from .support import fake_mnem, gone, still_running
 
@@ -282,5 +282,31 @@ def test_a_slow_worker_is_waited_for_by_sleeping_not_polling(tmp_path: Path, mon
         for _ in range(10):
             assert runner.run([str(binary), "status"], stdin=None, timeout=30).exit_status == 0
         assert time.thread_time() - before < 0.02
+    finally:
+        runner.close()
+
+
+def test_after_a_slow_answer_the_caller_probes_with_a_poll_every_probe_answers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A caller that sees answers late (an event loop busy elsewhere) must not stop polling for good.
+
+    How long an answer took is measured up to when the caller saw it; after
+    one slow answer only a probe can find that answers have become quick.
+    """
+    monkeypatch.setenv("MNEM_SPIN_US", "1000")
+    binary = fake_mnem(tmp_path, """
+        for line in sys.stdin:
+            time.sleep(0.005)
+            sys.stdout.write(json.dumps({"exit": 0, "stdout": "{}\\n", "stderr": ""}) + "\\n")
+            sys.stdout.flush()
+    """, features=("serve",))
+    runner = WorkerRunner(str(binary))
+    polls: list[float] = []
+    poll = runner._poll_briefly
+    monkeypatch.setattr(runner, "_poll_briefly", lambda: (polls.append(time.monotonic()), poll())[1])
+    try:
+        for _ in range(1 + 2 * (PROBE + 1)):
+            assert runner.run([str(binary), "status"], stdin=None, timeout=30).exit_status == 0
+        assert len(polls) == 3  # the first answer, then one probe after each PROBE answers waited for by sleeping
     finally:
         runner.close()

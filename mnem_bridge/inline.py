@@ -109,7 +109,7 @@ async def run_inline(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwa
     try:
         turn = _turns.get()
     except LookupError:
-        turn = anyio.Lock()
+        turn = anyio.Lock(fast_acquire=True)  # taken without a trip through the loop when no call is waiting
         _turns.set(turn)
 
     def body() -> T:
@@ -117,10 +117,13 @@ async def run_inline(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwa
         return function(*args, **kwargs)
 
     async with turn:
+        call = greenlet(body)
+        call.gr_context = contextvars.copy_context()  # the task's context variables, and _LOOP set only in its copy
+        message = call.switch()
+        if call.dead:  # it never waited (a read answered within the polling budget): nothing to await
+            result: T = message
+            return result
         with anyio.CancelScope(shield=True):
-            call = greenlet(body)
-            call.gr_context = contextvars.copy_context()  # the task's context variables, and _LOOP set only in its copy
-            message = call.switch()
             while not call.dead:
                 try:
                     answer = await _settle(message)
@@ -129,7 +132,7 @@ async def run_inline(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwa
                 else:
                     message = call.switch(answer)
     await anyio.lowlevel.checkpoint_if_cancelled()
-    result: T = message
+    result = message
     return result
 
 

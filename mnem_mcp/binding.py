@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import anyio.to_thread
 import platformdirs
 
 import mnem_bridge
@@ -139,6 +138,8 @@ class StoreBinding:
     async def started(self) -> None:
         """Wait until ``start``'s ``prepare`` has finished, without holding up the event loop."""
         if not self._ready.is_set():
+            import anyio.to_thread  # here, not at the top: this module is imported before start-up begins
+
             await anyio.to_thread.run_sync(self._ready.wait)
 
     @contextmanager

@@ -5,8 +5,11 @@ For the calls issue #16 sets targets on (an MCP read and write of one fact,
 layer it crosses, from the outside in:
 
 * over stdio, a raw JSON-RPC client and ``mnem-mcp`` (``rawmcp``), next to
-  a bare Python ``MCPServer`` whose one tool returns at once (the MCP SDK's
-  own floor, no store at all) and next to the reference server-memory;
+  a bare Python ``MCPServer`` whose one async tool returns at once (the MCP
+  SDK's own floor, no store at all), a bare ``MCPServer`` whose async tool
+  makes the same bridge call through ``mnem_bridge.run_inline`` (the SDK's
+  floor plus the bridge, none of mnem-mcp's code), and the reference
+  server-memory;
 * ``mnem-mcp`` in process: ``server.call_tool`` (the SDK's dispatch, the
   tool function, the bridge), no transport, called through a blocking portal
   (so this row includes a hop to the portal's event loop thread and back);
@@ -44,7 +47,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
-from mcp_calls import mnem_mcp, server_memory
+from mcp_calls import BRIDGED, mnem_mcp, server_memory
 from mcp_startup import BARE
 from rawmcp import RawClient
 
@@ -63,6 +66,13 @@ WARMUP = 50
 FACTS = 10
 
 Layer = Callable[[int], Any]
+
+#: The SDK's floor: ``mcp_startup``'s bare server with its tool made async.  A sync tool is run on a
+#: worker thread by the SDK, a hop no server has to pay (mnem-mcp's tools are async).
+BARE_ASYNC = BARE.replace("def recall", "async def recall")
+
+SDK_FLOOR = "bare MCPServer, one async no-op tool, over stdio (raw client)"
+SDK_AND_BRIDGE = "bare MCPServer, async tool making the same bridge call, over stdio (raw client)"
 BRIDGE = "bridge over its worker (the same mnem invocations)"
 DISPATCH = "worker dispatch in process (invoke: argv parse, command, JSON)"
 ENGINE = "engine alone (porcelain)"
@@ -127,14 +137,16 @@ def mcp_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Laye
     if not store.exists():
         with Repo.init(store) as repo, repo.backend.write():
             repo.write([MemoryNode(f"fact-{i}", f"value {i}") for i in range(FACTS)], [], "facts", "bench", 1)
-    bare_script = directory / "bare.py"
-    bare_script.write_text(BARE)
+    bare_script, bridged_script = directory / "bare.py", directory / "bridged.py"
+    bare_script.write_text(BARE_ASYNC)
+    bridged_script.write_text(BRIDGED)
     params = mnem_mcp(store, "worker")
     memory = server_memory(directory / "memory.jsonl")
     stdio = RawClient([params.command, *params.args], params.env)
     bare = RawClient([sys.executable, str(bare_script)])
+    bridged = RawClient([sys.executable, str(bridged_script), str(store)], params.env)
     reference = RawClient([memory.command, *memory.args], memory.env)
-    for client in (stdio, bare, reference):
+    for client in (stdio, bare, bridged, reference):
         stack.callback(client.close)
         client.initialize()
     for i in range(FACTS):
@@ -173,7 +185,8 @@ def mcp_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Laye
     return {
         "server-memory over stdio (raw client)": floor,
         "mnem-mcp over stdio (raw client)": lambda i: stdio.call(*tool(i)),
-        "bare MCPServer, one no-op tool, over stdio (raw client)": lambda i: bare.call("recall", {"id": "x"}),
+        SDK_FLOOR: lambda i: bare.call("recall", {"id": "x"}),
+        SDK_AND_BRIDGE: lambda i: bridged.call(*tool(i)),
         "mnem-mcp in process (server.call_tool)": lambda i: portal.call(server.call_tool, *tool(i)),
         BRIDGE: replayed(bridge, calls),
         DISPATCH: dispatched(calls),
@@ -302,8 +315,10 @@ def main() -> None:
     write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
         f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
         f"{WARMUP} warm-up calls, layers interleaved call by call. Each row is the whole call at that layer; the "
-        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The bare "
-        "MCPServer row is the MCP SDK's own floor over stdio: a tool that returns at once, with no store.",
+        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The first "
+        "bare MCPServer row is the MCP SDK's own floor over stdio: an async tool that returns at once, with no "
+        "store. The second is that floor plus the bridge: its async tool makes mnem-mcp's bridge call through "
+        "`mnem_bridge.run_inline` and answers plain text, with none of mnem-mcp's own code.",
         table(["call", "layer", "p50 ms", "p99 ms", "vs the group's first row (p50)"], rows),
         "### What bounds each target",
         bounds(groups),
@@ -322,16 +337,19 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
     lines = []
     for label in ("MCP read one fact", "MCP write one fact"):
         times = groups[label]
-        reference, ours, bare = (samples.p50 for samples in list(times.values())[:3])
+        reference, ours = (samples.p50 for samples in list(times.values())[:2])
+        bare, bridged = times[SDK_FLOOR].p50, times[SDK_AND_BRIDGE].p50
         bridge, dispatch, engine = times[BRIDGE].p50, times[DISPATCH].p50, times[ENGINE].p50
         lines.append(
-            f"- **{label}** (target ≤ 1.3x server-memory): {ours / reference:.2f}x. A bare `MCPServer` whose tool "
-            f"returns at once is already {bare / reference:.2f}x: the MCP SDK's own dispatch, which no server on it "
-            f"can go under; with the engine's own work added ({engine:.2f} ms{DURABLE if 'write' in label else ''}), "
-            f"{(bare + engine) / reference:.2f}x. Above the SDK's floor mnem-mcp adds {ours - bare:.2f} ms: the "
-            f"bridge's round trip to its worker, {bridge:.2f} ms (the pipe between the processes "
-            f"{bridge - dispatch:.2f} ms, the worker's own work {dispatch:.2f} ms), and the tool function (its "
-            "arguments' model, the result's JSON and, for a write, the resource-updated notices).")
+            f"- **{label}** (target ≤ 1.3x server-memory): {ours / reference:.2f}x. A bare `MCPServer` whose async "
+            f"tool returns at once is already {bare / reference:.2f}x: the MCP SDK's own dispatch, which no server "
+            f"on it can go under; with the engine's own work added ({engine:.2f} ms"
+            f"{DURABLE if 'write' in label else ''}), {(bare + engine) / reference:.2f}x. A bare `MCPServer` whose "
+            f"tool makes the same bridge call is {bridged / reference:.2f}x: the bridge's round trip adds "
+            f"{bridged - bare:.2f} ms over stdio, where the worker has slept since the last call (in a loop of calls "
+            f"with nothing between them it is {bridge:.2f} ms: the pipe {bridge - dispatch:.2f} ms, the worker's own "
+            f"work {dispatch:.2f} ms). mnem-mcp's own code (argument models, the result's JSON"
+            f"{', the resource-updated notices' if 'write' in label else ''}) adds {ours - bridged:+.2f} ms to that.")
     for label, target in (("LangGraph get", "4x"), ("LangGraph put", "1.5x")):
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])

@@ -71,6 +71,50 @@ def mnem_mcp(store: Path, mode: str) -> StdioServerParameters:
     return StdioServerParameters(command=str(BIN / "mnem-mcp"), args=["--store", str(store)], env=env)
 
 
+#: The SDK's floor plus the bridge: async tools that make mnem-mcp's bridge calls for ``recall`` of one id
+#: and ``remember``, through ``run_inline`` as mnem-mcp does, and answer plain text.  None of mnem-mcp's code.
+BRIDGED = """
+import sys
+
+import mnem_bridge
+from mcp.server.mcpserver import MCPServer
+from mcp.types import CallToolResult, TextContent
+
+client = mnem_bridge.Mnem()
+server = MCPServer("bridged")
+
+
+def answer(text: str) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)])
+
+
+def read(id: str) -> str:
+    with mnem_bridge.open(sys.argv[1], client=client) as store:
+        node = store.working_node(id)
+    return "" if node is None else str(node.content)
+
+
+def write(id: str, content: str, source: str) -> str:
+    with mnem_bridge.open(sys.argv[1], client=client) as store:
+        return mnem_bridge.agents.remember(store, id, content, source=source)
+
+
+@server.tool(structured_output=False)
+async def recall(id: str) -> CallToolResult:
+    \"\"\"One fact's content.\"\"\"
+    return answer(await mnem_bridge.run_inline(read, id))
+
+
+@server.tool(structured_output=False)
+async def remember(id: str, content: str, source: str) -> CallToolResult:
+    \"\"\"Remember one fact.\"\"\"
+    return answer(await mnem_bridge.run_inline(write, id, content, source))
+
+
+server.run("stdio")
+"""
+
+
 async def timed(action: Callable[[], Awaitable[Any]]) -> float:
     start = time.perf_counter()
     await action()

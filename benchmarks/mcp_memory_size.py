@@ -5,6 +5,8 @@ facts (each a short sentence with a source):
 
 * read one fact and write one fact at 1,000 and 10,000 facts: does a call
   stay at or under server-memory's as memory grows?
+* beside both, a bare ``MCPServer`` making mnem-mcp's bridge calls for the
+  one-fact calls: what the MCP SDK and the bridge cost without our server;
 * read the whole memory at 10,000 facts: ``recall`` with ``limit`` 10,000
   (one page holding everything) against server-memory's ``read_graph``.
 
@@ -38,7 +40,7 @@ from mcp import Client, StdioServerParameters
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
-from mcp_calls import mnem_mcp, ok, server_memory
+from mcp_calls import BRIDGED, mnem_mcp, ok, server_memory
 from rawmcp import RawClient
 
 BIN = Path(sys.executable).parent
@@ -92,10 +94,13 @@ def load(kind: str, client: RawClient, size: int) -> None:
 OPERATIONS: dict[str, dict[str, tuple[str, Callable[[int, int], dict[str, Any]]]]] = {
     "read one fact": {
         "mnem": ("recall", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}"}),
+        "bridged": ("recall", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}"}),
         "memory": ("open_nodes", lambda i, n: {"names": [f"fact-{i * 7919 % n:05d}"]}),
     },
     "write one fact": {
         "mnem": ("remember", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}", "content": f"v{i}", "source": "bench"}),
+        "bridged": ("remember", lambda i, n: {"id": f"fact-{i * 7919 % n:05d}", "content": f"v{i}",
+                                              "source": "bench"}),
         "memory": ("create_entities", lambda i, n: {"entities": [
             {"name": f"new-{i}", "entityType": "fact", "observations": [f"v{i}", "source bench"]}]}),
     },
@@ -144,6 +149,8 @@ async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, S
 
 
 BARE_NAME = "bare MCPServer sending the same page, prebuilt"
+#: The MCP SDK's floor plus the bridge, none of mnem-mcp's code (``mcp_calls.BRIDGED``), on mnem-mcp's store.
+BRIDGED_NAME = "bare MCPServer making the same bridge call"
 
 
 def bare_argv(directory: Path) -> list[str]:
@@ -157,9 +164,12 @@ def main() -> None:
     parser.add_argument("--reads", type=int, default=60, help="samples of the whole-memory read per server and client")
     args = parser.parse_args()
     rows: list[list[Any]] = []
+    one_fact: dict[tuple[str, int], dict[str, Samples]] = {}
 
     def report(op: str, size: int, client: str, times: dict[str, Samples]) -> None:
         ref = times["server-memory"].p50
+        if BRIDGED_NAME in times:
+            one_fact[op, size] = times
         for name, samples in times.items():
             rows.append([op, f"{size:,}", f"{name}, {client}", len(samples.seconds), f"{samples.p50:.2f}",
                          f"{samples.p90:.2f}", f"{samples.p50 / ref:.2f}x"])
@@ -170,12 +180,16 @@ def main() -> None:
             store, graph = directory / f"store-{size}", directory / f"memory-{size}.jsonl"
             subprocess.run([str(BIN / "mnem"), "init", str(store)], check=True, capture_output=True)
             mnem, memory = mnem_mcp(store, "worker"), server_memory(graph)
+            (directory / "bridged.py").write_text(BRIDGED)
             clients = {"mnem-mcp": ("mnem", RawClient([mnem.command, *mnem.args], mnem.env)),
+                       BRIDGED_NAME: ("bridged", RawClient([sys.executable, str(directory / "bridged.py"), str(store)],
+                                                           mnem.env)),
                        "server-memory": ("memory", RawClient([memory.command, *memory.args], memory.env))}
             try:
                 for kind, client in clients.values():
                     client.initialize()
-                    load(kind, client, size)
+                    if kind != "bridged":  # it serves mnem-mcp's store
+                        load(kind, client, size)
                 for op in ("read one fact", "write one fact"):
                     report(op, size, "raw client", sample(clients, op, size, args.calls))
                 if size == max(SIZES):
@@ -204,11 +218,16 @@ def main() -> None:
         "vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL file, "
         "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare Python "
         "MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer, no store "
-        "behind it). The SDK client checks each result against the tool's output schema. Targets (issue #16): "
+        "behind it). One-fact calls also go to a bare Python MCPServer whose async tools make mnem-mcp's bridge "
+        "calls on the same store (the SDK's floor plus the bridge, none of mnem-mcp's code). The SDK client checks "
+        "each result against the tool's output schema. Targets (issue #16): "
         "one-fact calls at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` "
         "with both clients.",
         table(["operation", "facts", "server and client", "samples", "p50 ms", "p90 ms", "vs server-memory (p50)"],
               rows),
+        [f"- **{op}, {size:,} facts**: mnem-mcp {t['mnem-mcp'].p50 / t['server-memory'].p50:.2f}x server-memory; "
+         f"the SDK's floor plus the bridge alone {t[BRIDGED_NAME].p50 / t['server-memory'].p50:.2f}x, so mnem-mcp's "
+         f"own code adds {t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50:+.2f} ms." for (op, size), t in one_fact.items()],
     ])
 
 

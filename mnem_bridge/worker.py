@@ -8,7 +8,7 @@ its ``RunResult`` is exactly what the one-shot command would have produced.
 
 Lifecycle rules (GitPython's leaked ``cat-file`` processes are the lesson):
 the worker starts on first use in its own session; requests are serialised
-by a lock, so threads (and asyncio code using threads) can share it; a
+by a lock, so threads (and asyncio code, through ``inline.run_inline``) can share it; a
 request that outlives its timeout kills the worker's whole process group
 and reports a timeout, as a one-shot call would (also while the worker is
 still writing, or not reading, so neither a stream without end nor a wedged
@@ -29,7 +29,8 @@ more than the engine needs to answer a read, while a caller that polls for
 a while sees the answer the moment it is written.  The caller polls only
 while answers keep coming within the budget, each time for twice as long
 as the last one took, so a slow command (a commit synced to disk)
-is waited for by sleeping, as before.
+is waited for by sleeping, as before; every ``PROBE`` answers it polls
+once more, to notice that answers have become quick again.
 
 Both directions are linear in the size of what passes: a 100 MB value goes
 out in pipe-sized writes and comes back as chunks that are searched once

@@ -261,6 +261,16 @@ def test_the_spin_budget_follows_the_environment_and_is_off_on_one_cpu(monkeypat
     assert spin_budget() == 0.0
 
 
+def _slow_worker(directory: Path, seconds: float) -> Path:
+    """A fake worker that answers every request with ``{}`` after ``seconds``."""
+    return fake_mnem(directory, f"""
+        for line in sys.stdin:
+            time.sleep({seconds})
+            sys.stdout.write(json.dumps({{"exit": 0, "stdout": "{{}}\\n", "stderr": ""}}) + "\\n")
+            sys.stdout.flush()
+    """, features=("serve",))
+
+
 @pytest.mark.serial  # measures this thread's CPU time
 def test_a_slow_worker_is_waited_for_by_sleeping_not_polling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Answers slower than the budget stop the caller polling: waiting on a commit must not burn a CPU.
@@ -269,12 +279,7 @@ def test_a_slow_worker_is_waited_for_by_sleeping_not_polling(tmp_path: Path, mon
     caller 50 ms of CPU; after the first slow answer it sleeps instead.
     """
     monkeypatch.setenv("MNEM_SPIN_US", "5000")
-    binary = fake_mnem(tmp_path, """
-        for line in sys.stdin:
-            time.sleep(0.03)
-            sys.stdout.write(json.dumps({"exit": 0, "stdout": "{}\\n", "stderr": ""}) + "\\n")
-            sys.stdout.flush()
-    """, features=("serve",))
+    binary = _slow_worker(tmp_path, 0.03)
     runner = WorkerRunner(str(binary))
     try:
         runner.run([str(binary), "status"], stdin=None, timeout=30)  # starts the worker
@@ -294,12 +299,7 @@ def test_after_a_slow_answer_the_caller_probes_with_a_poll_every_probe_answers(
     one slow answer only a probe can find that answers have become quick.
     """
     monkeypatch.setenv("MNEM_SPIN_US", "1000")
-    binary = fake_mnem(tmp_path, """
-        for line in sys.stdin:
-            time.sleep(0.005)
-            sys.stdout.write(json.dumps({"exit": 0, "stdout": "{}\\n", "stderr": ""}) + "\\n")
-            sys.stdout.flush()
-    """, features=("serve",))
+    binary = _slow_worker(tmp_path, 0.005)
     runner = WorkerRunner(str(binary))
     polls: list[float] = []
     poll = runner._poll_briefly

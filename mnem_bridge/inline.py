@@ -12,7 +12,10 @@ runs as it would anywhere else until it has to wait:
   before it blocks in ``poll``): the greenlet switches back to the loop,
   which awaits the file descriptor, so other tasks run meanwhile;
 * for anything else that blocks (``blocking``: a one-shot ``mnem`` process,
-  the server's start-up): the loop awaits it on a thread, as before.
+  a busy store's back-off): it runs on a thread of its own, and the loop
+  awaits a pipe the thread writes to when it is done.  Every wait is thus a
+  file descriptor's readiness, which can be awaited again after an
+  interruption.
 
 A read answered within the worker's polling budget never leaves the
 greenlet: no thread, no wake-up.  This is SQLAlchemy's asyncio design
@@ -23,17 +26,23 @@ Two rules keep it safe:
 * Calls on one event loop take turns.  A runner's lock held by a call that
   is waiting on the loop would otherwise block the loop's thread for good
   when a second call asks for it.  The worker serialises requests anyway.
-* A call is not cancelled halfway, as with ``anyio.to_thread.run_sync``.
-  A request abandoned before its answer is read would put the worker's
-  stream out of step.  The call finishes (its own timeout bounds it), and
-  the cancellation is delivered after it.
+* A call is not cancelled halfway.  A request abandoned before its answer
+  is read would put the worker's stream out of step.  The call finishes
+  (its own timeout bounds it), and the cancellation is delivered after it.
+  That holds for asyncio's ``Task.cancel()`` too, which an anyio shield
+  does not stop (LangGraph cancels a pending ``aget`` that way): the
+  interrupted wait is taken up again for the rest of its time.
 """
 
 from __future__ import annotations
 
+import contextlib
 import contextvars
-from collections.abc import Awaitable, Callable
+import os
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
+from math import inf
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 if TYPE_CHECKING:
@@ -51,12 +60,11 @@ _turns: anyio.lowlevel.RunVar[anyio.Lock] | None = None  # one lock per event lo
 
 @dataclass(frozen=True, slots=True)
 class _Wait:
-    """What a call inside ``run_inline`` asks its loop to await: a file descriptor, or a blocking function."""
+    """What a call inside ``run_inline`` asks its loop to await: a file descriptor's readiness, within ``timeout``."""
 
-    fd: int = -1
-    writable: bool = False
-    timeout: float | None = None
-    function: Callable[[], Any] | None = None
+    fd: int
+    writable: bool
+    timeout: float | None
 
 
 class Loop:
@@ -72,8 +80,29 @@ class Loop:
         return bool(self._parent.switch(_Wait(fd, writable, timeout)))
 
     def call(self, function: Callable[[], T]) -> T:
-        """Run ``function`` on a thread the loop awaits, and return what it returns (or raise what it raises)."""
-        result: T = self._parent.switch(_Wait(function=function))
+        """Run ``function`` on a thread of its own while the loop awaits it, and return what it returns (or raise)."""
+        outcome: list[tuple[bool, Any]] = []
+        done, told = os.pipe()  # the thread writes a byte to ``told`` when it is over
+
+        def run() -> None:
+            try:
+                outcome.append((True, function()))
+            except BaseException as error:  # handed to the call, which raises it
+                outcome.append((False, error))
+            finally:
+                with contextlib.suppress(OSError):  # the call is gone (its greenlet was collected): nobody waits
+                    os.write(told, b"!")
+                os.close(told)
+
+        threading.Thread(target=run, name="mnem-bridge-blocking", daemon=True).start()
+        try:
+            self.ready(done, writable=False, timeout=None)
+        finally:
+            os.close(done)
+        ok, value = outcome[0]
+        if not ok:
+            raise value
+        result: T = value
         return result
 
 
@@ -123,33 +152,35 @@ async def run_inline(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwa
         if call.dead:  # it never waited (a read answered within the polling budget): nothing to await
             result: T = message
             return result
+        interrupted: BaseException | None = None
         with anyio.CancelScope(shield=True):
+            deadline: float | None = None  # of the wait in ``message``, on the loop's clock
             while not call.dead:
+                if deadline is None:
+                    deadline = anyio.current_time() + (message.timeout if message.timeout is not None else inf)
                 try:
-                    answer = await _settle(message)
-                except BaseException as error:  # whatever the wait raised is raised in the call
+                    answer = await _ready(message, deadline)
+                except anyio.get_cancelled_exc_class() as cancel:  # Task.cancel() pierces the shield
+                    interrupted = cancel  # delivered once the call is over; the same wait is taken up again
+                    continue
+                except BaseException as error:  # whatever else the wait raised is raised in the call
                     message = call.throw(error)
                 else:
                     message = call.switch(answer)
+                deadline = None
+    if interrupted is not None:
+        raise interrupted
     await anyio.lowlevel.checkpoint_if_cancelled()
     result = message
     return result
 
 
-def _settle(wait: _Wait) -> Awaitable[Any]:
-    """Await one wait of a call: the file descriptor's readiness (within its timeout), or a blocking function."""
+async def _ready(wait: _Wait, deadline: float) -> bool:
+    """Await a file descriptor's readiness until ``deadline`` (on the loop's clock): whether it became ready."""
     import anyio
-    import anyio.to_thread
 
-    if wait.function is not None:
-        return anyio.to_thread.run_sync(wait.function)
-    awaited = anyio.wait_writable if wait.writable else anyio.wait_readable
-
-    async def ready() -> bool:
-        with anyio.move_on_after(wait.timeout if wait.timeout is not None else float("inf")):
-            await awaited(wait.fd)
-            return True
-        return False
-
-    return ready()
+    with anyio.CancelScope(deadline=deadline):
+        await (anyio.wait_writable if wait.writable else anyio.wait_readable)(wait.fd)
+        return True
+    return False
 

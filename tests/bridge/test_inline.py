@@ -7,6 +7,7 @@ process.  A call that blocked the thread instead would let it tick at most once.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import os
 import signal
@@ -132,25 +133,59 @@ def test_calls_on_one_loop_take_turns_over_one_worker(echo: Path) -> None:
     assert answers == {f"call-{n}": f"call-{n}".encode() for n in range(5)}
 
 
-def test_a_cancelled_call_finishes_first_and_the_worker_stays_in_step(echo: Path) -> None:
-    """Cancelling a call mid-wait must not leave its answer in the pipe for the next request to read."""
-    runner = WorkerRunner(str(echo))
+def _cancelled_mid_wait(call: Callable[[], Awaitable[RunResult]], *, native: bool) -> tuple[bool, float]:
+    """Cancel ``call`` 50 ms in (by an anyio scope, or by asyncio's ``Task.cancel()``): cancelled?, seconds it took."""
 
-    async def main() -> tuple[bool, float, bytes]:
-        start = time.monotonic()
+    async def by_scope() -> bool:
         with anyio.move_on_after(0.05) as scope:
-            await run_inline(runner.run, [str(echo), "0.3", "first"], stdin=None, timeout=30)
-        waited = time.monotonic() - start
-        second = await run_inline(runner.run, [str(echo), "0", "second"], stdin=None, timeout=30)
-        return scope.cancelled_caught, waited, second.stdout
+            await call()
+        return scope.cancelled_caught
 
+    async def by_task_cancel() -> bool:
+        task = asyncio.create_task(call())
+        await asyncio.sleep(0.05)
+        task.cancel()
+        try:
+            await task
+        except asyncio.CancelledError:
+            return True
+        return False
+
+    async def main() -> tuple[bool, float]:
+        start = time.monotonic()
+        cancelled = await (by_task_cancel() if native else by_scope())
+        return cancelled, time.monotonic() - start
+
+    return anyio.run(main)
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["anyio-scope", "task-cancel"])
+def test_a_cancelled_call_finishes_first_and_the_worker_stays_in_step(echo: Path, native: bool) -> None:
+    """Cancelling a call mid-wait must not leave its answer in the pipe for the next request to read.
+
+    asyncio's ``Task.cancel()`` is not stopped by an anyio shield, and LangGraph's
+    ``abatch`` callers cancel that way, so both kinds of cancellation are checked.
+    """
+    runner = WorkerRunner(str(echo))
     try:
-        cancelled, waited, second = anyio.run(main)
+        cancelled, waited = _cancelled_mid_wait(_asked(runner, echo, 0.3, "first"), native=native)
         assert cancelled
         assert waited >= 0.3  # the call ran to its end before the cancellation was delivered
-        assert second == b"second"
+        second = anyio.run(_asked(runner, echo, 0, "second"))
+        assert second.stdout == b"second"
     finally:
         runner.close()
+
+
+@pytest.mark.parametrize("native", [False, True], ids=["anyio-scope", "task-cancel"])
+def test_a_cancelled_one_shot_call_is_reaped_before_the_cancellation(tmp_path: Path, native: bool) -> None:
+    """A one-shot process waited on a thread is not abandoned mid-run by either kind of cancellation."""
+    marker = tmp_path / "ran"
+    binary = fake_mnem(tmp_path, f"time.sleep(float(sys.argv[1])); open({str(marker)!r}, 'w').write(sys.argv[2])")
+    cancelled, waited = _cancelled_mid_wait(_asked(SubprocessRunner(), binary, 0.3, "done"), native=native)
+    assert cancelled
+    assert waited >= 0.3
+    assert marker.read_text() == "done"
 
 
 def test_what_the_call_raises_is_raised_to_the_caller() -> None:

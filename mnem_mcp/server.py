@@ -297,6 +297,14 @@ class MnemServer(MCPServer[dict[str, Any]]):
                 return usage_error(name, exc.__cause__, taken[name])
             return tool_error(exc.__cause__ or exc, name)
 
+    async def run_stdio_async(self) -> None:
+        """Serve over standard input and output, awaited on the event loop where they allow it (``stdio``)."""
+        from .stdio import serve_stdio
+
+        async with serve_stdio() as (read_stream, write_stream):
+            await self._lowlevel_server.run(
+                read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+
 
 def build_server(
     store: str | os.PathLike[str] | mnem_bridge.StoreUrl,

@@ -47,7 +47,7 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
-from mcp_calls import BRIDGED, mnem_mcp, server_memory
+from mcp_calls import BRIDGED, mnem_mcp, on_mnem_mcp_stdio, server_memory
 from mcp_startup import BARE
 from rawmcp import RawClient
 
@@ -71,8 +71,9 @@ Layer = Callable[[int], Any]
 #: worker thread by the SDK, a hop no server has to pay (mnem-mcp's tools are async).
 BARE_ASYNC = BARE.replace("def recall", "async def recall")
 
-SDK_FLOOR = "bare MCPServer, one async no-op tool, over stdio (raw client)"
-SDK_AND_BRIDGE = "bare MCPServer, async tool making the same bridge call, over stdio (raw client)"
+SDK_STDIO = "bare MCPServer, one async no-op tool, the SDK's stdio transport (raw client)"
+SDK_FLOOR = "bare MCPServer, one async no-op tool, mnem-mcp's stdio transport (raw client)"
+SDK_AND_BRIDGE = "bare MCPServer, async tool making the same bridge call, mnem-mcp's stdio transport (raw client)"
 BRIDGE = "bridge over its worker (the same mnem invocations)"
 DISPATCH = "worker dispatch in process (invoke: argv parse, command, JSON)"
 ENGINE = "engine alone (porcelain)"
@@ -137,16 +138,18 @@ def mcp_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Laye
     if not store.exists():
         with Repo.init(store) as repo, repo.backend.write():
             repo.write([MemoryNode(f"fact-{i}", f"value {i}") for i in range(FACTS)], [], "facts", "bench", 1)
-    bare_script, bridged_script = directory / "bare.py", directory / "bridged.py"
-    bare_script.write_text(BARE_ASYNC)
+    sdk_script, bare_script, bridged_script = directory / "sdk.py", directory / "bare.py", directory / "bridged.py"
+    sdk_script.write_text(BARE_ASYNC)
+    bare_script.write_text(on_mnem_mcp_stdio(BARE_ASYNC))
     bridged_script.write_text(BRIDGED)
     params = mnem_mcp(store, "worker")
     memory = server_memory(directory / "memory.jsonl")
     stdio = RawClient([params.command, *params.args], params.env)
+    sdk = RawClient([sys.executable, str(sdk_script)])
     bare = RawClient([sys.executable, str(bare_script)])
     bridged = RawClient([sys.executable, str(bridged_script), str(store)], params.env)
     reference = RawClient([memory.command, *memory.args], memory.env)
-    for client in (stdio, bare, bridged, reference):
+    for client in (stdio, sdk, bare, bridged, reference):
         stack.callback(client.close)
         client.initialize()
     for i in range(FACTS):
@@ -185,6 +188,7 @@ def mcp_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str, Laye
     return {
         "server-memory over stdio (raw client)": floor,
         "mnem-mcp over stdio (raw client)": lambda i: stdio.call(*tool(i)),
+        SDK_STDIO: lambda i: sdk.call("recall", {"id": "x"}),
         SDK_FLOOR: lambda i: bare.call("recall", {"id": "x"}),
         SDK_AND_BRIDGE: lambda i: bridged.call(*tool(i)),
         "mnem-mcp in process (server.call_tool)": lambda i: portal.call(server.call_tool, *tool(i)),
@@ -315,10 +319,12 @@ def main() -> None:
     write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
         f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
         f"{WARMUP} warm-up calls, layers interleaved call by call. Each row is the whole call at that layer; the "
-        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The first "
-        "bare MCPServer row is the MCP SDK's own floor over stdio: an async tool that returns at once, with no "
-        "store. The second is that floor plus the bridge: its async tool makes mnem-mcp's bridge call through "
-        "`mnem_bridge.run_inline` and answers plain text, with none of mnem-mcp's own code.",
+        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The bare "
+        "MCPServer rows are the MCP SDK's own floor: an async tool that returns at once, with no store, over the "
+        "SDK's stdio transport (its reads and writes on worker threads) and over mnem-mcp's (`mnem_mcp.stdio`: "
+        "the pipes awaited on the event loop). The third is the latter plus the bridge: its async tool makes "
+        "mnem-mcp's bridge call through `mnem_bridge.run_inline` and answers plain text, with none of mnem-mcp's "
+        "own tool code.",
         table(["call", "layer", "p50 ms", "p99 ms", "vs the group's first row (p50)"], rows),
         "### What bounds each target",
         bounds(groups),
@@ -338,12 +344,13 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
     for label in ("MCP read one fact", "MCP write one fact"):
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])
-        bare, bridged = times[SDK_FLOOR].p50, times[SDK_AND_BRIDGE].p50
+        sdk, bare, bridged = times[SDK_STDIO].p50, times[SDK_FLOOR].p50, times[SDK_AND_BRIDGE].p50
         bridge, dispatch, engine = times[BRIDGE].p50, times[DISPATCH].p50, times[ENGINE].p50
         lines.append(
             f"- **{label}** (target ≤ 1.3x server-memory): {ours / reference:.2f}x. A bare `MCPServer` whose async "
-            f"tool returns at once is already {bare / reference:.2f}x: the MCP SDK's own dispatch, which no server "
-            f"on it can go under; with the engine's own work added ({engine:.2f} ms"
+            f"tool returns at once is already {bare / reference:.2f}x over mnem-mcp's stdio transport "
+            f"({sdk / reference:.2f}x over the SDK's own): the MCP SDK's own dispatch, which no server on it can go "
+            f"under; with the engine's own work added ({engine:.2f} ms"
             f"{DURABLE if 'write' in label else ''}), {(bare + engine) / reference:.2f}x. A bare `MCPServer` whose "
             f"tool makes the same bridge call is {bridged / reference:.2f}x: the bridge's round trip adds "
             f"{bridged - bare:.2f} ms over stdio, where the worker has slept since the last call (in a loop of calls "

@@ -71,8 +71,33 @@ def mnem_mcp(store: Path, mode: str) -> StdioServerParameters:
     return StdioServerParameters(command=str(BIN / "mnem-mcp"), args=["--store", str(store)], env=env)
 
 
+#: How a bare server's script ends to serve over mnem-mcp's own stdio transport (``mnem_mcp.stdio``: the
+#: pipes awaited on the event loop, not on the SDK's threads), so that it pays what mnem-mcp pays below its tools.
+ON_MNEM_MCP_STDIO = """
+import anyio
+from mnem_mcp.stdio import serve_stdio
+
+
+async def main() -> None:
+    async with serve_stdio() as (read_stream, write_stream):
+        lowlevel = server._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+anyio.run(main)
+"""
+
+
+def on_mnem_mcp_stdio(script: str) -> str:
+    """A bare server's ``script`` (ending ``server.run("stdio")``) served over mnem-mcp's stdio transport."""
+    head, run, tail = script.rpartition('server.run("stdio")')
+    assert run and not tail.strip(), "the script must end by serving over stdio"
+    return head + ON_MNEM_MCP_STDIO
+
+
 #: The SDK's floor plus the bridge: async tools that make mnem-mcp's bridge calls for ``recall`` of one id
-#: and ``remember``, through ``run_inline`` as mnem-mcp does, and answer plain text.  None of mnem-mcp's code.
+#: and ``remember``, through ``run_inline`` as mnem-mcp does, and answer plain text, over mnem-mcp's stdio
+#: transport.  None of mnem-mcp's tool code.
 BRIDGED = """
 import sys
 
@@ -113,6 +138,7 @@ async def remember(id: str, content: str, source: str) -> CallToolResult:
 
 server.run("stdio")
 """
+BRIDGED = on_mnem_mcp_stdio(BRIDGED)
 
 
 async def timed(action: Callable[[], Awaitable[Any]]) -> float:

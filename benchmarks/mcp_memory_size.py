@@ -40,15 +40,16 @@ from mcp import Client, StdioServerParameters
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
-from mcp_calls import BRIDGED, mnem_mcp, ok, server_memory
+from mcp_calls import BRIDGED, mnem_mcp, ok, on_mnem_mcp_stdio, server_memory
 from rawmcp import RawClient
 
 BIN = Path(sys.executable).parent
 SIZES = (1_000, 10_000)
 
-#: A bare MCPServer whose one tool answers a prebuilt copy of mnem-mcp's 10k-fact page: the MCP SDK's own
-#: cost of sending that answer (its result checks and serialization), with no store behind it.
-BARE_PAGE = """
+#: A bare MCPServer whose one async tool answers a prebuilt copy of mnem-mcp's 10k-fact page over
+#: mnem-mcp's stdio transport: the MCP SDK's own cost of sending that answer (its result checks and
+#: serialization), with no store behind it.
+BARE_PAGE = on_mnem_mcp_stdio("""
 import sys
 from pathlib import Path
 
@@ -61,13 +62,13 @@ server = MCPServer("bare")
 
 
 @server.tool()
-def recall(limit: int = 100) -> CallToolResult:
+async def recall(limit: int = 100) -> CallToolResult:
     \"\"\"The prebuilt page, as mnem-mcp answers it (compact text and the same JSON structured).\"\"\"
     return CallToolResult(content=[TextContent(type="text", text=PAGE.decode())], structured_content=orjson.loads(PAGE))
 
 
 server.run("stdio")
-"""
+""")
 WARMUP = 10
 #: Facts per loading call.
 CHUNK = 500
@@ -219,7 +220,8 @@ def main() -> None:
         "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare Python "
         "MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer, no store "
         "behind it). One-fact calls also go to a bare Python MCPServer whose async tools make mnem-mcp's bridge "
-        "calls on the same store (the SDK's floor plus the bridge, none of mnem-mcp's code). The SDK client checks "
+        "calls on the same store (the SDK's floor plus the bridge, none of mnem-mcp's tool code). Both bare "
+        "servers use mnem-mcp's stdio transport (`mnem_mcp.stdio`), as mnem-mcp does. The SDK client checks "
         "each result against the tool's output schema. Targets (issue #16): "
         "one-fact calls at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` "
         "with both clients.",
@@ -227,7 +229,7 @@ def main() -> None:
               rows),
         [f"- **{op}, {size:,} facts**: mnem-mcp {t['mnem-mcp'].p50 / t['server-memory'].p50:.2f}x server-memory; "
          f"the SDK's floor plus the bridge alone {t[BRIDGED_NAME].p50 / t['server-memory'].p50:.2f}x, so mnem-mcp's "
-         f"own code adds {t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50:+.2f} ms." for (op, size), t in one_fact.items()],
+         f"own code adds {round(t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50, 2) + 0.0:+.2f} ms." for (op, size), t in one_fact.items()],
     ])
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -134,6 +135,27 @@ READ_ONLY_MESSAGE = (
 )
 
 
+#: How many connections this process has open to each database file, by (device, inode).  SQLite locks
+#: the file with POSIX advisory locks, and closing *any* descriptor of the file in this process drops every
+#: one of them (SQLite's "How To Corrupt An SQLite Database File", 2.2).  Another process then takes itself
+#: for the last connection, checkpoints and deletes the WAL under ours, and what ours commits afterwards is
+#: written to a deleted file: acknowledged, then lost.  So the file is opened outside SQLite
+#: (``_check_header``) only while this process holds no connection to it.
+_connections: dict[tuple[int, int], int] = {}
+_connections_lock = threading.Lock()
+
+
+def _file_key(path: Path) -> tuple[int, int] | None:
+    """The file's (device, inode), or None when it is missing."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreIoError(f"reading {path.name}: {exc.strerror or exc}") from None
+    return info.st_dev, info.st_ino
+
+
 def _check_header(path: Path) -> None:
     """Refuse a file that cannot be a store's database before SQLite opens it.
 
@@ -180,12 +202,18 @@ class Database(Session):
         self._writing = False
         self.memo = {}
         self._version: int | None = None  # the data_version the memo was learnt at (None: learnt in a write)
-        if not create:
-            if not path.exists():
-                raise CorruptStoreError(f"{path.name} is missing from the store")
-            _check_header(path)
-            self.read_only = is_read_only(path.parent) or not os.access(path, os.W_OK)
-        self.conn = self._connect(path)
+        self._file: tuple[int, int] | None = None  # the file's key in ``_connections`` while connected
+        with _connections_lock:
+            if not create:
+                before = _file_key(path)
+                if before is None:
+                    raise CorruptStoreError(f"{path.name} is missing from the store")
+                if not _connections.get(before):  # no connection of ours holds its locks: reading it is safe
+                    _check_header(path)
+                self.read_only = is_read_only(path.parent) or not os.access(path, os.W_OK)
+            self.conn = self._connect(path)
+            self._file = _file_key(path) or (0, 0)  # after connecting: a new database's file exists only now
+            _connections[self._file] = _connections.get(self._file, 0) + 1
         try:
             if create:
                 self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
@@ -204,10 +232,10 @@ class Database(Session):
                 if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self.conn.execute("PRAGMA journal_mode=WAL")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self.conn.close()  # an open connection would keep the -wal file of a store that failed to open
+            self.close()  # an open connection would keep the -wal file of a store that failed to open
             raise _translate(exc) from None
         except BaseException:
-            self.conn.close()
+            self.close()
             raise
 
     def _connect(self, path: Path) -> sqlite3.Connection:
@@ -288,8 +316,17 @@ class Database(Session):
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
 
     def close(self) -> None:
-        """Close the connection."""
-        self.conn.close()
+        """Close the connection (once; a second close does nothing)."""
+        with _connections_lock:
+            if self._file is None:
+                return
+            self.conn.close()
+            left = _connections[self._file] - 1
+            if left:
+                _connections[self._file] = left
+            else:
+                del _connections[self._file]
+            self._file = None
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:

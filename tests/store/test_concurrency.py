@@ -64,3 +64,38 @@ def test_concurrent_stage_and_commit_loses_no_node(store, tmp_path):
     status = run_mnem("--json", "status", cwd=store).json
     assert status["staged"] == []
     assert set(memory) == {f"w{n}-{i}" for n in range(2) for i in range(15)}
+
+
+def test_a_second_open_in_one_process_keeps_the_first_connections_writes(sqlite_store):
+    """Opening a store again in a process that has it open must not drop the first connection's locks.
+
+    SQLite's locks are POSIX locks: closing any descriptor of the database file
+    in the process releases them all.  If opening the store read the file's
+    header through a descriptor of its own, another process closing its
+    connection afterwards would take itself for the last one, checkpoint and
+    delete the WAL under the first connection, and that connection's later
+    commits would be acknowledged and then lost.
+    """
+    from mnem_store import porcelain
+    from mnem_store.objects import MemoryNode
+    from mnem_store.repo import Repo
+
+    def elsewhere(node: str):
+        """A write by another process."""
+        return run_mnem("-C", str(sqlite_store), "--json", "write", "-m", node,
+                        input=json.dumps({"put": [{"id": node, "content": 1}]}))
+
+    with Repo.open(sqlite_store) as first:
+        with first.backend.read():
+            first.head_commit()  # the first connection is set up: its locks and the WAL index are held
+        Repo.open(sqlite_store).close()
+        written = elsewhere("x")
+        assert written.code == 0, written.err  # its process closed its connection as it exited
+        for i in range(5):
+            porcelain.write(first, [MemoryNode(f"kept-{i}", i)], [], f"write {i}", "tester", None)
+        shown = run_mnem("-C", str(sqlite_store), "--json", "show")  # committed: every other process sees them
+        assert {"x", *(f"kept-{i}" for i in range(5))} <= set(shown.json)  # {id: node}
+        written = elsewhere("y")
+        assert written.code == 0, written.err
+    shown = run_mnem("-C", str(sqlite_store), "--json", "show")
+    assert {"x", "y", *(f"kept-{i}" for i in range(5))} <= set(shown.json)

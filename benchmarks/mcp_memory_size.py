@@ -229,7 +229,8 @@ def main() -> None:
               rows),
         [f"- **{op}, {size:,} facts**: mnem-mcp {t['mnem-mcp'].p50 / t['server-memory'].p50:.2f}x server-memory; "
          f"the SDK's floor plus the bridge alone {t[BRIDGED_NAME].p50 / t['server-memory'].p50:.2f}x, so mnem-mcp's "
-         f"own code adds {round(t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50, 2) + 0.0:+.2f} ms." for (op, size), t in one_fact.items()],
+         f"own code adds {round(t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50, 2) + 0.0:+.2f} ms."  # never "-0.00"
+         for (op, size), t in one_fact.items()],
     ])
 
 

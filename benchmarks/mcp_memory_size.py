@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import orjson
 from mcp import Client, StdioServerParameters
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -43,30 +44,37 @@ from benchlib import Samples, table, write_report
 from mcp_calls import BRIDGED, mnem_mcp, ok, on_mnem_mcp_stdio, server_memory
 from rawmcp import RawClient
 
+from mnem_mcp.server import build_server
+
 BIN = Path(sys.executable).parent
 SIZES = (1_000, 10_000)
 
 #: A bare MCPServer whose one async tool answers a prebuilt copy of mnem-mcp's 10k-fact page over
 #: mnem-mcp's stdio transport: the MCP SDK's own cost of sending that answer (its result checks and
-#: serialization), with no store behind it.
+#: serialization), with no store behind it.  Given a second file, it publishes that ``outputSchema``
+#: (mnem-mcp's for ``recall``), which the SDK's client then checks the page against, as it does mnem-mcp's.
 BARE_PAGE = on_mnem_mcp_stdio("""
 import sys
 from pathlib import Path
 
 import orjson
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 
 PAGE = Path(sys.argv[1]).read_bytes()
-server = MCPServer("bare")
 
 
-@server.tool()
 async def recall(limit: int = 100) -> CallToolResult:
     \"\"\"The prebuilt page, as mnem-mcp answers it (compact text and the same JSON structured).\"\"\"
     return CallToolResult(content=[TextContent(type="text", text=PAGE.decode())], structured_content=orjson.loads(PAGE))
 
 
+tool = Tool.from_function(recall, structured_output=False)
+if len(sys.argv) > 2:
+    schema = orjson.loads(Path(sys.argv[2]).read_bytes())
+    tool = tool.model_copy(update={"fn_metadata": tool.fn_metadata.model_copy(update={"output_schema": schema})})
+server = MCPServer("bare", tools=[tool])
 server.run("stdio")
 """)
 WARMUP = 10
@@ -130,8 +138,14 @@ def sample(clients: dict[str, tuple[str, RawClient]], op: str, size: int, count:
 
 async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, Samples]:
     """The whole-memory read through the MCP SDK's ``Client`` (result checked against the output schema)."""
-    params = {"mnem-mcp": ("mnem", mnem_mcp(directory / f"store-{size}", "worker")),
+    store = directory / f"store-{size}"
+    schema = directory / "recall-schema.json"
+    schema.write_bytes(orjson.dumps(next(t for t in await build_server(store).list_tools()
+                                         if t.name == "recall").output_schema))
+    params = {"mnem-mcp": ("mnem", mnem_mcp(store, "worker")),
               BARE_NAME: ("bare", StdioServerParameters(command=sys.executable, args=bare_argv(directory)[1:])),
+              SCHEMA_NAME: ("bare", StdioServerParameters(command=sys.executable,
+                                                          args=[*bare_argv(directory)[1:], str(schema)])),
               "server-memory": ("memory", server_memory(directory / f"memory-{size}.jsonl"))}
     times = {name: Samples() for name in params}
     async with AsyncExitStack() as stack:
@@ -150,6 +164,8 @@ async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, S
 
 
 BARE_NAME = "bare MCPServer sending the same page, prebuilt"
+#: The same, publishing mnem-mcp's ``outputSchema`` for ``recall``: the SDK client's check of that exact schema.
+SCHEMA_NAME = "bare MCPServer sending the same page under mnem-mcp's output schema"
 #: The MCP SDK's floor plus the bridge, none of mnem-mcp's code (``mcp_calls.BRIDGED``), on mnem-mcp's store.
 BRIDGED_NAME = "bare MCPServer making the same bridge call"
 
@@ -166,11 +182,14 @@ def main() -> None:
     args = parser.parse_args()
     rows: list[list[Any]] = []
     one_fact: dict[tuple[str, int], dict[str, Samples]] = {}
+    page_reads: dict[str, dict[str, Samples]] = {}  # client -> the whole-memory read's times
 
     def report(op: str, size: int, client: str, times: dict[str, Samples]) -> None:
         ref = times["server-memory"].p50
         if BRIDGED_NAME in times:
             one_fact[op, size] = times
+        if BARE_NAME in times:
+            page_reads[client] = times
         for name, samples in times.items():
             rows.append([op, f"{size:,}", f"{name}, {client}", len(samples.seconds), f"{samples.p50:.2f}",
                          f"{samples.p90:.2f}", f"{samples.p50 / ref:.2f}x"])
@@ -214,24 +233,46 @@ def main() -> None:
                 report("read the whole memory", size, "SDK client", anyio.run(sdk_whole_reads, directory, size,
                                                                                 args.reads))
     write_report("mcp_memory_size", "MCP calls as memory grows: mnem-mcp next to server-memory at 1k and 10k facts", [
-        f"Both servers hold the same facts. One-fact calls: {args.calls} samples per server after {WARMUP} warm-up "
-        f"calls; the whole-memory read: {args.reads}. Servers alternate call by call. Read one = `recall` of one id "
-        "vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL file, "
-        "never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare Python "
-        "MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer, no store "
-        "behind it). One-fact calls also go to a bare Python MCPServer whose async tools make mnem-mcp's bridge "
-        "calls on the same store (the SDK's floor plus the bridge, none of mnem-mcp's tool code). Both bare "
-        "servers use mnem-mcp's stdio transport (`mnem_mcp.stdio`), as mnem-mcp does. The SDK client checks "
-        "each result against the tool's output schema. Targets (issue #16): "
-        "one-fact calls at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` "
-        "with both clients.",
+        f"Both servers hold the same facts. One-fact calls: {args.calls} samples per server after {WARMUP} warm-up"
+        f" calls; the whole-memory read: {args.reads}. Servers alternate call by call. Read one = `recall` of one "
+        "id vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL "
+        "file, never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare "
+        "Python MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer,"
+        " no store behind it; with the SDK client also one that publishes mnem-mcp's output schema, which the "
+        "client then checks the page against). One-fact calls also go to a bare Python MCPServer whose async "
+        "tools make mnem-mcp's bridge calls on the same store (the SDK's floor plus the bridge, none of mnem-"
+        "mcp's tool code). Both bare servers use mnem-mcp's stdio transport (`mnem_mcp.stdio`), as mnem-mcp does."
+        " The SDK client checks each result against the tool's output schema. Targets (issue #16): one-fact calls"
+        " at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` with both "
+        "clients.",
         table(["operation", "facts", "server and client", "samples", "p50 ms", "p90 ms", "vs server-memory (p50)"],
               rows),
         [f"- **{op}, {size:,} facts**: mnem-mcp {t['mnem-mcp'].p50 / t['server-memory'].p50:.2f}x server-memory; "
          f"the SDK's floor plus the bridge alone {t[BRIDGED_NAME].p50 / t['server-memory'].p50:.2f}x, so mnem-mcp's "
          f"own code adds {round(t['mnem-mcp'].p50 - t[BRIDGED_NAME].p50, 2) + 0.0:+.2f} ms."  # never "-0.00"
          for (op, size), t in one_fact.items()],
+        whole_bounds(page_reads),
     ])
+
+
+def whole_bounds(whole: dict[str, dict[str, Samples]]) -> list[str]:
+    """What bounds the whole-memory read with each client: the same page sent by a bare server."""
+    lines = []
+    for client, t in whole.items():
+        ref = t["server-memory"].p50
+        line = (f"- **read the whole memory, {client}** (target ≤ 1.5x `read_graph`): mnem-mcp "
+                f"{t['mnem-mcp'].p50 / ref:.2f}x; a bare MCPServer sending the same page prebuilt "
+                f"{t[BARE_NAME].p50 / ref:.2f}x")
+        if SCHEMA_NAME in t:
+            line += (f", and under mnem-mcp's output schema {t[SCHEMA_NAME].p50 / ref:.2f}x: the client's check of "
+                     f"that schema costs {t[SCHEMA_NAME].p50 - t[BARE_NAME].p50:.0f} ms, and mnem-mcp's whole read "
+                     f"differs from merely sending that page under that schema by "
+                     f"{round(t['mnem-mcp'].p50 - t[SCHEMA_NAME].p50) + 0:+.0f} ms.")
+        else:
+            line += (f"; mnem-mcp's whole read differs from merely sending that page by "
+                     f"{round(t['mnem-mcp'].p50 - t[BARE_NAME].p50) + 0:+.0f} ms.")
+        lines.append(line)
+    return lines
 
 
 if __name__ == "__main__":

@@ -3,12 +3,15 @@
 import os
 import shutil
 import subprocess
+import threading
 import time
 from pathlib import Path
 
 import orjson
 import pytest
 from conftest import MNEM, run_mnem
+
+from mnem_store.cli.commands.serve import _Linger
 
 
 class Worker:
@@ -173,3 +176,33 @@ def test_a_worker_polls_for_quick_requests_only(tmp_path, monkeypatch):
         assert cpu_seconds(w.proc.pid) - start < 0.2
     finally:
         w.close()
+
+
+def test_a_worker_polls_through_the_longer_pause_of_a_client_s_rhythm():
+    """A client that pauses a little longer every few requests still finds the worker polling, not asleep.
+
+    Three quick requests then one after a longer pause (a get loop with a
+    little work between rounds): polling for twice the *last* pause alone
+    would end just before each longer pause did, so that request would pay a
+    wake-up every round.  The worker polls for twice the longest of its
+    recent pauses, and once it has seen that pause is still polling when
+    such a request comes.
+    """
+    requests, client = os.pipe()
+    linger = _Linger(requests, budget=0.2)
+    try:
+        waited = []
+        for _ in range(3):
+            for pause in (0.0005, 0.0005, 0.0005, 0.02):
+                arrival = threading.Timer(pause, os.write, (client, b"\n"))
+                arrival.start()
+                start = time.perf_counter()
+                linger.answered()
+                waited.append(time.perf_counter() - start)
+                arrival.join()
+                assert os.read(requests, 1) == b"\n"
+                linger.received()
+        assert min(waited[7::4]) >= 0.015  # once seen, each longer pause is polled through, up to its request
+    finally:
+        os.close(requests)
+        os.close(client)

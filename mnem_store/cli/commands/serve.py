@@ -17,8 +17,8 @@ pipe as they are, not escaped into a string and parsed out of it again
 (for a 10k-fact page, 2.4 MB each way).
 
 After each answer the worker polls for the next request for a moment
-before it sleeps, while requests keep coming quickly: twice as long as the
-client took last time, at most half of ``MNEM_SPIN_US`` (250 us by
+before it sleeps, while requests keep coming quickly: twice the longest of
+the client's last few pauses, at most half of ``MNEM_SPIN_US`` (250 us by
 default, the bridge's own budget for an answer).  On a virtual machine,
 waking a process that sleeps on another CPU costs 50-60 us, more than a
 read's whole work in the engine.  A client slower than that between calls
@@ -36,6 +36,7 @@ import os
 import select
 import sys
 import time
+from collections import deque
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -153,16 +154,22 @@ def prepare() -> tuple[ParseCache, StoreCache]:
 class _Linger:
     """Polls for the next request after each answer, for about as long as the client has been taking (module doc).
 
-    After a request caught by polling, the next poll lasts twice that
-    request's delay, at most ``budget``.  One that came later than a whole
-    budget's poll counts as a miss; after ``MISSES`` in a row the worker
-    sleeps at once, and polls again (a full budget) only every ``PROBE``
-    answers, to notice a client that has become quick: how late a request
-    comes when the worker slept cannot tell, since it includes the wake-up.
+    After a request caught by polling, the next poll lasts twice the longest
+    of the client's last ``RECENT`` pauses, at most ``budget``.  A client
+    whose pauses vary (three quick gets, then a little work of its own, then
+    another get) is thus polled for through its longer pause, where twice
+    the last pause alone would end just before it, every round.  A pause the
+    worker slept through counts too, with the wake-up in it: a little longer
+    than it was, which only lengthens the next polls a little.  A request
+    that came later than a whole budget's poll counts as a miss; after
+    ``MISSES`` in a row the worker sleeps at once, and polls again (a full
+    budget) only every ``PROBE`` answers, to notice a client that has
+    become quick.
     """
 
     MISSES = 3
     PROBE = 8
+    RECENT = 8
 
     def __init__(self, fd: int, budget: float) -> None:
         self._budget = budget
@@ -173,6 +180,7 @@ class _Linger:
         self._misses = 0
         self._slept = 0  # answers since polling stopped
         self._since: float | None = None  # when the last answer went out
+        self._pauses: deque[float] = deque(maxlen=self.RECENT)  # from each recent answer to the next request
 
     def answered(self) -> None:
         """An answer went out: poll for the next request for the current window."""
@@ -191,8 +199,9 @@ class _Linger:
         """A request came in: set the window for after its answer."""
         if self._since is None:  # the first request: no answer before it
             return
+        self._pauses.append(time.perf_counter() - self._since)
         if self._caught:
-            self._window, self._misses = min(self._budget, 2 * (time.perf_counter() - self._since)), 0
+            self._window, self._misses = min(self._budget, 2 * max(self._pauses)), 0
         elif self._window:  # polled for it in vain
             self._misses += 1
             self._window, self._slept = (0.0, 0) if self._misses >= self.MISSES else (self._budget, 0)

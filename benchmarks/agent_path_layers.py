@@ -21,7 +21,7 @@ layer it crosses, from the outside in:
 * the engine alone: the porcelain call the command makes.
 
 Each row's difference from the row below is that layer's cost.  Layers are
-interleaved call by call after warm-up.  Writes are durable at every layer
+interleaved call by call after warm-up, in a new (seeded) order each round.  Writes are durable at every layer
 that writes (SQLite ``synchronous=FULL``); server-memory never syncs.
 
 Usage: ``python benchmarks/agent_path_layers.py [--calls N]``; writes
@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import random
 import sqlite3
 import sys
 import tempfile
@@ -118,11 +119,21 @@ def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
 
 
 def interleaved(layers: dict[str, Layer], calls: int) -> dict[str, Samples]:
-    """``calls`` timed calls per layer after warm-up, the layers taking turns (order alternating)."""
+    """``calls`` timed calls per layer after warm-up, the layers taking turns in a new order each round.
+
+    A fixed order (even one that alternates) would give each layer the same
+    neighbours every time.  Layers that share the bridge's worker would then
+    see the same pause before each of their calls, and a pause longer than
+    the worker's polling budget always wakes it: one layer would pay every
+    wake-up, and the next one none.  A shuffled order (seeded, so that runs
+    compare) gives every layer the same mix of pauses.
+    """
     times = {name: Samples() for name in layers}
     names = list(layers)
+    turns = random.Random(0)
     for i in range(WARMUP + calls):
-        for name in names if i % 2 else names[::-1]:
+        turns.shuffle(names)
+        for name in names:
             start = time.perf_counter()
             result = layers[name](i)
             if isinstance(result, Awaitable):
@@ -318,12 +329,13 @@ def main() -> None:
         waits = polling(Path(tmp), args.calls)
     write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
         f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
-        f"{WARMUP} warm-up calls, layers interleaved call by call. Each row is the whole call at that layer; the "
-        "ratio is against the first row of its group (server-memory for MCP, SqliteStore for LangGraph). The bare "
-        "MCPServer rows are the MCP SDK's own floor: an async tool that returns at once, with no store, over the "
-        "SDK's stdio transport (its reads and writes on worker threads) and over mnem-mcp's (`mnem_mcp.stdio`: "
-        "the pipes awaited on the event loop). The third is the latter plus the bridge: its async tool makes "
-        "mnem-mcp's bridge call through `mnem_bridge.run_inline` and answers plain text, with none of mnem-mcp's "
+        f"{WARMUP} warm-up calls, layers interleaved call by call in a new (seeded) order each round. Each row is "
+        "the whole call at that layer; the ratio is against the first row of its group (server-memory for MCP, "
+        "SqliteStore for LangGraph). The bare MCPServer rows are the MCP SDK's own floor: an async tool that "
+        "returns at once, with no store, over the SDK's stdio transport (its reads and writes on worker threads) "
+        "and over mnem-mcp's (`mnem_mcp.stdio`: the pipes awaited on the event loop). The third is the latter plus "
+        "the bridge: its async tool makes mnem-mcp's bridge call through `mnem_bridge.run_inline` and answers "
+        "plain text, with none of mnem-mcp's "
         "own tool code.",
         table(["call", "layer", "p50 ms", "p99 ms", "vs the group's first row (p50)"], rows),
         "### What bounds each target",

@@ -30,11 +30,13 @@ Two ways to get there, chosen by how many nodes are asked for:
   once; nodes a commit did not touch move on as one set, so the cost
   follows the commits and their changes, not nodes times commits.
 
-What the walk reads about a commit (its parents, time and change set), and
-the time of the value a node was born with there, are fixed by the commit's
-id, which hashes its content, so they are kept in a bounded process-wide
-cache: a long-lived ``mnem serve`` worker answers repeated reads of a long
-history without decoding it again.
+What the walk reads about a commit (its parents, time and change set), the
+time of the value a node was born with there, and a node's two stamps at a
+commit (asked for by id) are fixed by the commit's id, which hashes its
+content, so they are kept in a bounded process-wide cache: a long-lived
+``mnem serve`` worker answers repeated reads of a long history without
+decoding it again, and a get of an item it has stamped before at HEAD's
+commit reads only the item.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from __future__ import annotations
 import heapq
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
+from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from .blame import find_blame
@@ -194,15 +197,29 @@ def node_stamps(
 def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
     out = {}
     for node_id in ids:
-        change = repo.change_at(start, node_id)  # where blame and the birth walk both start: read once
-        if change is None:
-            continue
-        blame = find_blame(repo, node_id, start, graph, change)
-        if blame is not None:
-            birth = _birth(repo, graph, change, node_id)
-            created = blame.time if birth == blame.commit else _birth_time(repo, graph, birth, node_id)
-            out[node_id] = Stamped(blame.node, created, blame.time)
+        found = _cached(("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        if found is not None:
+            raw, created, updated = found
+            out[node_id] = Stamped(repo.node(raw), created, updated)
     return out
+
+
+def _stamp(repo: Repo, graph: Graph, start: bytes, node_id: str) -> tuple[bytes, int, int] | None:
+    """``(object id, created, updated)`` of ``node_id`` at commit ``start``, or None where it is absent.
+
+    Fixed by the commit's id, like the walk's facts, so ``_some`` keeps it:
+    a worker answering gets of the same items on a quiet store reads only
+    each node's object, not its history again.
+    """
+    change = repo.change_at(start, node_id)  # where blame and the birth walk both start: read once
+    if change is None or change[1] is None:
+        return None
+    blame = find_blame(repo, node_id, start, graph, change)
+    if blame is None:
+        return None
+    birth = _birth(repo, graph, change, node_id)
+    created = blame.time if birth == blame.commit else _birth_time(repo, graph, birth, node_id)
+    return change[1], created, blame.time
 
 
 def _birth(repo: Repo, graph: Graph, change: tuple[bytes, bytes | None, str], node_id: str) -> bytes:

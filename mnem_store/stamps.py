@@ -28,15 +28,19 @@ Two ways to get there, chosen by how many nodes are asked for:
 * every node (a search or a listing): one walk over the history that moves
   all nodes together, commit by commit, reading each commit's change set
   once; nodes a commit did not touch move on as one set, so the cost
-  follows the commits and their changes, not nodes times commits.
+  follows the commits and their changes, not nodes times commits.  Its
+  answer is kept (the last few), and the answer for a commit whose first
+  parent's is kept is derived from it: the nodes the commit did not change
+  keep their stamps, and only the changed ones are probed as above.
 
 What the walk reads about a commit (its parents, time and change set), the
 time of the value a node was born with there, and a node's two stamps at a
 commit (asked for by id) are fixed by the commit's id, which hashes its
 content, so they are kept in a bounded process-wide cache: a long-lived
 ``mnem serve`` worker answers repeated reads of a long history without
-decoding it again, and a get of an item it has stamped before at HEAD's
-commit reads only the item.
+decoding it again, a get of an item it has stamped before at HEAD's
+commit reads only the item, and a search after a write costs the write's
+changes.
 """
 
 from __future__ import annotations
@@ -253,6 +257,63 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
 
 
 def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
+    stamps = _all_stamps(repo, graph, start, prefixes)
+    repo.objects.prefetch(raw for raw, _, _ in stamps.values())
+    return {node_id: Stamped(repo.node(raw), created, updated) for node_id, (raw, created, updated) in stamps.items()}
+
+
+#: ``(object id, created, updated)`` per node id.
+_Stamps = dict[str, tuple[bytes, int, int]]
+
+#: Whole answers (every node, or every node under some prefixes, at one commit) one process keeps to derive the
+#: next commit's from; each is a few dozen bytes per node.
+RESULTS_SIZE = 4
+
+_results: OrderedDict[tuple[bytes, tuple[str, ...] | None], _Stamps] = OrderedDict()
+
+
+def _all_stamps(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None) -> _Stamps:
+    """The stamps of every node at ``start`` (under ``prefixes``), in node-id order.
+
+    A commit's nodes that its change set does not name hold the same object
+    as in its first parent, so both walks step from it to that parent and
+    their stamps are the parent's.  When the first parent's answer is still
+    kept, only the changed nodes are stamped anew (``_stamp``, by probes):
+    a search after a write costs the write's changes, not the history's
+    walk.  Otherwise the history is walked.
+    """
+    key = (start, None if prefixes is None else tuple(sorted(set(prefixes))))
+    found = _results.get(key)
+    if found is not None:
+        _results.move_to_end(key)
+        return found
+    parents, _, changes = _facts(graph, start)
+    base = _results.get((parents[0], key[1])) if parents else None
+    found = _walked(repo, graph, start, prefixes) if base is None else _derived(repo, graph, start, base, changes,
+                                                                                 prefixes)
+    _results[key] = found
+    if len(_results) > RESULTS_SIZE:
+        _results.popitem(last=False)
+    return found
+
+
+def _derived(
+    repo: Repo, graph: Graph, start: bytes, base: _Stamps, changes: dict[str, str], prefixes: tuple[str, ...] | None,
+) -> _Stamps:
+    """``start``'s stamps from its first parent's (``base``) and its change set against that parent."""
+    found = dict(base)
+    for node_id in changes:
+        if prefixes is not None and not node_id.startswith(prefixes):
+            continue
+        found.pop(node_id, None)
+        stamp = _cached(("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        if stamp is not None:  # None: removed here
+            found[node_id] = stamp
+    return dict(sorted(found.items()))
+
+
+def _walked(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None) -> _Stamps:
+    """``start``'s stamps by the two walks over the history (``_walk``)."""
     targets = repo.commit_nodes(start) if prefixes is None else repo.commit_nodes_under(start, prefixes)
     written = _walk(graph, start, targets, presence=False)
     born = _walk(graph, start, targets, presence=True)
@@ -263,5 +324,5 @@ def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | Non
         updated = _blame_time(node, _facts(graph, written[node_id]).time)
         birth = born[node_id]
         created = updated if birth == written[node_id] else _birth_time(repo, graph, birth, node_id)
-        out[node_id] = Stamped(node, created, updated)
+        out[node_id] = (targets[node_id], created, updated)
     return out

@@ -1,17 +1,18 @@
 """``mnem stamps``: created/updated times for many nodes in one invocation.
 
 The CLI tests pin the JSON shape and the linear-history semantics; the
-property test builds random histories with merges (and clocks that run
-backwards) in process and checks both ways of answering (the one-pass walk
-for every node, the per-node probes for given ids) against a naive per-node
-walk that loads every parent's state, so both shortcuts are proved
-equivalent to blame's rule.
+property tests build random histories with merges (and clocks that run
+backwards) in process and check every way of answering (the one-pass walk
+for every node, the per-node probes for given ids, and a commit's answer
+derived from its first parent's) against a naive per-node walk that loads
+every parent's state, so each shortcut is proved equivalent to blame's rule.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from conftest import open_repo, run_mnem
@@ -173,7 +174,17 @@ def naive_time(repo: Repo, commit: bytes, node_id: str) -> int:
     return node.event_time if node.event_time is not None else repo.commit_obj(commit).time
 
 
-def build(repo: Repo, steps) -> None:
+def naive_stamps(repo: Repo, commit: bytes) -> dict[str, tuple[int, int]]:
+    """``{node id: (created, updated)}`` at ``commit`` by the naive walks."""
+    return {
+        node_id: (naive_time(repo, naive_stop(repo, commit, node_id, True), node_id),
+                  naive_time(repo, naive_stop(repo, commit, node_id, False), node_id))
+        for node_id in sorted(repo.commit_nodes(commit))
+    }
+
+
+def build(repo: Repo, steps, after: Callable[[Repo, str], None] | None = None) -> None:
+    """The history ``steps`` describe; ``after(repo, branch)`` runs after each step that moved ``branch``."""
     porcelain.write(repo, [MemoryNode("a", 0)], [], "root", "t", 500)
     for branch in ("x", "y"):
         porcelain.branch_create(repo, branch)
@@ -184,6 +195,8 @@ def build(repo: Repo, steps) -> None:
             puts = [MemoryNode(i, v, event_time=event_time) for i, v in changes.items() if v is not None]
             deletes = [i for i, v in changes.items() if v is None]
             porcelain.write(repo, puts, deletes, "w", "t", time, skip_missing=True)
+            if after is not None:
+                after(repo, branch)
         else:
             other, picks, time = rest
             if other == branch:
@@ -198,6 +211,8 @@ def build(repo: Repo, steps) -> None:
                 return chosen
 
             merge(repo, branch, repo.branch_tip(other), time, pick)
+            if after is not None:
+                after(repo, branch)
 
 
 @settings(max_examples=60, deadline=None)
@@ -215,14 +230,35 @@ def test_one_pass_matches_the_naive_per_node_walk(steps):
                 for prefix in ("a", "b", "zz"):  # a prefix's walk follows only its nodes, with the same answers
                     assert node_stamps(repo, tip, prefixes=[prefix]) == {
                         n: s for n, s in walked.items() if n.startswith(prefix)}
-                got = walked
-                expected = {}
-                for node_id in sorted(repo.commit_nodes(tip)):
-                    born = naive_stop(repo, tip, node_id, True)
-                    written = naive_stop(repo, tip, node_id, False)
-                    expected[node_id] = (naive_time(repo, born, node_id), naive_time(repo, written, node_id))
-                assert {n: (s.created, s.updated) for n, s in got.items()} == expected
-                assert all(find_blame(repo, n, tip).time == s.updated for n, s in got.items())
-                assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in got.items())
+                assert {n: (s.created, s.updated) for n, s in walked.items()} == naive_stamps(repo, tip)
+                assert all(find_blame(repo, n, tip).time == s.updated for n, s in walked.items())
+                assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in walked.items())
+        finally:
+            repo.close()
+
+
+def check_derived(repo: Repo, branch: str) -> None:
+    """The new tip's answer, derived from its first parent's (stamped just before), is the naive walk's."""
+    tip = repo.branch_tip(branch)
+    parents = repo.commit_obj(tip).parents
+    if not parents:
+        return
+    expected = naive_stamps(repo, tip)
+    for prefixes in (None, ["a", "c"]):
+        node_stamps(repo, parents[0], prefixes=prefixes)  # kept, so the tip's is derived from it
+        got = node_stamps(repo, tip, prefixes=prefixes)
+        assert {n: (s.created, s.updated) for n, s in got.items()} == {
+            n: t for n, t in expected.items() if prefixes is None or n.startswith(tuple(prefixes))}
+        assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in got.items())
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(step, max_size=14))
+def test_a_commit_s_answer_derived_from_its_parent_s_matches_the_naive_walk(steps):
+    """Stamping each new commit after its parent, as a worker does while an agent writes and searches."""
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Repo.init(Path(tmp))
+        try:
+            build(repo, steps, after=check_derived)
         finally:
             repo.close()

@@ -13,6 +13,17 @@ lock not granted within the busy timeout fails with ``busy``.
 Every transaction first points ``search_path`` at its store's schema, so
 the shared statements name bare tables and a pooled connection can serve
 any store in its database.
+
+The memo outlives a read when nothing changed the database since, as
+SQLite's does: a read's first round trip also asks for its snapshot
+(``pg_current_snapshot()``: which transactions had committed, and which
+were still running), and two reads with the same snapshot see the same
+data, since no transaction's outcome changed in between.  A read that finds
+the snapshot it learnt the memo under keeps it (HEAD's commit row, its
+lanes, node names, objects), so a worker reading a quiet store sends only
+what each read is about: a recall of one node is three round trips, not
+ten.  Any write anywhere in the cluster (ours included) takes a transaction
+id and so changes the snapshot: the memo is then dropped, never trusted.
 """
 
 from __future__ import annotations
@@ -30,6 +41,7 @@ from psycopg import sql
 from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
 from ..location import StoreUrl
 from ..sql import Rows, Session
+from ..sql.session import BRIEF, MEMO_LIMIT
 from .connect import Connections, busy_timeout_s
 
 __all__ = ["PgSession", "translate"]
@@ -83,6 +95,7 @@ class PgSession(Session):
     """One store's view of its connections: the open transaction, if any, and the store's schema."""
 
     row_lock = " FOR UPDATE"
+    lasting_memo = True
 
     def __init__(self, url: StoreUrl, connections: Connections) -> None:
         self.url = url
@@ -90,6 +103,7 @@ class PgSession(Session):
         self._conn: psycopg.Connection[Any] | None = None
         self._writing = False
         self.memo = {}
+        self._snapshot: str | None = None  # the snapshot the memo was learnt at (None: learnt in a write)
         self._schema = sql.Identifier(url.schema)
 
     @property
@@ -146,16 +160,26 @@ class PgSession(Session):
 
     # ---------------------------------------------------------- transactions
     def _begin(self, conn: psycopg.Connection[Any], write: bool) -> None:
-        self.memo.clear()
+        """Begin, in one round trip; a read also learns its snapshot, and keeps the memo if that is unchanged."""
         if write:
+            self.memo.clear()
+            self._snapshot = None
             timeout = f"{int(busy_timeout_s() * 1000)}ms"
             conn.execute(sql.SQL(
                 "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL search_path TO {}; SET LOCAL lock_timeout = {}"
             ).format(self._schema, sql.Literal(timeout)))
-        else:
-            conn.execute(sql.SQL(
-                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}"
-            ).format(self._schema))
+            return
+        cursor = conn.execute(sql.SQL(
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}; "
+            "SELECT pg_current_snapshot()::text"
+        ).format(self._schema))
+        while cursor.nextset():  # to the last statement's result
+            pass
+        row = cursor.fetchone()
+        snapshot = None if row is None else str(row[0])
+        if snapshot is None or snapshot != self._snapshot or len(self.memo) > MEMO_LIMIT:
+            self.memo.clear()
+            self._snapshot = snapshot
 
     def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
         """A connection with the transaction begun, held open by ``held``.
@@ -213,6 +237,15 @@ class PgSession(Session):
             raise translate(exc, self.url) from None
         finally:
             self._conn, self._writing = None, False
+            self._forget(write)
+
+    def _forget(self, write: bool) -> None:
+        """At a transaction's end, what its memo may not keep: all of a write's, a read's large objects."""
+        if write:
+            self.memo.clear()  # learnt in a write: the next read starts afresh anyway
+            return
+        for key in self.memo.pop(BRIEF, ()):
+            self.memo.pop(key, None)
 
     @staticmethod
     def _rollback(conn: psycopg.Connection[Any]) -> None:

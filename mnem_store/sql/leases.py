@@ -52,7 +52,7 @@ class SqlLeases(Leases):
     def of(self, branch: str, ids: Iterable[str] | None = None) -> dict[str, int]:
         """Expiry by node id, for the ids asked (or every row of the branch).
 
-        Where the memo outlives reads (SQLite), whether the branch has any
+        Where the memo outlives reads, whether the branch has any
         lease is learnt once and remembered: most stores hold none, and a
         read of a few nodes then asks nothing.
         """

@@ -41,6 +41,9 @@ class Rows(Protocol):
 #: The memo's list of keys to forget when the transaction that learnt them ends (``remember_briefly``).
 BRIEF = "brief"
 
+#: Entries a lasting memo may hold between reads before it is emptied (rows, ids and a few decoded values).
+MEMO_LIMIT = 20_000
+
 
 class Session(ABC):
     """One store's database connection, as ``mnem_store.sql`` sees it.
@@ -50,12 +53,12 @@ class Session(ABC):
     that a write asks the database for each once: a round trip to a server
     costs far more than a lookup in SQLite's page cache.  Implementations
     clear it whenever an outermost transaction begins, unless they can tell
-    that nothing changed the database since it was learnt (SQLite can).
+    that nothing changed the database since it was learnt (both backends can).
     """
 
     memo: dict[Any, Any]
 
-    #: Whether the memo outlives transactions while the database is unchanged (SQLite's does): only then is a
+    #: Whether the memo outlives transactions while the database is unchanged (both backends'): only then is a
     #: fact worth a statement of its own to learn once for the reads after it.
     lasting_memo = False
 

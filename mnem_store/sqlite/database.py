@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
-from ..sql.session import BRIEF
+from ..sql.session import BRIEF, MEMO_LIMIT
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
 
@@ -38,8 +38,6 @@ DB_FILE = "store.sqlite3"
 #: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
 SCHEMA_VERSION = 4
 DEFAULT_BUSY_TIMEOUT_MS = 10_000
-#: Entries the memo may hold between reads before it is emptied (rows, ids and a few decoded values).
-MEMO_LIMIT = 20_000
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
 #: a quarter of a young store on empty space; large snapshots just overflow

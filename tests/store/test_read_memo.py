@@ -1,12 +1,13 @@
 """A store kept open between reads (a worker's) answers every read as a newly opened one would.
 
-SQLite stores keep what reads learnt (HEAD, its commit's row and lanes,
-node names, objects, whether a branch has leases) from one read to the
-next while ``PRAGMA data_version`` says no other connection committed
-(``sqlite/database.py``).  Here two open stores on one folder take random
-turns writing (some with a TTL lease, some refused and rolled back),
-moving HEAD and reading, and every read is compared with the same read
-through a store opened just for it, which remembers nothing.
+Open stores keep what reads learnt (HEAD, its commit's row and lanes, node
+names, objects, whether a branch has leases) from one read to the next
+while the database says nothing changed: SQLite's ``PRAGMA data_version``
+(``sqlite/database.py``), PostgreSQL's snapshot (``postgres/session.py``).
+Here two open stores take random turns writing (some with a TTL lease,
+some refused and rolled back), moving HEAD and reading, and every read is
+compared with the same read through a store opened just for it, which
+remembers nothing; on both backends.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import BACKENDS, init_repo, open_repo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -47,15 +49,16 @@ def seen(repo: Repo) -> tuple:
     )
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=40, deadline=None)
 @given(st.lists(turn, max_size=25))
-def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(turns):
+def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(backend, turns):
     with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        with Repo.init(root) as first:
+        root = Path(tmp) / "store"
+        with init_repo(root, backend) as first:
             porcelain.write(first, [MemoryNode("a", 0)], [], "root", "t", 1)
             porcelain.branch_create(first, "side")
-        stores = [Repo.open(root), Repo.open(root)]
+        stores = [open_repo(root), open_repo(root)]
         try:
             clock = 2
             for kind, who, *rest in turns:
@@ -71,7 +74,7 @@ def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(turns):
                 elif kind == "refused":  # a write that fails after storing its node: rolled back whole
                     with pytest.raises(MnemError):
                         porcelain.write(store, [MemoryNode(rest[0], 99)], ["ghost"], "w", "t", clock + 1)
-                with Repo.open(root) as fresh:
+                with open_repo(root) as fresh:
                     expected = seen(fresh)
                 assert seen(stores[0]) == expected
                 assert seen(stores[1]) == expected
@@ -90,3 +93,26 @@ def test_a_large_value_read_is_not_kept_between_reads(tmp_path):
         assert stamped["big"].node.content == big
         kept = [value for key, value in repo.backend.session.memo.items() if key[0] == "object"]
         assert kept and all(len(data or b"") < (1 << 20) for _, _, data in kept)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_repeated_read_of_a_quiet_store_asks_the_database_nothing_new(tmp_path, backend, monkeypatch):
+    """What makes a worker's reads cheap: a read that changes nothing for the next asks nothing again.
+
+    Once another connection has written, the next read asks again, and sees the write.
+    """
+    root = tmp_path / "store"
+    with init_repo(root, backend) as repo:
+        porcelain.write(repo, [MemoryNode("a", 1)], [], "w", "t", 1)
+    with open_repo(root) as reader, open_repo(root) as writer:
+        assert porcelain.stamps(reader, ids=["a"])["a"].node.content == 1
+        session = reader.backend.session
+        asked: list[str] = []
+        execute = session.execute
+        monkeypatch.setattr(session, "execute", lambda statement, *params: asked.append(statement) or execute(
+            statement, *params))
+        assert porcelain.stamps(reader, ids=["a"])["a"].node.content == 1
+        assert asked == []
+        porcelain.write(writer, [MemoryNode("a", 2)], [], "w", "t", 2)
+        assert porcelain.stamps(reader, ids=["a"])["a"].node.content == 2
+        assert asked

@@ -144,8 +144,15 @@ class SqlBackend(Backend):
         return sorted(db.node_id(row[0]) for row in db.execute("SELECT node_id FROM tombstones"))
 
     def staged_node(self, node_id: str) -> tuple[bool, bytes | None]:
-        """Staged wins over a tombstone."""
+        """Staged wins over a tombstone.
+
+        Where the memo outlives reads, whether anything is staged at all is
+        learnt once and remembered: agents write without staging, and a read
+        of working memory then asks nothing about it.
+        """
         db = self._staging()
+        if db.lasting_memo and not db.writing and not self._anything_staged():
+            return False, None
         name = db.node_name(node_id)
         row = db.execute(  # one round trip for both tables: a staged object, else a tombstone's NULL
             """SELECT 0 AS rank, object FROM staging WHERE node_id = ?
@@ -153,6 +160,14 @@ class SqlBackend(Backend):
             (name, name),
         ).fetchone()
         return (True, row[1]) if row is not None else (False, None)
+
+    def _anything_staged(self) -> bool:
+        """Whether staging holds an add or a tombstone (remembered for the reads that follow, while nothing changes)."""
+        found: bool | None = self.session.memo.get("staged")
+        if found is None:
+            row = self.session.execute("SELECT 1 FROM staging UNION ALL SELECT 1 FROM tombstones LIMIT 1").fetchone()
+            found = self.session.memo["staged"] = row is not None
+        return found
 
     def stage(self, node_id: str, raw: bytes) -> None:
         """Stage an add and lift a tombstone."""

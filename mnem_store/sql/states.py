@@ -280,7 +280,20 @@ class SqlStateStore(ChangeIndex):
         touched it (the node was never in memory there).  One probe per lane
         segment; the ids and the kind come with the probe, since callers go on
         to read them (the kind says whether the first parent held the node).
+        A read remembers the answer in the memo: a worker reading the same
+        node at the same commit asks once while the store is unchanged.
         """
+        db = self.db
+        if db.writing:
+            return self._probe_last_change(commit_key, node_id)
+        key = ("last_change", commit_key, node_id)
+        if key not in db.memo:
+            db.memo[key] = self._probe_last_change(commit_key, node_id)
+        found: tuple[bytes, bytes | None, str] | None = db.memo[key]
+        return found
+
+    def _probe_last_change(self, commit_key: int, node_id: str) -> tuple[bytes, bytes | None, str] | None:
+        """``last_change`` asked of the database."""
         db = self.db
         name = self._name_key(node_id)
         if name is None:

@@ -13,6 +13,7 @@ remembers nothing; on both backends.
 from __future__ import annotations
 
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 import pytest
@@ -34,14 +35,17 @@ turn = st.one_of(
     st.tuples(st.just("checkout"), st.integers(0, 1), st.sampled_from(["main", "side"])),
     st.tuples(st.just("read"), st.integers(0, 1)),
     st.tuples(st.just("refused"), st.integers(0, 1), st.sampled_from(IDS)),
+    st.tuples(st.just("stage"), st.integers(0, 1), st.sampled_from(IDS), st.integers(0, 3) | st.none()),
+    st.tuples(st.just("commit"), st.integers(0, 1)),
 )
 
 
 def seen(repo: Repo) -> tuple:
-    """What a reader sees: HEAD, each node's value and times, the ids, the log."""
+    """What a reader sees: HEAD, each node's value and times, working memory (staging included), the ids, the log."""
     stamped = porcelain.stamps(repo, ids=IDS, live=repo.head().branch is not None)
     return (
         repo.head(),
+        {node_id: porcelain.show_node(repo, node_id) for node_id in IDS},
         {node_id: (entry.node.content, entry.created, entry.updated, entry.expires)
          for node_id, entry in stamped.items()},
         porcelain.ls(repo),
@@ -70,7 +74,19 @@ def test_reads_of_stores_kept_open_match_a_store_opened_for_each_read(backend, t
                     porcelain.write(store, puts, [node_id] if value is None else [], "w", "t", clock,
                                     skip_missing=True, ttls={node_id: LEASE} if leased and puts else None)
                 elif kind == "checkout":
-                    porcelain.checkout(store, rest[0])
+                    with suppress(MnemError):  # refused while changes are staged
+                        porcelain.checkout(store, rest[0])
+                elif kind == "stage":  # an add, or a removal (a tombstone)
+                    node_id, value = rest
+                    if value is None:
+                        with suppress(MnemError):  # not in memory: nothing to remove
+                            porcelain.rm(store, node_id)
+                    else:
+                        porcelain.add(store, MemoryNode(node_id, value))
+                elif kind == "commit":
+                    clock += 1
+                    with suppress(MnemError):  # nothing staged, or a detached HEAD
+                        porcelain.commit(store, "c", "t", clock)
                 elif kind == "refused":  # a write that fails after storing its node: rolled back whole
                     with pytest.raises(MnemError):
                         porcelain.write(store, [MemoryNode(rest[0], 99)], ["ghost"], "w", "t", clock + 1)

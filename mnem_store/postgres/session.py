@@ -20,9 +20,10 @@ SQLite's does: a read's first round trip also asks for its snapshot
 were still running), and two reads with the same snapshot see the same
 data, since no transaction's outcome changed in between.  A read that finds
 the snapshot it learnt the memo under keeps it (HEAD's commit row, its
-lanes, node names, objects), so a worker reading a quiet store sends only
-what each read is about: a recall of one node is three round trips, not
-ten.  Any write anywhere in the cluster (ours included) takes a transaction
+lanes, node names, objects, each node's last change, whether anything is
+staged), so a worker reading a quiet store sends only what each read is
+about: a repeated recall of one node is ``BEGIN`` and ``COMMIT``, two round
+trips, not ten.  Any write anywhere in the cluster (ours included) takes a transaction
 id and so changes the snapshot: the memo is then dropped, never trusted.
 """
 

@@ -218,23 +218,19 @@ def build(repo: Repo, steps, after: Callable[[Repo, str], None] | None = None) -
 @settings(max_examples=60, deadline=None)
 @given(st.lists(step, max_size=14))
 def test_one_pass_matches_the_naive_per_node_walk(steps):
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = Repo.init(Path(tmp))
-        try:
-            build(repo, steps)
-            for branch in ("main", "x", "y"):
-                tip = repo.branch_tip(branch)
-                walked = node_stamps(repo, tip)
-                probed = node_stamps(repo, tip, [*repo.commit_nodes(tip), "absent"])
-                assert walked == probed
-                for prefix in ("a", "b", "zz"):  # a prefix's walk follows only its nodes, with the same answers
-                    assert node_stamps(repo, tip, prefixes=[prefix]) == {
-                        n: s for n, s in walked.items() if n.startswith(prefix)}
-                assert {n: (s.created, s.updated) for n, s in walked.items()} == naive_stamps(repo, tip)
-                assert all(find_blame(repo, n, tip).time == s.updated for n, s in walked.items())
-                assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in walked.items())
-        finally:
-            repo.close()
+    with tempfile.TemporaryDirectory() as tmp, Repo.init(Path(tmp)) as repo:
+        build(repo, steps)
+        for branch in ("main", "x", "y"):
+            tip = repo.branch_tip(branch)
+            walked = node_stamps(repo, tip)
+            probed = node_stamps(repo, tip, [*repo.commit_nodes(tip), "absent"])
+            assert walked == probed
+            for prefix in ("a", "b", "zz"):  # a prefix's walk follows only its nodes, with the same answers
+                assert node_stamps(repo, tip, prefixes=[prefix]) == {
+                    n: s for n, s in walked.items() if n.startswith(prefix)}
+            assert {n: (s.created, s.updated) for n, s in walked.items()} == naive_stamps(repo, tip)
+            assert all(find_blame(repo, n, tip).time == s.updated for n, s in walked.items())
+            assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in walked.items())
 
 
 def check_derived(repo: Repo, branch: str) -> None:
@@ -256,9 +252,5 @@ def check_derived(repo: Repo, branch: str) -> None:
 @given(st.lists(step, max_size=14))
 def test_a_commit_s_answer_derived_from_its_parent_s_matches_the_naive_walk(steps):
     """Stamping each new commit after its parent, as a worker does while an agent writes and searches."""
-    with tempfile.TemporaryDirectory() as tmp:
-        repo = Repo.init(Path(tmp))
-        try:
-            build(repo, steps, after=check_derived)
-        finally:
-            repo.close()
+    with tempfile.TemporaryDirectory() as tmp, Repo.init(Path(tmp)) as repo:
+        build(repo, steps, after=check_derived)

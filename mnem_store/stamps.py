@@ -65,20 +65,18 @@ T = TypeVar("T")
 
 
 class Stamped(NamedTuple):
-    """A node with its two stamps (Unix ms)."""
+    """A node's object id with its two stamps (Unix ms).
 
-    node: MemoryNode
+    The id, not the node: the caller reads the nodes it needs, and a
+    worker's JSON answer splices each node's document in from its cache
+    (``cli/documents.py``) without decoding the node again.
+    """
+
+    object: bytes
     created: int
     updated: int
     #: When the node's lease on the branch read runs out (``stamps --live``), or None: it does not expire.
     expires: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"node": MemoryNode, "created": ms, "updated": ms}``, with ``"expires": ms`` for a leased node."""
-        data = {"node": self.node.to_dict(), "created": self.created, "updated": self.updated}
-        if self.expires is not None:
-            data["expires"] = self.expires
-        return data
 
 
 class _Facts(NamedTuple):
@@ -203,8 +201,7 @@ def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, S
     for node_id in ids:
         found = _cached(("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
         if found is not None:
-            raw, created, updated = found
-            out[node_id] = Stamped(repo.node(raw), created, updated)
+            out[node_id] = Stamped(*found)
     return out
 
 
@@ -257,9 +254,7 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
 
 
 def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
-    stamps = _all_stamps(repo, graph, start, prefixes)
-    repo.objects.prefetch(raw for raw, _, _ in stamps.values())
-    return {node_id: Stamped(repo.node(raw), created, updated) for node_id, (raw, created, updated) in stamps.items()}
+    return {node_id: Stamped(*stamp) for node_id, stamp in _all_stamps(repo, graph, start, prefixes).items()}
 
 
 #: ``(object id, created, updated)`` per node id.

@@ -58,6 +58,10 @@ SCRIPT = [
     (("write", "-m", "three", "--time", "7", "--author", "a"),
      '{"put": [{"id": "tiny", "content": {"p": 0.00001, "q": 1.5e-7, "r": 1e-300, "big": 1e16, "x": 0.1}}]}'),
     (("show", "--node", "tiny"), None),
+    # Node documents a worker splices in from its cache (mnem_store/cli/documents.py), the second time kept.
+    (("stamps",), None),
+    (("stamps", "--prefix=t", "--node=plan"), None),
+    (("stamps",), None),
     (("status",), None),
     (("rm", "ghost"), None),
     (("show", "nope"), None),

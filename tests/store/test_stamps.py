@@ -230,7 +230,7 @@ def test_one_pass_matches_the_naive_per_node_walk(steps):
                     n: s for n, s in walked.items() if n.startswith(prefix)}
             assert {n: (s.created, s.updated) for n, s in walked.items()} == naive_stamps(repo, tip)
             assert all(find_blame(repo, n, tip).time == s.updated for n, s in walked.items())
-            assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in walked.items())
+            assert all(s.object == repo.commit_nodes(tip)[n] for n, s in walked.items())
 
 
 def check_derived(repo: Repo, branch: str) -> None:
@@ -245,7 +245,7 @@ def check_derived(repo: Repo, branch: str) -> None:
         got = node_stamps(repo, tip, prefixes=prefixes)
         assert {n: (s.created, s.updated) for n, s in got.items()} == {
             n: t for n, t in expected.items() if prefixes is None or n.startswith(tuple(prefixes))}
-        assert all(s.node == repo.node(repo.commit_nodes(tip)[n]) for n, s in got.items())
+        assert all(s.object == repo.commit_nodes(tip)[n] for n, s in got.items())
 
 
 @settings(max_examples=60, deadline=None)

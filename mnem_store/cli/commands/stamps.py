@@ -9,9 +9,12 @@ in its own process.  The semantics are in ``mnem_store.stamps``.
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from ... import porcelain
+from ...stamps import Stamped
 from ..context import Context, Outcome
+from ..documents import node_documents
 from ..render import fmt_time
 
 
@@ -32,9 +35,17 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Print each node at ``REV`` with the times it was created and last updated."""
-    stamped = porcelain.stamps(ctx.repo(), args.rev, args.node, args.prefix, live=args.live)
-    data = {node_id: entry.to_dict() for node_id, entry in stamped.items()}
+    """Print each node at ``REV`` with the times it was created and last updated.
+
+    The JSON document of each is ``{"node": MemoryNode, "created": ms, "updated": ms}``,
+    with ``"expires": ms`` for a leased node (``--live``).
+    """
+    repo = ctx.repo()
+    stamped = porcelain.stamps(repo, args.rev, args.node, args.prefix, live=args.live)
+    data = None
+    if ctx.json:
+        nodes = node_documents(repo, {node_id: entry.object for node_id, entry in stamped.items()})
+        data = {node_id: _document(nodes[node_id], entry) for node_id, entry in stamped.items()}
 
     def text() -> str:
         paint = ctx.paint
@@ -46,3 +57,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         )
 
     return Outcome(data, text)
+
+
+def _document(node: Any, entry: Stamped) -> dict[str, Any]:
+    document = {"node": node, "created": entry.created, "updated": entry.updated}
+    if entry.expires is not None:
+        document["expires"] = entry.expires
+    return document

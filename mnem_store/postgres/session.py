@@ -23,8 +23,11 @@ the snapshot it learnt the memo under keeps it (HEAD's commit row, its
 lanes, node names, objects, each node's last change, whether anything is
 staged), so a worker reading a quiet store sends only what each read is
 about: a repeated recall of one node is ``BEGIN`` and ``COMMIT``, two round
-trips, not ten.  Any write anywhere in the cluster (ours included) takes a transaction
-id and so changes the snapshot: the memo is then dropped, never trusted.
+trips, not ten.  Any write anywhere in the cluster (ours included) takes a
+transaction id and so changes the snapshot: the memo is then dropped, never
+trusted.  The server's start time is part of what is compared: after a restart or a
+failover to a standby, transaction ids may repeat (commits the old primary
+never shipped are gone), so equal snapshot text would prove nothing there.
 """
 
 from __future__ import annotations
@@ -172,7 +175,7 @@ class PgSession(Session):
             return
         cursor = conn.execute(sql.SQL(
             "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}; "
-            "SELECT pg_current_snapshot()::text"
+            "SELECT pg_current_snapshot()::text || ' ' || pg_postmaster_start_time()::text"
         ).format(self._schema))
         while cursor.nextset():  # to the last statement's result
             pass

@@ -25,18 +25,24 @@ staged), so a worker reading a quiet store sends only what each read is
 about: a repeated recall of one node is ``BEGIN`` and ``COMMIT``, two round
 trips, not ten.  Any write anywhere in the cluster (ours included) takes a
 transaction id and so changes the snapshot: the memo is then dropped, never
-trusted.  The server's start time is part of what is compared: after a restart or a
-failover to a standby, transaction ids may repeat (commits the old primary
-never shipped are gone), so equal snapshot text would prove nothing there.
+trusted.  Equal snapshot text proves nothing across a crash, though: a
+server that restarts its backends after one (or a failover to a standby)
+may have lost commits that were already visible (``synchronous_commit =
+off``) and then hand out the same transaction ids again.  So the memo is
+kept only on a connection this process was already using when it began
+learning it (a crash ends every connection), and the server's start time
+is compared with the snapshot.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from functools import lru_cache
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -58,6 +64,10 @@ _BUSY = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected, pg_errors.Seria
 
 #: Connections tried for one BEGIN: a worker's pool holds at most four, so the fifth is a new one.
 _BEGIN_ATTEMPTS = 5
+
+#: When this process first used each open connection (``time.monotonic()``).  A crash of the server ends
+#: every connection, so one first used before a memo began has seen no crash since.
+_first_used: WeakKeyDictionary[psycopg.Connection[Any], float] = WeakKeyDictionary()
 
 
 @lru_cache(maxsize=256)
@@ -108,6 +118,7 @@ class PgSession(Session):
         self._writing = False
         self.memo = {}
         self._snapshot: str | None = None  # the snapshot the memo was learnt at (None: learnt in a write)
+        self._learning_since = 0.0  # when the memo began (time.monotonic())
         self._schema = sql.Identifier(url.schema)
 
     @property
@@ -181,9 +192,11 @@ class PgSession(Session):
             pass
         row = cursor.fetchone()
         snapshot = None if row is None else str(row[0])
-        if snapshot is None or snapshot != self._snapshot or len(self.memo) > MEMO_LIMIT:
+        now = time.monotonic()
+        newer = _first_used.setdefault(conn, now) > self._learning_since  # may have been opened after a crash
+        if snapshot is None or snapshot != self._snapshot or newer or len(self.memo) > MEMO_LIMIT:
             self.memo.clear()
-            self._snapshot = snapshot
+            self._snapshot, self._learning_since = snapshot, now
 
     def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
         """A connection with the transaction begun, held open by ``held``.

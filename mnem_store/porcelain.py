@@ -687,6 +687,13 @@ def verify(repo: Repo) -> Report:
 
 
 def reindex(repo: Repo) -> int:
-    """Re-derive the change index from the commits; returns how many were checked."""
+    """Re-derive the change index from the commits; returns how many were checked.
+
+    What this process learnt from the old index (``stamps``' caches) is forgotten.
+    """
+    from .stamps import forget
+
     with repo.backend.write():
-        return repo.rebuild_index()
+        checked = repo.rebuild_index()
+    forget()
+    return checked

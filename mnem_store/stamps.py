@@ -57,7 +57,7 @@ from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
 
-__all__ = ["CACHE_SIZE", "Stamped", "node_stamps"]
+__all__ = ["CACHE_SIZE", "Stamped", "forget", "node_stamps"]
 
 #: Entries (commit facts, birth times) one process keeps; each is a few hundred bytes.
 CACHE_SIZE = 100_000
@@ -100,6 +100,18 @@ def _cached(key: Hashable, compute: Callable[[], T]) -> T:
     if len(_cache) > CACHE_SIZE:
         _cache.popitem(last=False)
     return value
+
+
+def forget() -> None:
+    """Drop everything this process keeps: ``reindex`` has just rebuilt the change index it was read from.
+
+    What is kept follows from a commit's content only while the index
+    agrees with the commits; a damaged index, repaired here, may have taught
+    the caches wrong answers.  A reindex run by another process does not
+    reach a running worker's caches: restart the worker after one.
+    """
+    _cache.clear()
+    _results.clear()
 
 
 def _facts(graph: Graph, raw: bytes) -> _Facts:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import blake3
-from conftest import store_sql
+from conftest import open_repo, store_sql
 from mnem_history import memory, ok, write
+
+from mnem_store import porcelain, stamps
 
 
 def stored_states(store: Path) -> list[tuple[bytes, bytes]]:
@@ -29,3 +31,17 @@ def test_reindex_rewrites_a_damaged_snapshot(store):
 
 def test_reindex_of_an_empty_store(store):
     assert ok("reindex", cwd=store).out == "Reindexed 0 commit(s)\n"
+
+
+def test_stamps_learnt_from_a_damaged_index_are_forgotten_by_reindex(store):
+    """A worker keeps the stamps it read (stamps.py); a reindex in it repairs its answers, not only the store's."""
+    write(store, "one", 1000, {"a": 1})
+    write(store, "two", 2000, {"a": 2})
+    store_sql(store, "UPDATE changes SET kind = 0 WHERE kind = 1")  # 'modified' read as 'added': a rebirth at 2000
+    stamps.forget()  # a newly started worker: these commits' ids may be cached from another test's store
+    with open_repo(store) as repo:
+        assert porcelain.stamps(repo, ids=["a"])["a"].created == 2000  # the damaged index's answer, now kept
+        assert porcelain.stamps(repo)["a"].created == 2000
+        porcelain.reindex(repo)
+        assert porcelain.stamps(repo, ids=["a"])["a"].created == 1000
+        assert porcelain.stamps(repo)["a"].created == 1000

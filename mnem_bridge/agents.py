@@ -6,11 +6,14 @@ staged state, so a retried tool call cannot leave memory half-written.  Each
 call is one ``mnem write`` (``Store.write``), applied to the branch tip in
 one transaction.
 
-A writer that finds the store busy is retried a bounded number of times
-(4 attempts, sleeping 25, 50, 75 and 100 ms after each failure, as
-upstream's helpers do), then ``BusyError`` is raised.  Other errors, such as
-``forget`` of a node that is not in memory (``InvalidRefError``), are not
-retried.
+A writer that loses a race is retried a bounded number of times: when a
+concurrent writer moved the branch under it (``ConflictError``, the error
+ADR-0016's "bounded retry-on-ConflictError" names) or held the store's
+write lock past the binary's wait (``BusyError``).  Upstream's helpers make
+4 attempts with a linear back-off of 25, 50 and 75 ms between them; upstream
+also sleeps 100 ms after the last failure, which only delays the error, so
+here the last failure is raised at once.  Other errors, such as ``forget``
+of a node that is not in memory (``InvalidRefError``), are not retried.
 """
 
 from __future__ import annotations
@@ -22,16 +25,16 @@ from functools import partial
 from typing import Any, TypeVar
 
 from . import inline
-from .errors import BusyError, ProtocolError, UsageError
+from .errors import BusyError, ConflictError, ProtocolError, UsageError
 from .store import Store
 
 __all__ = ["ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS", "forget", "remember", "remember_many", "with_retry"]
 
 logger = logging.getLogger(__name__)
 
-#: Attempts per call before ``BusyError`` is raised.
+#: Attempts per call before the last ``ConflictError`` or ``BusyError`` is raised.
 ATTEMPTS = 4
-#: Sleep after failed attempt ``n`` (0-based) is ``BACKOFF_SECONDS * (n + 1)``.
+#: Sleep after failed attempt ``n`` (0-based, not the last) is ``BACKOFF_SECONDS * (n + 1)``.
 BACKOFF_SECONDS = 0.025
 #: What an item of ``remember_many`` may carry besides ``id`` and ``content``.
 ITEM_KEYS = ("source", "step", "observation", "tool_call", "note")
@@ -72,6 +75,7 @@ def remember(
         The commit id.
 
     Raises:
+        ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     item = {"id": id, "content": content, "source": source, "step": step,
@@ -102,6 +106,7 @@ def remember_many(
 
     Raises:
         UsageError: An item is not a mapping with ``id`` and ``content``.
+        ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     puts = [_item(index, item) for index, item in enumerate(items)]
@@ -140,6 +145,7 @@ def forget(
 
     Raises:
         InvalidRefError: The node is not in memory (not retried).
+        ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     return _one_commit(store, [], [id], summary or f"forget {id}", author, time_ms)
@@ -155,7 +161,7 @@ def _one_commit(
 
 
 def with_retry(action: Callable[[], T]) -> T:
-    """Run ``action``, retrying on ``BusyError`` with upstream's bounded linear backoff.
+    """Run ``action``, retrying a lost race (``ConflictError``, ``BusyError``) with upstream's bounded back-off.
 
     Args:
         action: One attempt; it must be safe to repeat (each write is all or nothing).
@@ -164,13 +170,13 @@ def with_retry(action: Callable[[], T]) -> T:
         What the first successful attempt returned.
 
     Raises:
-        BusyError: The last attempt's error, once every attempt was busy.
+        ConflictError: The last attempt's error, once every attempt lost the race to another writer.
+        BusyError: Likewise, when the last attempt found the store busy.
     """
-    for attempt in range(ATTEMPTS):
+    for attempt in range(ATTEMPTS - 1):
         try:
             return action()
-        except BusyError as exc:
-            last = exc
-            logger.debug("store busy (attempt %d of %d): %s", attempt + 1, ATTEMPTS, exc.message)
+        except (ConflictError, BusyError) as exc:
+            logger.debug("%s (attempt %d of %d): %s", exc.code, attempt + 1, ATTEMPTS, exc.message)
             inline.blocking(partial(time.sleep, BACKOFF_SECONDS * (attempt + 1)))  # not on an event loop's thread
-    raise last
+    return action()  # the last attempt: its error is the caller's, with no sleep before it is raised

@@ -22,7 +22,8 @@ the binary.  The argv each method sends is fixed by docs/cli-json.md:
 
 Differences from upstream, all forced by the CLI: a store opened here holds
 no database handle (each call opens and closes one in its own process), so
-``close()`` only releases the runner; ``format_version`` is not exposed.
+``close()`` only releases the runner, and ``format_version`` is read from
+the store with one ``mnem status`` (docs/differences.md).
 """
 
 from __future__ import annotations
@@ -190,51 +191,48 @@ def init(path: str | os.PathLike[str] | StoreUrl = ".", *, client: Mnem | None =
 def open(
     path: str | os.PathLike[str] | StoreUrl | None = None, *, client: Mnem | None = None, create: bool = False
 ) -> Store:
-    """Open the store whose root is exactly ``path``, or with no path the nearest one at or above the current folder.
+    """Open the nearest store at or above ``path`` (default: the current folder), as upstream's ``mnem.open`` does.
 
-    An explicit path is never walked up from (unlike upstream's SDK): a typo
-    or a folder without a store fails with ``NoStoreError`` instead of
-    silently serving a store further up, which could be another user's.
-    ``path`` may also be the store's ``.mnem`` folder itself.
+    This is discovery, like git's: a path inside a store's folder opens
+    that store.  A store found by walking up that belongs to another user
+    is refused (git's ``safe.directory`` rule; the message names the call
+    that opens it by its exact path, for a store you trust).  ``path`` may
+    also be the store's ``.mnem`` folder itself.
 
-    With ``create=True`` (what ``MnemosyneStore`` and ``mnem-mcp --store``
-    use), a store that does not exist yet is created on first use, logged
-    at INFO, but only where nothing else is: see ``creation_refused`` for
-    the paths that are refused instead.
+    With ``create=True`` (what ``MnemosyneStore(path)`` and ``mnem-mcp
+    --store`` use) the path is exact instead: it is never walked up from,
+    so a typo cannot land in a store further up, and a store that does not
+    exist there yet is created on first use, logged at INFO, but only where
+    nothing else is: see ``creation_refused`` for the paths that are
+    refused instead.
 
     Args:
-        path: The store's root (or its ``.mnem`` folder), or a PostgreSQL URL; ``None`` to
-            discover from the current folder.
+        path: A folder at or below the store's root (or its ``.mnem`` folder), or a
+            PostgreSQL URL; ``None`` for the current folder.
         client: How to run ``mnem`` (default: a new ``Mnem()``).
-        create: Create the store at ``path`` if it is a new folder (its parent
-            exists) or an empty one of yours.  Ignored without ``path``.
+        create: Use ``path`` exactly, and create the store there if it is a new
+            folder (its parent exists) or an empty one of yours.  Ignored without ``path``.
 
     Returns:
         The store.
 
     Raises:
-        NoStoreError: No store there (the binary's own error, with a command to
-            rerun), or with ``create`` a path where no store is created (the
-            message says why and what to do).
+        NoStoreError: No store at or above ``path`` (the binary's own error, with a
+            command to rerun), one that belongs to another user, or with ``create``
+            a path where no store is created (the message says why and what to do).
     """
     if isinstance(path, str) and is_url(path):
         path = StoreUrl.parse(path)
     if isinstance(path, StoreUrl):
         return _open_url(path, client, create)
-    if path is None:
-        start = Path.cwd()
-        root = find_root(start)
-        owner = (root / MNEM_DIR).stat().st_uid if root is not None else os.geteuid()
-        if owner != os.geteuid():  # git's safe.directory rule, as the binary applies it to its own discovery
-            raise NoStoreError(
-                f"the store at {root} belongs to another user (uid {owner}) and was only found by walking up "
-                f"from {start}, so it is not used; if you trust it, open it by its path: "
-                f"mnem_bridge.open({str(root)!r})"
-            )
+    start = Path.cwd() if path is None else Path(path).absolute()
+    if start.name == MNEM_DIR and start.is_dir():
+        start = start.parent
+    if create and path is not None:
+        root = start if (start / MNEM_DIR).is_dir() else None
     else:
-        start = Path(path).absolute()
-        root = start.parent if start.name == MNEM_DIR and start.is_dir() else start
-        root = root if (root / MNEM_DIR).is_dir() else None
+        root = find_root(start)
+        _check_owner(root, start, named=path is not None)
     if root is None and create and path is not None:
         return _create(start, client)
     store = Store(root or start, client=client)
@@ -242,6 +240,23 @@ def open(
         store._call("status")  # raises the binary's own NoStoreError, with a command to rerun
         raise ProtocolError(f"mnem found a store at {start}, but there is no {MNEM_DIR} directory")
     return store
+
+
+def _check_owner(root: Path | None, start: Path, *, named: bool) -> None:
+    """Refuse a store another user owns found by discovery (git's ``safe.directory``).
+
+    A store the caller named by its exact root (``named``) is trusted; one
+    found by walking up from ``start``, or from the current folder, is not.
+    """
+    if root is None or (named and root == start):
+        return
+    owner = (root / MNEM_DIR).stat().st_uid
+    if owner != os.geteuid():
+        raise NoStoreError(
+            f"the store at {root} belongs to another user (uid {owner}) and was only found by walking up "
+            f"from {start}, so it is not used; if you trust it, open it by its path: "
+            f"mnem_bridge.open({str(root)!r})"
+        )
 
 
 def _open_url(url: StoreUrl, client: Mnem | None, create: bool) -> Store:
@@ -374,12 +389,21 @@ class Store:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<mnem_bridge.Store root={str(self.root)!r}>"
+        return f"<mnem.Store root={str(self.root)!r}>"  # upstream's repr: code and logs written for it match
 
     # ------------------------------------------------------------ HEAD and staging
     def _status(self, pick: Callable[[Mapping[str, Any]], T]) -> T:
         """``pick`` applied to ``mnem status``'s document."""
         return self._read(pick, "status")
+
+    @property
+    def format_version(self) -> int:
+        """The store's format version (upstream's ``Store.format_version``; 1 for every store today).
+
+        Read from the store's config with one ``mnem status``, so a store
+        that cannot be opened raises here as any other read would.
+        """
+        return int(self._status(lambda status: status["format_version"]))
 
     def head(self) -> str:
         """HEAD as stored: ``"ref: <branch>"``, or a commit hex when detached."""

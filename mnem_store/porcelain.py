@@ -105,6 +105,7 @@ class Status(NamedTuple):
     staged: list[tuple[str, bytes]]
     deletions: list[str]
     changes: list[NodeChange]
+    format_version: int
 
 
 class BranchInfo(NamedTuple):
@@ -359,7 +360,8 @@ def status(repo: Repo) -> Status:
         tip = repo.head_commit()
         changes = _changes(repo, repo.commit_nodes(tip), repo.working_nodes())
         subject = repo.commit_obj(tip).message if tip else ""
-        return Status(head, tip, subject, repo.staged(), repo.staged_deletions(), changes)
+        version = int(repo.config["format_version"])
+        return Status(head, tip, subject, repo.staged(), repo.staged_deletions(), changes, version)
 
 
 def show(repo: Repo, rev: str | None = None) -> dict[str, MemoryNode]:

@@ -1,4 +1,4 @@
-"""``mnem_bridge.agents``: one atomic commit per call, golden ids, bounded retry on busy."""
+"""``mnem_bridge.agents``: one atomic commit per call, golden ids, bounded retry on a lost race."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import blake3
 import cbor2
 import pytest
 
-from mnem_bridge import BusyError, InvalidRefError, Provenance, Store, agents
+from mnem_bridge import BusyError, ConflictError, InvalidRefError, Provenance, Store, agents
 
 GOLDEN = "925570c5e44700e4e36d74cffeaa010cbf3caeecb364a383f955ff835d088814"
 
@@ -92,18 +92,22 @@ def test_forget_of_a_missing_node_is_not_retried(bstore: Store, mocker: Any) -> 
     sleep.assert_not_called()
 
 
-def test_busy_is_retried_four_times_then_raised(bstore: Store, mocker: Any) -> None:
-    write = mocker.patch.object(Store, "write", side_effect=BusyError("store busy: another writer"))
+@pytest.mark.parametrize("lost", [BusyError("store busy: another writer"),
+                                  ConflictError('the branch moved under you: branch "main" moved during commit')])
+def test_a_lost_race_is_retried_four_times_then_raised_without_a_last_sleep(
+    bstore: Store, mocker: Any, lost: Exception
+) -> None:
+    write = mocker.patch.object(Store, "write", side_effect=lost)
     sleep = mocker.patch("mnem_bridge.agents.time").sleep
-    with pytest.raises(BusyError):
+    with pytest.raises(type(lost)):
         agents.remember(bstore, "a", 1)
     assert write.call_count == 4
-    assert [c.args[0] for c in sleep.call_args_list] == pytest.approx([0.025, 0.05, 0.075, 0.1])
+    assert [c.args[0] for c in sleep.call_args_list] == pytest.approx([0.025, 0.05, 0.075])
 
 
 def test_busy_then_success_returns_after_the_third_attempt(bstore: Store, mocker: Any) -> None:
     real_write = Store.write
-    outcomes = iter([BusyError("busy"), BusyError("busy")])
+    outcomes = iter([ConflictError("the branch moved under you"), BusyError("busy")])
 
     def flaky(self: Store, *args: Any, **kwargs: Any) -> Any:
         failure = next(outcomes, None)
@@ -128,6 +132,6 @@ def test_a_real_busy_store(impatient_bstore: Store, mocker: Any) -> None:
     finally:
         holder.execute("ROLLBACK")
         holder.close()
-    assert caught.value.code == "busy" and sleep.call_count == 4
+    assert caught.value.code == "busy" and sleep.call_count == 3
     assert "write" in (caught.value.command or "")
     assert agents.remember(bstore, "a", 1)

@@ -23,17 +23,19 @@ from mnem_bridge import (
 HEX = re.compile(r"[0-9a-f]{64}")
 
 
-def test_init_open_exactly_and_discover_from_the_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_walks_up_as_upstream_and_create_is_exact(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     client = Mnem(MNEM)
     store = mnem_bridge.init(tmp_path / "agent", client=client)
     assert store.root == tmp_path / "agent" and (store.root / ".mnem").is_dir()
-    assert repr(store) == f"<mnem_bridge.Store root={str(tmp_path / 'agent')!r}>"
+    assert repr(store) == f"<mnem.Store root={str(tmp_path / 'agent')!r}>"  # upstream's repr
+    assert store.format_version == 1
     deep = tmp_path / "agent" / "a" / "b"
     deep.mkdir(parents=True)
     assert mnem_bridge.open(store.root / ".mnem", client=client).root == store.root
-    with pytest.raises(NoStoreError) as inside:  # an explicit path is the root: never walked up from
-        mnem_bridge.open(deep, client=client)
-    assert str(inside.value) == f"no mnemosyne store at {deep}; create one with `mnem init {deep}`"
+    assert mnem_bridge.open(deep, client=client).root == store.root  # upstream's mnem.open: discovery, like git
+    with pytest.raises(NoStoreError) as inside:  # create=True (MnemosyneStore, mnem-mcp --store) is exact
+        mnem_bridge.open(deep, client=client, create=True)
+    assert "is inside the store at" in str(inside.value) and not (deep / ".mnem").exists()
     monkeypatch.chdir(deep)  # no path: discovery from the current folder walks up
     assert mnem_bridge.open(client=client).root == store.root
     with pytest.raises(StoreExistsError) as exists:

@@ -26,6 +26,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         "staged": [{"id": node_id, "object": raw.hex()} for node_id, raw in found.staged],
         "staged_deletions": found.deletions,
         "changes": [c.to_dict() for c in changes],
+        "format_version": found.format_version,
     }
     lines = [
         f"On branch {paint('140', head.branch)}" if head.branch is not None

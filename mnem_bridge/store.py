@@ -189,7 +189,11 @@ def init(path: str | os.PathLike[str] | StoreUrl = ".", *, client: Mnem | None =
 
 
 def open(
-    path: str | os.PathLike[str] | StoreUrl | None = None, *, client: Mnem | None = None, create: bool = False
+    path: str | os.PathLike[str] | StoreUrl | None = None,
+    *,
+    client: Mnem | None = None,
+    create: bool = False,
+    exact: bool = False,
 ) -> Store:
     """Open the nearest store at or above ``path`` (default: the current folder), as upstream's ``mnem.open`` does.
 
@@ -199,12 +203,12 @@ def open(
     that opens it by its exact path, for a store you trust).  ``path`` may
     also be the store's ``.mnem`` folder itself.
 
-    With ``create=True`` (what ``MnemosyneStore(path)`` and ``mnem-mcp
-    --store`` use) the path is exact instead: it is never walked up from,
-    so a typo cannot land in a store further up, and a store that does not
-    exist there yet is created on first use, logged at INFO, but only where
-    nothing else is: see ``creation_refused`` for the paths that are
-    refused instead.
+    With ``exact=True`` (what ``mnem-mcp --store`` uses for every call) the
+    path is the store's root, never walked up from, so a typo cannot land in
+    a store further up; ``create=True`` (``MnemosyneStore(path)``, ``mnem-mcp``
+    start-up) is exact too, and creates a store that does not exist there
+    yet on first use, logged at INFO, but only where nothing else is: see
+    ``creation_refused`` for the paths that are refused instead.
 
     Args:
         path: A folder at or below the store's root (or its ``.mnem`` folder), or a
@@ -212,6 +216,8 @@ def open(
         client: How to run ``mnem`` (default: a new ``Mnem()``).
         create: Use ``path`` exactly, and create the store there if it is a new
             folder (its parent exists) or an empty one of yours.  Ignored without ``path``.
+        exact: Use ``path`` exactly: no store there is ``NoStoreError``, even
+            inside another store.  Ignored without ``path``.
 
     Returns:
         The store.
@@ -228,7 +234,7 @@ def open(
     start = Path.cwd() if path is None else Path(path).absolute()
     if start.name == MNEM_DIR and start.is_dir():
         start = start.parent
-    if create and path is not None:
+    if (create or exact) and path is not None:
         root = start if (start / MNEM_DIR).is_dir() else None
     else:
         root = find_root(start)

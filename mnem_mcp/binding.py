@@ -154,7 +154,7 @@ class StoreBinding:
         """
         if not getattr(self._starting, "active", False):
             self._ready.wait()
-        with mnem_bridge.open(self.path, client=self._mnem()) as store:
+        with mnem_bridge.open(self.path, client=self._mnem(), exact=True) as store:
             yield store
 
     def create(self, *, parents: bool = False) -> Path | mnem_bridge.StoreUrl:

@@ -3,13 +3,14 @@
 With a store at ``A/`` and an empty folder ``A/sub/``:
 
 * every way of naming a store explicitly (``mnem -C``, ``$MNEM_STORE``,
-  ``mnem_bridge.open``, ``mnem-mcp --store`` / ``build_server``,
+  ``mnem_bridge.open(exact=True)``, ``mnem-mcp --store`` / ``build_server``,
   ``MnemosyneStore(path)``) means *that* folder: ``A/sub`` is no store, so
   the call fails with ``no_store`` instead of quietly serving ``A``.  (MCP and
   LangGraph may later create a new store there instead; for those two the
   tests only demand that ``A`` is neither read nor changed);
-* discovery from the working directory still walks up (``cd A/sub; mnem
-  status`` finds ``A``), except to a store that belongs to another user,
+* discovery walks up: from the working directory (``cd A/sub; mnem status``
+  finds ``A``), and in the SDK's ``mnem_bridge.open(A/sub)``, as upstream's
+  ``mnem.open`` and git do, except to a store that belongs to another user,
   which is refused with an error naming it and how to use it anyway
   (explicitly, which is trusted).
 """
@@ -95,12 +96,13 @@ def test_mnem_store_names_exactly_that_folder(tree) -> None:
     assert_parent_untouched(tree)
 
 
-def test_bridge_open_names_exactly_that_folder(tree) -> None:
+def test_bridge_open_exact_names_exactly_that_folder(tree) -> None:
     client = mnem_bridge.Mnem(MNEM)
     try:
-        with pytest.raises(mnem_bridge.NoStoreError) as caught, mnem_bridge.open(tree["sub"], client=client) as store:
+        with pytest.raises(mnem_bridge.NoStoreError) as caught, \
+                mnem_bridge.open(tree["sub"], client=client, exact=True) as store:
             served = (store.root, store.head_commit(), store.working_memory())
-            pytest.fail(f"mnem_bridge.open({tree['sub']}) served {served}")
+            pytest.fail(f"mnem_bridge.open({tree['sub']}, exact=True) served {served}")
         assert caught.value.code == "no_store"
     finally:
         client.close()
@@ -174,6 +176,24 @@ def test_discovery_from_the_working_directory_walks_up(tree) -> None:
     assert run_mnem("status", cwd=tree["sub"]).code == 0
 
 
+def test_bridge_open_walks_up_to_the_enclosing_store_as_upstreams_sdk(tree) -> None:
+    """Upstream's ``mnem.open(path)`` opens the nearest store at or above ``path``; so does ``mnem_bridge.open``."""
+    client = mnem_bridge.Mnem(MNEM)
+    try:
+        deeper = tree["sub"] / "notes" / "2026"
+        deeper.mkdir(parents=True)
+        for start in (tree["sub"], deeper, tree["A"] / ".mnem"):
+            with mnem_bridge.open(start, client=client) as store:
+                assert store.root == tree["A"], start
+                assert store.head_commit() == tree["tip"]
+        with pytest.raises(mnem_bridge.NoStoreError) as caught:
+            mnem_bridge.open(tree["elsewhere"], client=client)
+        assert caught.value.code == "no_store"
+    finally:
+        client.close()
+    assert_parent_untouched(tree)
+
+
 # --------------------------------------------------------------------------- (c) another user's store
 def chown_tree(root: Path, uid: int) -> None:
     os.chown(root, uid, uid, follow_symlinks=False)
@@ -204,6 +224,17 @@ def test_discovery_refuses_another_users_store_but_an_explicit_path_is_trusted(t
             explicit = run_mnem(*args, "--json", "status", cwd=tree["elsewhere"], env=env)
             assert explicit.code == 0, (args, env, explicit.out, explicit.err)
             assert explicit.json["commit"] == tree["tip"]
+
+        client = mnem_bridge.Mnem(MNEM)
+        try:
+            with pytest.raises(mnem_bridge.NoStoreError) as caught:
+                mnem_bridge.open(tree["sub"], client=client)
+            assert str(parent) in caught.value.message and "another user" in caught.value.message
+            assert f"mnem_bridge.open({str(parent)!r})" in caught.value.message  # the fix, for a store you trust
+            with mnem_bridge.open(parent, client=client) as store:
+                assert store.head_commit() == tree["tip"]
+        finally:
+            client.close()
         assert_parent_untouched(tree)
     finally:
         chown_tree(parent, os.geteuid())

@@ -792,8 +792,9 @@ class Store:
     def similar(
         self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
         prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False, limit: int | None = None,
+        distance: str = "cosine",
     ) -> dict[str, float]:
-        """Nodes ranked by cosine similarity of their stored embeddings to ``vector`` (``mnem similar``).
+        """Nodes ranked by the similarity of their stored embeddings to ``vector`` (``mnem similar``).
 
         Vectors are stored by ``write`` puts carrying ``vectors``; a node's
         score is its closest embedded field.
@@ -806,9 +807,16 @@ class Store:
             at: A commit-ish (default: HEAD's commit).
             live: Leave out expired nodes (not with ``at``).
             limit: Only the best this many.
+            distance: LangGraph's ``distance_type``, scored as PostgresStore scores it (higher is closer):
+                ``"cosine"`` (cosine similarity), ``"l2"`` (minus the Euclidean distance) or
+                ``"inner_product"`` (the dot product).  Sent as ``--distance`` only when not the
+                default, so a ``mnem`` that predates the option still serves cosine searches.
 
         Returns:
             ``{node id: score}`` best first (ties by node id); nodes without a vector are left out.
+
+        Raises:
+            UsageError: An unknown ``distance`` (``mnem`` refuses it, naming the accepted ones).
         """
         wanted = None if ids is None else list(ids)
         starts = None if prefixes is None else list(prefixes)
@@ -816,6 +824,7 @@ class Store:
             return {}
         args = ["similar", f"--model={model}", f"--vector={pack_vector(vector)}", *(["--live"] if live else []),
                 *([] if limit is None else [f"--limit={limit}"]),
+                *([] if distance == "cosine" else [f"--distance={distance}"]),
                 *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
                 "--", *([] if at is None else [at])]
         return self._read(lambda doc: {str(node_id): float(score) for node_id, score in doc.items()}, *args)

@@ -636,14 +636,14 @@ def embed(repo: Repo, model: str, vectors: Mapping[str, Sequence[tuple[str, byte
 
 def similar(
     repo: Repo, model: str, query: bytes, rev: str | None = None, ids: list[str] | None = None,
-    prefixes: list[str] | None = None, *, live: bool = False, limit: int | None = None,
+    prefixes: list[str] | None = None, *, live: bool = False, limit: int | None = None, distance: str = "cosine",
 ) -> dict[str, float]:
-    """Cosine similarity of ``query`` to each node's closest embedded field under ``model`` (``similarity``).
+    """The score of ``query`` against each node's closest embedded field under ``model`` (``similarity``).
 
     Candidates are the nodes at ``rev`` (default HEAD's commit) among
     ``ids`` and under ``prefixes`` (their union; neither: every node), less
     expired ones with ``live``; nodes with no vector for the model are left
-    out.  Best first, at most ``limit``.
+    out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
     from .expiry import live_leases, refuse_rev
     from .similarity import scores
@@ -659,7 +659,7 @@ def similar(
         if live:
             leases = live_leases(repo, branch, None)
             nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}
-        return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws), limit)
+        return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws), limit, distance)
 
 
 # --------------------------------------------------------------- whole-store verbs

@@ -1,14 +1,18 @@
-"""Scoring stored embeddings against a query vector: cosine similarity, best field per node.
+"""Scoring stored embeddings against a query vector, best field per node, by one of three distances.
 
 An adapter with an embedding index (LangGraph's ``IndexConfig``) stores one
 vector per embedded field of a node object (``Backend.vectors``) and asks
 for the candidates' similarity to its query's embedding.  A node scores as
-its closest field, as LangGraph's own stores do.  numpy does the
+its closest field, as LangGraph's own stores do.  The distances are
+LangGraph's ``distance_type``s, scored as ``PostgresStore`` scores them so
+that a higher score is always closer: ``cosine`` (the cosine similarity,
+the default), ``l2`` (minus the Euclidean distance) and ``inner_product``
+(the dot product of the vectors as stored, not normalised).  numpy does the
 arithmetic: ten thousand 1536-wide vectors are one matrix product of a few
 milliseconds, where Python loops would take most of a second; it is
 imported only here, so no other command pays for it.  Vectors read are
-kept (normalised) in a bounded process-wide cache: a ``mnem serve`` worker
-reads each value's vectors from the database once.
+kept, with their norms, in a bounded process-wide cache: a ``mnem serve``
+worker reads each value's vectors from the database once.
 """
 
 from __future__ import annotations
@@ -20,14 +24,19 @@ from typing import Any
 from .backend import VectorRow
 from .errors import UsageError
 
-__all__ = ["CACHE_OBJECTS", "forget", "scores"]
+__all__ = ["CACHE_OBJECTS", "DISTANCES", "forget", "scores"]
+
+#: The distances ``scores`` knows, by LangGraph's names; the first is the default.
+DISTANCES = ("cosine", "l2", "inner_product")
+#: Rows of candidates per step of an ``l2`` scoring: bounds the temporary difference matrix.
+_L2_ROWS = 4096
 
 
 def scores(
     query: bytes, nodes: Mapping[str, bytes], model: str, fetch: Callable[[list[bytes]], Sequence[VectorRow]],
-    limit: int | None = None,
+    limit: int | None = None, distance: str = "cosine",
 ) -> dict[str, float]:
-    """``{node id: cosine similarity}`` best first, ties by node id, for the nodes whose objects have vectors.
+    """``{node id: score}`` best first, ties by node id, for the nodes whose objects have vectors.
 
     Args:
         query: The query vector, little-endian float32.
@@ -35,20 +44,24 @@ def scores(
         model: The name the vectors are stored under.
         fetch: Reads the rows of the objects given (``Vectors.of`` for the model).
         limit: At most this many, the best.
+        distance: One of ``DISTANCES``: how a field's score is computed (higher is closer).
 
     Raises:
-        UsageError: A stored vector's width differs from the query's (the
-            index was built with another model or ``dims``).
+        UsageError: An unknown ``distance``, or a stored vector's width
+            differs from the query's (the index was built with another
+            model or ``dims``).
     """
     import numpy as np
 
+    if distance not in DISTANCES:
+        raise UsageError(f"unknown distance {distance!r}: use one of {', '.join(DISTANCES)}")
     wanted = np.frombuffer(query, dtype="<f4")
     known = _cached(model, set(nodes.values()), fetch)
     owners = [(node_id, known[raw]) for node_id, raw in nodes.items() if raw in known]
     if not owners:
         return {}
     try:
-        stacked = np.concatenate([matrix for _, matrix in owners])
+        stacked = np.concatenate([matrix for _, (matrix, _) in owners])
     except ValueError:
         stacked = None  # stored vectors of several widths
     if stacked is None or stacked.shape[1] != wanted.shape[0]:
@@ -56,8 +69,8 @@ def scores(
             f"the query has {wanted.shape[0]} dimensions but stored vectors of this model do not; "
             "the index was built with other settings: rebuild it for this model"
         )
-    similarity = stacked @ (wanted / (np.linalg.norm(wanted) or 1.0))
-    starts = np.cumsum([0] + [matrix.shape[0] for _, matrix in owners[:-1]])
+    similarity = _similarity(stacked, np.concatenate([norms for _, (_, norms) in owners]), wanted, distance)
+    starts = np.cumsum([0] + [matrix.shape[0] for _, (matrix, _) in owners[:-1]])
     best = np.maximum.reduceat(similarity, starts)  # a node scores as its closest field
     picked: Sequence[int] = range(len(owners))
     if limit is not None and limit < len(owners):  # the limit best, and every node tied with the last of them
@@ -67,15 +80,40 @@ def scores(
     return {owners[i][0]: float(best[i]) for i in ranked}
 
 
-#: Normalised vectors by (model, object id): a model names one embedder and an object one value, so rows change
+def _similarity(stacked: Any, norms: Any, wanted: Any, distance: str) -> Any:
+    """Each stored vector's score for the query, as PostgresStore computes it (higher is closer).
+
+    ``cosine``: ``1 - cosine distance`` (a zero vector scores 0, where
+    pgvector gives NaN); ``l2``: minus the Euclidean distance, computed from
+    the differences rather than from norms and dot products, which would lose
+    the small distances of near-duplicates to rounding; ``inner_product``:
+    the plain dot product.
+    """
+    import numpy as np
+
+    if distance == "inner_product":
+        return stacked @ wanted
+    if distance == "l2":
+        return -np.concatenate([np.linalg.norm(stacked[start : start + _L2_ROWS] - wanted, axis=1)
+                                for start in range(0, len(stacked), _L2_ROWS)])
+    return (stacked @ wanted) / np.where(norms == 0, 1.0, norms) / (np.linalg.norm(wanted) or 1.0)
+
+
+#: Vectors and their norms by (model, object id): a model names one embedder and an object one value, so rows change
 #: only when an index is rebuilt with other fields; this process's writes ``forget`` what they replace, and a
 #: rebuild by another process is seen by workers started after it.  Bounded by objects kept.
-_VECTORS: OrderedDict[tuple[str, bytes], Any] = OrderedDict()
+_VECTORS: OrderedDict[tuple[str, bytes], tuple[Any, Any]] = OrderedDict()
 CACHE_OBJECTS = 200_000
 
 
-def _cached(model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequence[VectorRow]]) -> dict[bytes, Any]:
-    """Each object's normalised vectors as a (fields, width) matrix, from the cache or read once."""
+def _cached(
+    model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequence[VectorRow]],
+) -> dict[bytes, tuple[Any, Any]]:
+    """Each object's vectors as a (fields, width) matrix with the fields' norms, from the cache or read once.
+
+    The vectors are kept as stored: ``l2`` and ``inner_product`` score them
+    unnormalised; ``cosine`` divides by the norms kept beside them.
+    """
     import numpy as np
 
     found = {raw: _VECTORS[model, raw] for raw in objects if (model, raw) in _VECTORS}
@@ -88,8 +126,7 @@ def _cached(model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequ
         if len(widths) != 1:
             raise UsageError("stored vectors of one value differ in width: rebuild the index for this model")
         matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), -1)
-        norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-        found[raw] = _VECTORS[model, raw] = matrix / np.where(norms == 0, 1.0, norms)
+        found[raw] = _VECTORS[model, raw] = matrix, np.linalg.norm(matrix, axis=1)
     while len(_VECTORS) > CACHE_OBJECTS:
         _VECTORS.popitem(last=False)
     return found

@@ -84,3 +84,22 @@ def test_limit_keeps_the_best_in_the_full_rankings_order(store):
             full)[:limit]
     assert j("similar", "--model", "m", "--vector", vec(1, 0), "--limit", "-1", cwd=store, code=2)["error"][
         "code"] == "usage"
+
+
+def test_distance_scores_as_postgresstore_does_on_the_vectors_as_stored(store):
+    # Not unit vectors, so the three distances disagree: "far" points the query's way but is long.
+    write(store, put("a", "a", t=vec(1, 0)), put("far", "far", t=vec(3, 0.5)), put("side", "side", t=vec(0, 1)),
+          put("two", "two", t=vec(0, 1), u=vec(0.8, 0.1)))
+    query = vec(1, 0)
+    cosine = j("similar", "--model", "m", "--vector", query, cwd=store)
+    assert list(cosine) == ["a", "two", "far", "side"] and cosine == j(
+        "similar", "--model", "m", "--vector", query, "--distance", "cosine", cwd=store)
+    assert cosine["far"] == pytest.approx(3 / 9.25 ** 0.5) and cosine["two"] == pytest.approx(0.8 / 0.65 ** 0.5)
+    l2 = j("similar", "--model", "m", "--vector", query, "--distance", "l2", cwd=store)
+    assert list(l2) == ["a", "two", "side", "far"]  # minus the Euclidean distance: the nearest first
+    assert l2 == pytest.approx({"a": 0.0, "two": -(0.05 ** 0.5), "side": -(2 ** 0.5), "far": -(4.25 ** 0.5)})
+    inner = j("similar", "--model", "m", "--vector", query, "--distance", "inner_product", "--limit", "2", cwd=store)
+    assert inner == pytest.approx({"far": 3.0, "a": 1.0})  # the plain dot product: length counts
+    assert list(inner) == ["far", "a"]
+    bad = j("similar", "--model", "m", "--vector", query, "--distance", "dot", cwd=store, code=2)["error"]
+    assert bad["code"] == "usage" and "cosine" in bad["message"] and "inner_product" in bad["message"]

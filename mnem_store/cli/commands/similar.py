@@ -3,7 +3,8 @@
 An adapter that embeds values (LangGraph's ``IndexConfig``) stores vectors
 with its writes (``mnem write``'s ``vectors``) and asks here which nodes
 are closest to its query's embedding; the arithmetic is done where the
-vectors are, so only scores cross the process boundary.  The scoring is in
+vectors are, so only scores cross the process boundary.  ``--distance``
+picks LangGraph's ``distance_type`` (cosine by default); the scoring is in
 ``mnem_store.similarity``.
 """
 
@@ -13,6 +14,7 @@ import argparse
 
 from ... import porcelain
 from ...errors import UsageError
+from ...similarity import DISTANCES
 from ..context import Context, Outcome
 from .write import decode_vector
 
@@ -26,15 +28,18 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix", metavar="TEXT", action="append", help="only nodes under TEXT (repeatable)")
     parser.add_argument("--live", action="store_true", help="leave out expired nodes (as stamps --live)")
     parser.add_argument("--limit", type=int, metavar="N", help="only the N best")
+    parser.add_argument("--distance", choices=DISTANCES, default=DISTANCES[0],
+                        help="how a vector is scored, higher being closer: cosine similarity (default), "
+                             "minus the Euclidean distance (l2), or the dot product (inner_product)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Print node ids with their cosine similarity, best first (JSON: ``{id: score}``)."""
+    """Print node ids with their score under ``--distance``, best first (JSON: ``{id: score}``)."""
     query = decode_vector(args.vector, "--vector")
     if args.limit is not None and args.limit < 0:
         raise UsageError("--limit must not be negative")
     found = porcelain.similar(ctx.repo(), args.model, query, args.rev, args.node, args.prefix, live=args.live,
-                              limit=args.limit)
+                              limit=args.limit, distance=args.distance)
     if not found:
         return Outcome(found, f"{ctx.paint('245', '(no vectors)')}\n")
     return Outcome(found, "".join(f"{score:.4f}  {node_id}\n" for node_id, score in found.items()))

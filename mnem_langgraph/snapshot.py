@@ -18,7 +18,7 @@ from mnem_bridge import Store, TimedNode
 from .convert import Entry, matches_namespace
 from .filters import matches_filter
 from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
-from .ranking import bm25_scores
+from .ranking import QueryMode, bm25_scores, contains
 
 __all__ = ["Snapshot"]
 
@@ -135,17 +135,18 @@ class Snapshot:
         entry = self._by_key.get((tuple(namespace), key))
         return entry is not None and entry.expires is not None
 
-    def answer(self, op: Op, similarity: Mapping[str, float] | None = None) -> Result:
+    def answer(self, op: Op, similarity: Mapping[str, float] | None = None, mode: QueryMode = "substring") -> Result:
         """The result of one read op.
 
         Args:
             op: A ``GetOp``, ``SearchOp`` or ``ListNamespacesOp``.
-            similarity: For a search with a query on a store with an
-                embedding index: ``{node id: score}`` of the candidates
-                that have vectors (``Store.similar``).  They come first, best
-                first (ties by node id, as ``mnem similar`` orders them); the
-                rest follow without a score, in key order, as in InMemoryStore.
-                Without it, a query ranks by BM25 (``ranking``).
+            similarity: For a search with a query in ``"vector"`` mode:
+                ``{node id: score}`` of the candidates that have vectors
+                (``Store.similar``).  They come first, best first (ties by
+                node id, as ``mnem similar`` orders them); the rest follow
+                without a score, in key order, as in InMemoryStore.
+            mode: How a search's query is answered (``ranking``): the
+                substring filter (ADR-0016), BM25 ranking, or ``similarity``.
 
         Returns:
             What InMemoryStore would return for it, with the documented differences.
@@ -163,17 +164,22 @@ class Snapshot:
                 if e.namespace[: len(prefix)] == prefix and matches_filter(e.value, op.filter)
             ]
             page = slice(op.offset, op.offset + op.limit)
-            if not op.query:
+            query = op.query
+            if not query:
                 return [e.search_item() for e in hits[page]]
-            if similarity is not None:
+            if mode == "vector":
+                scores = similarity or {}
                 ids = [node_id(e.namespace, e.key) for e in hits]
-                scored = sorted((i for i in ids if i in similarity), key=lambda i: (-similarity[i], i))  # as mnem ranks
-                rest = [i for i in ids if i not in similarity]  # in key order, after every scored item
+                scored = sorted((i for i in ids if i in scores), key=lambda i: (-scores[i], i))  # as mnem ranks
+                rest = [i for i in ids if i not in scores]  # in key order, after every scored item
                 by_id = dict(zip(ids, hits, strict=True))
-                return [by_id[i].search_item(similarity.get(i)) for i in [*scored, *rest][page]]
-            scores = bm25_scores(op.query, [e.value for e in hits])
-            ranked = sorted(zip(scores, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
-            return [e.search_item(score) for score, e in ranked[page]]
+                return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
+            if mode == "bm25":
+                bm25 = bm25_scores(query, [e.value for e in hits])
+                ranked = sorted(zip(bm25, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
+                return [e.search_item(score) for score, e in ranked[page]]
+            found = [e for e in hits if contains(query, node_id(e.namespace, e.key), e.value)]
+            return [e.search_item() for e in found[page]]
         if isinstance(op, ListNamespacesOp):
             spaces = {ns for ns in self._spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}
             if op.max_depth is not None:

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from langgraph.store.base import BaseStore, GetOp, IndexConfig, Item, Op, PutOp, Result, SearchOp, TTLConfig
+from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
 from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
@@ -32,6 +32,7 @@ from mnem_bridge.agents import with_retry
 from .convert import META_KEY, Entry, split_meta
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
+from .ranking import QueryMode, resolve_query_mode
 from .runinfo import run_provenance
 from .snapshot import Snapshot
 from .sweeper import Sweeper
@@ -67,10 +68,17 @@ class MnemosyneStore(BaseStore):
             group is killed (``CommandTimeoutError``).  A graph node blocks on
             the store, so a wedged ``mnem`` must not stall it for the bridge's
             default minute when the caller can afford less.
-        index: LangGraph's ``IndexConfig`` (``dims``, ``embed``, ``fields``):
-            puts embed those fields and ``search(query=...)`` ranks by
-            cosine similarity (``index``).  Without one, a query ranks by
-            BM25 over the values' words (``ranking``).
+        index: LangGraph's ``IndexConfig`` (``dims``, ``embed``,
+            ``fields``), or ``SqliteStore``'s or ``PostgresStore``'s
+            (``text_fields``, ``distance_type``, ``ann_index_config``): puts
+            embed those fields and ``search(query=...)`` ranks by the
+            similarity of their vectors to the query's (``index``).  An
+            option that cannot be honoured is refused.
+        query_mode: How ``search(query=...)`` answers: ``None`` (the
+            default) ranks by vectors with an ``index``, else is ADR-0016's
+            substring filter; ``"substring"``, ``"bm25"`` (lexical ranking,
+            for natural-language questions such as langmem's) and
+            ``"vector"`` (needs ``index``) choose one (``ranking``).
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
             ``refresh_on_read``, ``sweep_interval_minutes``, which starts
             the sweeper now).  Expired items vanish from reads at once; a
@@ -80,6 +88,8 @@ class MnemosyneStore(BaseStore):
         NoStoreError: No store at ``path`` and none may be created there (or,
             with no path, none found).
         BinaryNotFoundError: No ``mnem`` binary.
+        UsageError: An ``index`` option or ``query_mode`` that cannot be
+            honoured (a ``ValueError``), before anything is opened.
     """
 
     supports_ttl = True
@@ -91,13 +101,18 @@ class MnemosyneStore(BaseStore):
         author: str = "agent",
         mnem: str | os.PathLike[str] | None = None,
         timeout: float = mnem_bridge.DEFAULT_TIMEOUT,
-        index: IndexConfig | None = None,
+        index: Mapping[str, Any] | None = None,
         ttl: TTLConfig | None = None,
+        query_mode: QueryMode | None = None,
     ) -> None:
-        self.index_config = index
+        #: The index config as given, as LangGraph's stores expose it (None without an index).
+        self.index_config = dict(index) if index else None
         self._index = EmbeddingIndex(index) if index else None
         #: The embedder, as LangGraph's stores expose it (None without an index).
         self.embeddings = self._index.embeddings if self._index else None
+        self._query_mode = resolve_query_mode(query_mode, self._index is not None)
+        #: The index a query ranks by: the store's, unless ``query_mode`` chose a lexical answer.
+        self._ranker = self._index if self._query_mode == "vector" else None
         self.ttl_config = ttl
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
@@ -110,6 +125,11 @@ class MnemosyneStore(BaseStore):
         self._sweeper = Sweeper(self.sweep_ttl)
         if ttl and ttl.get("sweep_interval_minutes"):
             self.start_ttl_sweeper()
+
+    @property
+    def query_mode(self) -> QueryMode:
+        """How ``search(query=...)`` answers: ``"substring"``, ``"bm25"`` or ``"vector"`` (see ``__init__``)."""
+        return self._query_mode
 
     @property
     def root(self) -> Path | mnem_bridge.StoreUrl:
@@ -146,7 +166,7 @@ class MnemosyneStore(BaseStore):
         that changes nothing that way makes no commit.  A put's provenance is
         its ``_meta``; without one, inside a LangGraph run, it is the run's
         thread, node, step, tool call and checkpoint (``runinfo``).
-        Searches rank by relevance when given a ``query`` (``ranking``).
+        A search's ``query`` is answered as ``query_mode`` says (``ranking``).
 
         Args:
             ops: Gets, searches, namespace listings, puts and deletes.
@@ -160,7 +180,7 @@ class MnemosyneStore(BaseStore):
             MnemError: The store refused (e.g. ``InvalidRefError`` on a detached HEAD).
         """
         ops = _checked(ops)
-        embedded = self._index.embed(ops) if self._index else Embedded()
+        embedded = self._index.embed(ops, rank=self._ranker is not None) if self._index else Embedded()
         return self._batch(ops, _run_of(ops), embedded)
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
@@ -172,7 +192,7 @@ class MnemosyneStore(BaseStore):
         embeddings use the embedder's async API.
         """
         ops = _checked(ops)
-        embedded = await self._index.aembed(ops) if self._index else Embedded()
+        embedded = await self._index.aembed(ops, rank=self._ranker is not None) if self._index else Embedded()
         return await mnem_bridge.run_inline(self._batch, ops, _run_of(ops), embedded)
 
     def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
@@ -180,7 +200,7 @@ class MnemosyneStore(BaseStore):
         gets = [op for op in ops if isinstance(op, GetOp)]
         if len(gets) == len(ops):
             return self._gets(gets)
-        paged = {i for i, op in enumerate(ops) if reads_page_only(self._index, op)}
+        paged = {i for i, op in enumerate(ops) if reads_page_only(self._ranker, op)}
         reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged]
         snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
         results: list[Result] = []
@@ -188,12 +208,13 @@ class MnemosyneStore(BaseStore):
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 results.append(None)
-            elif i in paged and self._index is not None and isinstance(op, SearchOp):
-                items, page = ranked_page(self._store, self._index, op, embedded)
+            elif i in paged and self._ranker is not None and isinstance(op, SearchOp):
+                items, page = ranked_page(self._store, self._ranker, op, embedded)
                 results.append(items)
                 read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
             else:
-                results.append(snapshot.answer(op, similarity(self._store, self._index, op, embedded)))
+                scores = similarity(self._store, self._ranker, op, embedded)
+                results.append(snapshot.answer(op, scores, self._query_mode))
         self._refresh(ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
             namespace, key))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
@@ -425,7 +446,7 @@ class MnemosyneStore(BaseStore):
         Raises:
             InvalidRefError: ``rev`` names nothing.
         """
-        return MemoryView(self._store, self._store.resolve(rev), self._index)
+        return MemoryView(self._store, self._store.resolve(rev), self._ranker, self._query_mode)
 
 
 def _checked(ops: Iterable[Op]) -> list[Op]:

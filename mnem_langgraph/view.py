@@ -18,6 +18,7 @@ from mnem_bridge import Store, run_inline
 
 from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op
+from .ranking import QueryMode
 from .snapshot import Snapshot
 
 __all__ = ["MemoryView", "ReadOnlyError"]
@@ -35,16 +36,21 @@ class MemoryView(BaseStore):
     Args:
         store: The bridge store.
         commit: The full commit id to show.
-        index: The store's embedding index: a query then ranks by the
-            vectors of the values the commit held.
+        index: The index the store's queries rank by: a query then ranks
+            by the vectors of the values the commit held.
+        mode: How the store answers a query (``ranking``), so the past is
+            searched as the present is.
     """
 
     supports_ttl = False
 
-    def __init__(self, store: Store, commit: str, index: EmbeddingIndex | None = None) -> None:
+    def __init__(
+        self, store: Store, commit: str, index: EmbeddingIndex | None = None, mode: QueryMode = "substring",
+    ) -> None:
         self._store = store
         self.commit = commit
         self._index = index
+        self._mode = mode
         self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:
@@ -73,7 +79,8 @@ class MemoryView(BaseStore):
                 )
         embedded = self._index.embed(ops) if self._index else Embedded()
         memory = self._memory()
-        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit)) for op in ops]
+        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode)
+                for op in ops]
 
     def _memory(self) -> Snapshot:
         if self._snapshot is None:

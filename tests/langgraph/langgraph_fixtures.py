@@ -31,6 +31,13 @@ def store_root(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def mstore(store_root: Path) -> Iterator[MnemosyneStore]:
-    """A ``MnemosyneStore`` on a fresh store, writing as ``tester``."""
+    """A ``MnemosyneStore`` on a fresh store, writing as ``tester``: a query is ADR-0016's substring filter."""
     with MnemosyneStore(store_root, author="tester", mnem=MNEM) as store:
+        yield store
+
+
+@pytest.fixture
+def ranked_store(store_root: Path) -> Iterator[MnemosyneStore]:
+    """``mstore`` opened with ``query_mode="bm25"``: a query ranks, as langmem's questions need."""
+    with MnemosyneStore(store_root, author="tester", mnem=MNEM, query_mode="bm25") as store:
         yield store

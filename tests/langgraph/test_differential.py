@@ -10,7 +10,11 @@ after removing the documented differences:
   page (``offset``/``limit``) is cut from it;
 * phantom namespaces: InMemoryStore keeps listing a namespace after a get
   on it or after its last item is deleted, so the oracle's namespaces are
-  listed from a replay of only its live items.
+  listed from a replay of only its live items;
+* a search's ``query``: InMemoryStore without an index ignores it, where
+  ADR-0016 makes it a plain substring filter (case ignored) over the node id
+  and the stringified value, so the oracle's answer is filtered by that
+  rule, restated here from the docs, before it is paged.
 
 Every step costs one or two ``mnem`` processes, so the budget is small:
 about 25 sequences of up to 8 steps.  Namespaces and keys include the
@@ -19,6 +23,7 @@ separator and the escape character so escaping is exercised too.
 
 from __future__ import annotations
 
+import json
 import tempfile
 from pathlib import Path
 
@@ -49,15 +54,16 @@ filters = st.none() | st.sampled_from([
 ])
 namespace = st.sampled_from(NAMESPACES)
 key = st.sampled_from(KEYS)
-# Lambdas, not the NamedTuples themselves: ``builds`` would also draw the optional
-# fields, and a random ``query`` is the one documented difference (InMemoryStore
-# without an index ignores it; we rank by it: test_ranking compares the sets).
+#: Queries that hit a value's text, a key, a node id (escapes included) or nothing, in either case.
+queries = st.sampled_from([None, "X", '"TAG": "y"', '"N": 3', "Lvl", "A:B", "b%3Ac", "K%253a", "zz", ""])
+# Lambdas, not the NamedTuples themselves: ``builds`` would also draw the optional fields.
 puts = st.builds(lambda ns, k, v: PutOp(ns, k, v), namespace, key, values)
 deletes = st.builds(lambda ns, k: PutOp(ns, k, None), namespace, key)
 gets = st.builds(lambda ns, k: GetOp(ns, k), namespace, key)
 searches = st.builds(
-    lambda prefix, conditions, limit, offset: SearchOp(prefix, conditions, limit, offset),
+    lambda prefix, conditions, limit, offset, query: SearchOp(prefix, conditions, limit, offset, query),
     st.sampled_from([(), ("a",), ("a", "b"), ("c",), ("p%",)]), filters, st.integers(1, 4), st.integers(0, 3),
+    queries,
 )
 paths = st.sampled_from([("a",), ("a", "*"), ("*", "b"), ("b",), ("b:c",), ("c",), ("*",)])
 listings = st.builds(
@@ -86,6 +92,13 @@ def as_tuples(items):
     return [(i.namespace, i.key, i.value) for i in items]
 
 
+def adr_match(query, namespace, key, value):
+    """ADR-0016's search as docs/langgraph.md states it: the node id (each part with ``%`` and ``:`` escaped,
+    joined by ``:``) or the value's JSON text contains the query, case ignored."""
+    nid = ":".join(part.replace("%", "%25").replace(":", "%3A") for part in (*namespace, key))
+    return any(query.casefold() in text.casefold() for text in (nid, json.dumps(value, ensure_ascii=False)))
+
+
 def oracle_answers(oracle: InMemoryStore, ops: list) -> list:
     """The oracle's results for one batch, normalised to our documented behaviour."""
     live = InMemoryStore()  # the oracle's live items, with no phantom namespaces
@@ -97,7 +110,8 @@ def oracle_answers(oracle: InMemoryStore, ops: list) -> list:
     for op, result in zip(ops, raw, strict=True):
         if isinstance(op, SearchOp):
             ordered = sorted(as_tuples(result), key=lambda t: (t[0], t[1]))
-            answers.append(ordered[op.offset : op.offset + op.limit])
+            kept = [t for t in ordered if not op.query or adr_match(op.query, *t)]
+            answers.append(kept[op.offset : op.offset + op.limit])
         elif isinstance(op, ListNamespacesOp):
             answers.append(live.batch([op])[0])
         elif isinstance(op, GetOp):
@@ -111,6 +125,7 @@ def our_answers(store: MnemosyneStore, ops: list) -> list:
     answers = []
     for op, result in zip(ops, store.batch(ops), strict=True):
         if isinstance(op, SearchOp):
+            assert all(item.score is None for item in result)  # a filter, not a ranking
             answers.append(as_tuples(result))
         elif isinstance(op, GetOp):
             answers.append(None if result is None else as_tuples([result])[0])

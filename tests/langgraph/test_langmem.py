@@ -4,7 +4,9 @@ A real graph (an agent node, a ``ToolNode`` with langmem's manage and search
 tools, a checkpointer) runs two conversations.  The agent node stands in for
 the chat model and decides as one would from what the tools answer: in the
 second conversation it searches with a natural-language question and updates
-the memory the search ranked first, by the id the search returned.
+the memory the search ranked first, by the id the search returned.  The
+store ranks queries by BM25 (``query_mode="bm25"``): ADR-0016's default
+substring filter would answer such a question with nothing.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from langgraph.graph import MessagesState, StateGraph
 from langgraph.prebuilt import ToolNode
 from langmem import create_manage_memory_tool, create_search_memory_tool
 
-#: The ``store_root`` and ``mstore`` fixtures (tests/langgraph has no conftest.py: see that module).
+#: The ``store_root`` and ``ranked_store`` fixtures (tests/langgraph has no conftest.py: see that module).
 pytest_plugins = ["langgraph_fixtures"]
 
 USER = "u-42"
@@ -75,24 +77,24 @@ def config(thread: str) -> dict:
     return {"configurable": {"thread_id": thread, "langgraph_user_id": USER}}
 
 
-def test_langmem_finds_memories_by_question_and_updates_instead_of_duplicating(mstore):
-    build(mstore, learn_facts).invoke({"messages": [HumanMessage("hi, some facts about me")]}, config("first"))
-    assert sorted(i.value["content"] for i in mstore.search(NS)) == sorted(FACTS)
-    sushi = next(i.key for i in mstore.search(NS) if "sushi" in i.value["content"])
+def test_langmem_finds_memories_by_question_and_updates_instead_of_duplicating(ranked_store):
+    build(ranked_store, learn_facts).invoke({"messages": [HumanMessage("hi, some facts about me")]}, config("first"))
+    assert sorted(i.value["content"] for i in ranked_store.search(NS)) == sorted(FACTS)
+    sushi = next(i.key for i in ranked_store.search(NS) if "sushi" in i.value["content"])
 
-    app = build(mstore, correct_food)
+    app = build(ranked_store, correct_food)
     result = asyncio.run(app.ainvoke({"messages": [HumanMessage("I eat ramen now")]}, config("second")))
 
     searched = json.loads(next(m for m in result["messages"] if getattr(m, "name", None) == "search_memory").content)
     assert searched[0]["key"] == sushi and searched[0]["score"] > 0
     assert len(searched) == 3  # a question ranks the namespace; it hides nothing
-    memories = mstore.search(NS)
+    memories = ranked_store.search(NS)
     assert len(memories) == 3  # updated, not duplicated
-    assert mstore.get(NS, sushi).value == {"content": "User's favourite food is ramen now"}
+    assert ranked_store.get(NS, sushi).value == {"content": "User's favourite food is ramen now"}
 
-    updated = mstore.why(NS, sushi).provenance
+    updated = ranked_store.why(NS, sushi).provenance
     assert (updated.source, updated.agent_step, updated.tool_call) == (
         "langgraph thread second", "tools:4", "call_update")  # agent 1, search 2, agent 3, update 4
-    created = mstore.why(NS, next(i.key for i in memories if "bakery" in i.value["content"])).provenance
+    created = ranked_store.why(NS, next(i.key for i in memories if "bakery" in i.value["content"])).provenance
     assert (created.source, created.agent_step) == ("langgraph thread first", "tools:2")
     assert created.tool_call.startswith("call_create_")

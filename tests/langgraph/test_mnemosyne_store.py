@@ -157,9 +157,9 @@ def test_search_filters_query_pagination_and_order(mstore):
     assert [i.key for i in mstore.search((), filter={"seats": {"$gte": 8, "$lt": 41}})] == ["plan"]
     assert [i.key for i in mstore.search((), filter={"meta": {"lvl": 1}})] == ["plan"]
     assert [i.key for i in mstore.search((), filter={"tier": {"$ne": "pro"}})] == ["note", "plan", "lang"]
-    ranked = mstore.search((), query="enterprise")
-    assert [(i.key, i.score > 0) for i in ranked][:2] == [("note", True), ("plan", False)]
-    assert len(ranked) == 4  # a query ranks; it hides nothing the filter kept
+    found = mstore.search((), query="enterprise")  # ADR-0016: a plain substring filter, case ignored
+    assert [(i.namespace, i.key, i.score) for i in found] == [(U1, "note", None)]
+    assert [i.key for i in mstore.search((), query="u1:")] == ["note", "plan", "lang"]  # node ids match too
     page = mstore.search((), limit=2, offset=1)
     assert [(i.namespace, i.key) for i in page] == [(U1, "plan"), (("memories", "u2"), "plan")]
     assert all(i.score is None for i in page)

@@ -19,7 +19,7 @@ from typing import Any
 
 from langchain_core.embeddings import Embeddings
 
-__all__ = ["DIMS", "CharacterEmbeddings", "cosine", "index_config"]
+__all__ = ["DIMS", "CharacterEmbeddings", "cosine", "index_config", "pg_index", "similarity", "sqlite_index"]
 
 #: The dimension every upstream store test uses.
 DIMS = 500
@@ -78,9 +78,32 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return dot / norms if norms else 0.0
 
 
+def similarity(distance: str, query: Sequence[float], stored: Sequence[float]) -> float:
+    """Upstream's expected score of a stored vector for a query: the cosine similarity, the inner product,
+    or minus the Euclidean distance (``distance`` is ``cosine``, ``inner_product`` or ``l2``)."""
+    if distance == "cosine":
+        return cosine(query, stored)
+    if distance == "inner_product":
+        return sum(x * y for x, y in zip(query, stored, strict=True))
+    return -math.sqrt(sum((x - y) ** 2 for x, y in zip(query, stored, strict=True)))
+
+
 def index_config(embed: CharacterEmbeddings, fields: list[str] | None = None) -> dict[str, Any]:
     """A ``langgraph.store.base.IndexConfig`` for ``embed``, embedding ``fields`` (None: the whole value)."""
     config: dict[str, Any] = {"dims": embed.dims, "embed": embed}
     if fields is not None:
         config["fields"] = fields
     return config
+
+
+def sqlite_index(embed: CharacterEmbeddings, text_fields: list[str] | None = None, **extra: str) -> dict[str, Any]:
+    """The config upstream's SQLite suites open ``SqliteStore`` with: ``text_fields`` (None included), and
+    ``extra`` (the sync suite's ``distance_type``)."""
+    return {"dims": embed.dims, "embed": embed, "text_fields": text_fields, **extra}
+
+
+def pg_index(embed: CharacterEmbeddings, vector_type: str, distance_type: str,
+             fields: list[str] | None = None) -> dict[str, Any]:
+    """The config upstream's PostgreSQL suites open ``PostgresStore`` with (``fields`` None included)."""
+    return {"dims": embed.dims, "embed": embed, "ann_index_config": {"vector_type": vector_type},
+            "distance_type": distance_type, "fields": fields}

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Coroutine, Iterator, Sequence
 from typing import Any
 
 import pytest
-from fake_embeddings import CharacterEmbeddings, cosine, index_config
+from fake_embeddings import CharacterEmbeddings, pg_index, similarity
 from langgraph.store.base import GetOp, Item, ListNamespacesOp, MatchCondition, Op, PutOp, SearchItem, SearchOp
 from store_support import shared_store
 
@@ -506,12 +506,34 @@ async def avector_search_edge_cases(store: MnemosyneStore, ns: Namespace) -> Non
         assert len(await store.asearch(ns, query=query)) == 1, query
 
 
-def pg_vector_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
+#: pgvector's vector types and the distances upstream's PostgreSQL suites run each of them with.
+PG_VECTOR_TYPES = ("vector", "halfvec")
+PG_DISTANCES = ("l2", "inner_product", "cosine")
+#: The async suite's ``vector_store`` variants: every type with every distance.
+PG_VARIANTS = [(vector_type, distance) for vector_type in PG_VECTOR_TYPES for distance in PG_DISTANCES]
+#: The TTL upstream's sync PostgreSQL suite opens its vector stores with (unless told not to).
+PG_VECTOR_TTL = {"default_ttl": 2, "refresh_on_read": True}
+
+
+def variant_id(variant: Sequence[object]) -> str:
+    """A variant's test id, as upstream names them (``halfvec_l2``), with ``_no_ttl`` for a store without one."""
+    return "_".join(str(part) for part in variant[:2]) + ("_no_ttl" if variant[2:] == (False,) else "")
+
+
+#: PG_VARIANTS' test ids, for a ``parametrize`` over ``(vector_type, distance)``.
+PG_VARIANT_IDS = [variant_id(variant) for variant in PG_VARIANTS]
+
+
+def pg_vector_store(tmp_path_factory: pytest.TempPathFactory, vector_type: str, distance: str,
+                    ttl: bool = False) -> Iterator[MnemosyneStore]:
     """One PostgreSQL-backed store embedding whole values with the toy model, shared by a module's vector tests.
 
-    Upstream's is fresh per test and they write under ``("test",)``; here each writes under its own ``root``.
+    Opened with upstream's index config for ``vector_type`` and ``distance``, and, with ``ttl``, the sync
+    fixture's 2-minute default TTL refreshed on read.  Upstream's is fresh per test and they write under
+    ``("test",)``; here each writes under its own ``root``.
     """
-    yield from shared_store(tmp_path_factory, "postgresql", index=index_config(CharacterEmbeddings()))
+    index = pg_index(CharacterEmbeddings(), vector_type, distance)
+    yield from shared_store(tmp_path_factory, "postgresql", index=index, ttl=PG_VECTOR_TTL if ttl else None)
 
 
 #: The store-level fields upstream's path tests embed, and test_embed_with_path's two documents
@@ -552,17 +574,18 @@ SCORED_DOC = {"key0": "aaa"}
 SCORED_QUERIES = ["aaa", "bbb", "ccc", "abcd", "poisson"]
 
 
-def scored_store(tmp_path_factory: pytest.TempPathFactory, backend: str) -> Iterator[MnemosyneStore]:
-    """A store on ``backend`` holding only SCORED_DOC, for a module-scoped fixture shared by test_scores' queries."""
-    yield from shared_store(
-        tmp_path_factory, backend, index=index_config(CharacterEmbeddings(), ["key0"]),
-        seed=lambda store: store.put(("test",), "doc", SCORED_DOC, index=["key0", "key1"]))
+def scored_store(tmp_path_factory: pytest.TempPathFactory, backend: str, index: dict[str, Any],
+                 ttl: dict[str, Any] | None = None) -> Iterator[MnemosyneStore]:
+    """A store on ``backend`` opened with ``index`` (whose fields are ``["key0"]``) and ``ttl``, holding only
+    SCORED_DOC, for a module-scoped fixture shared by test_scores' queries."""
+    yield from shared_store(tmp_path_factory, backend, index=index, ttl=ttl,
+                            seed=lambda store: store.put(("test",), "doc", SCORED_DOC, index=["key0", "key1"]))
 
 
-def scores(store: MnemosyneStore, embed: CharacterEmbeddings, query: str) -> None:
-    """Upstream's test_scores: a search's score is the cosine similarity of the query and the embedded field."""
+def scores(store: MnemosyneStore, embed: CharacterEmbeddings, query: str, distance: str = "cosine") -> None:
+    """Upstream's test_scores: a search's score is the ``distance`` similarity of the query and the embedded field."""
     results = store.search((), query=query)
-    expected = cosine(embed.embed_query(query), embed.embed_query(SCORED_DOC["key0"]))
+    expected = similarity(distance, embed.embed_query(query), embed.embed_query(SCORED_DOC["key0"]))
     assert len(results) == 1
     assert results[0].score == pytest.approx(expected, abs=1e-3)
 

@@ -3,10 +3,10 @@
 Ported from langgraph's ``libs/checkpoint-postgres/tests/test_async_store.py``:
 each test is named after the upstream test it restates, with the same checks.
 Stores are chosen as in test_ported_postgres_store.py (a shared store and a
-``root`` label where the checks stay in the test's namespaces; one cosine
-vector store per module, each test under its own ``root``, where upstream
-made a fresh store for every pgvector type and metric).  What was
-left out or changed, and why: docs/langgraph-ported.md.
+``root`` label where the checks stay in the test's namespaces; one vector
+store per pgvector type and distance and module, each test under its own
+``root``, where upstream made a fresh store per test).  What was left out or
+changed, and why: docs/langgraph-ported.md.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import shared_checks as shared
-from fake_embeddings import CharacterEmbeddings, index_config
+from fake_embeddings import CharacterEmbeddings, pg_index
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import Item
 from store_support import StoreFactory
@@ -129,10 +129,10 @@ async def test_batch_list_namespaces_ops(pg_store: MnemosyneStore) -> None:
 # ----------------------------------------------------------------- vector search (index=...)
 
 
-@pytest.fixture(scope="module")
-def vector_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """The module's vector store: see shared_checks.pg_vector_store."""
-    yield from shared.pg_vector_store(tmp_path_factory)
+@pytest.fixture(scope="module", params=shared.PG_VARIANTS, ids=shared.variant_id)
+def vector_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
+    """The module's vector store of one pgvector type and distance (no TTL, as upstream's async fixture)."""
+    yield from shared.pg_vector_store(tmp_path_factory, *request.param)
 
 
 @pytest.mark.anyio
@@ -196,9 +196,11 @@ async def test_vector_search_edge_cases(vector_store: MnemosyneStore, root: str)
 
 
 @pytest.mark.anyio
-async def test_embed_with_path(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_embed_with_path (its cosine case)."""
-    store = new_pg_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+@pytest.mark.parametrize(("vector_type", "distance"), shared.PG_VARIANTS, ids=shared.PG_VARIANT_IDS)
+async def test_embed_with_path(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings, vector_type: str,
+                               distance: str) -> None:
+    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_embed_with_path."""
+    store = new_pg_store(index=pg_index(fake_embeddings, vector_type, distance, shared.PATH_FIELDS))
     exact, only_doc2, unembedded = await shared.asearch_by_path(store)
     top, other = exact[0].score, exact[1].score
     assert top == pytest.approx(other, abs=1e-3)
@@ -207,12 +209,14 @@ async def test_embed_with_path(new_pg_store: StoreFactory, fake_embeddings: Char
 
 
 @pytest.mark.anyio
-async def test_search_sorting(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_search_sorting (its cosine case).
+@pytest.mark.parametrize(("vector_type", "distance"), shared.PG_VARIANTS, ids=shared.PG_VARIANT_IDS)
+async def test_search_sorting(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings, vector_type: str,
+                              distance: str) -> None:
+    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_search_sorting.
 
     The one match ranks first among 200 non-matches on both sides of it in namespace order.
     """
-    store = new_pg_store(index=index_config(fake_embeddings, ["key1"]))
+    store = new_pg_store(index=pg_index(fake_embeddings, vector_type, distance, ["key1"]))
     await store.aput(("test", "M"), "M", {"key1": "mmm"})
     for i in range(100):
         await store.aput(("test", "A"), f"A{i}", {"key1": "no"})

@@ -9,10 +9,12 @@ where the checks stay inside the test's namespaces (upstream's first label
 ``"test"`` becomes the test's own ``root``), fresh where they look at the
 whole store; ``test_store_ttl`` gets a store with upstream's TTL settings.
 Upstream's ``vector_store`` (fresh per test, for each pgvector type and
-distance metric) becomes one store per module opened with ``index=...``
-(cosine, BaseStore's only metric), each test writing under its own ``root``;
-``test_scores``' queries share one store holding its single item.  What was
-left out or changed, and why: docs/langgraph-ported.md.
+distance metric, with a 2-minute TTL but for the last) becomes one store per
+variant and module, opened with upstream's ``index`` config
+(``ann_index_config``'s ``vector_type``, ``distance_type``), each test
+writing under its own ``root``; ``test_scores``' queries share one store per
+variant holding its single item.  What was left out or changed, and why:
+docs/langgraph-ported.md.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from collections.abc import Iterator
 
 import pytest
 import shared_checks as shared
-from fake_embeddings import CharacterEmbeddings, index_config
+from fake_embeddings import CharacterEmbeddings, pg_index
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
@@ -33,6 +35,15 @@ pytest_plugins = ["ported_stores"]
 QUARTER = 0.25
 TTL_SECONDS = 6 * QUARTER
 TTL_MINUTES = TTL_SECONDS / 60
+
+#: Upstream's ``vector_store`` variants: (vector type, distance, TTL), every type with every distance and a TTL,
+#: then the last once more without one.
+VECTOR_STORES = [(*variant, True) for variant in shared.PG_VARIANTS] + [("halfvec", "cosine", False)]
+#: The variants upstream runs test_embed_with_path_sync, test_embed_with_path_operation_config and test_non_ascii in.
+PATH_VARIANTS = [("vector", "cosine"), ("vector", "inner_product"), ("halfvec", "cosine"),
+                 ("halfvec", "inner_product")]
+#: The variants upstream runs test_scores in.
+SCORE_VARIANTS = [("vector", "cosine"), ("vector", "inner_product"), ("halfvec", "l2")]
 
 
 # ----------------------------------------------------------------- batches
@@ -96,10 +107,10 @@ def test_search(shared_pg_store: MnemosyneStore, root: str) -> None:
 # ----------------------------------------------------------------- vector search (index=...)
 
 
-@pytest.fixture(scope="module")
-def vector_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """The module's vector store: see shared_checks.pg_vector_store."""
-    yield from shared.pg_vector_store(tmp_path_factory)
+@pytest.fixture(scope="module", params=VECTOR_STORES, ids=shared.variant_id)
+def vector_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
+    """The module's vector store of one variant: see shared_checks.pg_vector_store."""
+    yield from shared.pg_vector_store(tmp_path_factory, *request.param)
 
 
 def test_vector_store_initialization(vector_store: MnemosyneStore, fake_embeddings: CharacterEmbeddings) -> None:
@@ -145,9 +156,12 @@ def test_vector_search_edge_cases(vector_store: MnemosyneStore, root: str) -> No
     shared.vector_search_edge_cases(vector_store, (root,))
 
 
-def test_embed_with_path_sync(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_sync (its cosine case)."""
-    store = new_pg_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+@pytest.mark.parametrize(("vector_type", "distance"), PATH_VARIANTS, ids=map(shared.variant_id, PATH_VARIANTS))
+def test_embed_with_path_sync(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings, vector_type: str,
+                              distance: str) -> None:
+    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_sync."""
+    store = new_pg_store(index=pg_index(fake_embeddings, vector_type, distance, shared.PATH_FIELDS),
+                         ttl=shared.PG_VECTOR_TTL)
     for key, value in shared.PATH_DOCS:
         store.put(("test",), key, value)
 
@@ -171,9 +185,12 @@ def test_embed_with_path_sync(new_pg_store: StoreFactory, fake_embeddings: Chara
     assert results[0].score < top and results[1].score < top  # type: ignore[operator]
 
 
-def test_embed_with_path_operation_config(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_operation_config (cosine)."""
-    store = new_pg_store(index=index_config(fake_embeddings, ["key17"]))
+@pytest.mark.parametrize(("vector_type", "distance"), PATH_VARIANTS, ids=map(shared.variant_id, PATH_VARIANTS))
+def test_embed_with_path_operation_config(new_pg_store: StoreFactory, fake_embeddings: CharacterEmbeddings,
+                                          vector_type: str, distance: str) -> None:
+    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_embed_with_path_operation_config."""
+    store = new_pg_store(index=pg_index(fake_embeddings, vector_type, distance, ["key17"]),
+                         ttl=shared.PG_VECTOR_TTL)
     for key, value, fields in shared.PER_PUT_DOCS:
         store.put(("test",), key, value, index=fields)
 
@@ -200,16 +217,23 @@ def test_embed_with_path_operation_config(new_pg_store: StoreFactory, fake_embed
     assert any(r.key == "doc5" for r in results)
 
 
-@pytest.fixture(scope="module")
-def scored_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
-    """A store holding only shared_checks.SCORED_DOC, shared by test_scores' queries (each only searches)."""
-    yield from shared.scored_store(tmp_path_factory, "postgresql")
+@pytest.fixture(scope="module", params=SCORE_VARIANTS, ids=shared.variant_id)
+def scored_store(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
+    """A store of one variant holding only shared_checks.SCORED_DOC, shared by test_scores' queries (each only
+    searches)."""
+    vector_type, distance = request.param
+    yield from shared.scored_store(tmp_path_factory, "postgresql", pg_index(
+        CharacterEmbeddings(), vector_type, distance, ["key0"]), shared.PG_VECTOR_TTL)
 
 
 @pytest.mark.parametrize("query", shared.SCORED_QUERIES)
 def test_scores(scored_store: MnemosyneStore, fake_embeddings: CharacterEmbeddings, query: str) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_scores (its cosine case)."""
-    shared.scores(scored_store, fake_embeddings, query)
+    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_scores.
+
+    The score is the variant's similarity (cosine, inner product, minus the L2 distance) of the query and the one
+    embedded field, within upstream's 1e-3, which also covers halfvec's rounding.
+    """
+    shared.scores(scored_store, fake_embeddings, query, scored_store.index_config["distance_type"])  # type: ignore[index]
 
 
 def test_store_ttl(new_pg_store: StoreFactory) -> None:
@@ -234,6 +258,12 @@ def test_store_ttl(new_pg_store: StoreFactory) -> None:
     store.stop_ttl_sweeper()  # type: ignore[attr-defined]
 
 
+@pytest.mark.parametrize("vector_store", [(*variant, True) for variant in PATH_VARIANTS], ids=shared.variant_id,
+                         indirect=True)
 def test_non_ascii(vector_store: MnemosyneStore, root: str) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_non_ascii (its cosine case)."""
+    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_non_ascii.
+
+    Upstream opens a fresh store of the variant (with the ``vector_store`` fixture's TTL); here the module's
+    ``vector_store`` of that variant, under the test's own ``root``.
+    """
     shared.non_ascii(vector_store, (root, "memories"))

@@ -4,8 +4,10 @@ Ported from langgraph's ``libs/checkpoint-sqlite/tests/test_async_store.py``:
 each test is named after the upstream test it restates, with the same checks,
 through ``aput`` / ``aget`` / ``asearch`` / ``alist_namespaces`` / ``abatch``.
 Stores are chosen as in test_ported_sqlite_store.py (a shared store and a
-``root`` label where the checks stay in the test's namespaces).  What was left
-out or changed, and why: docs/langgraph-ported.md.
+``root`` label where the checks stay in the test's namespaces; a fresh store
+opened with upstream's ``index`` config, ``text_fields`` included, where
+upstream made a vector store).  What was left out or changed, and why:
+docs/langgraph-ported.md.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import uuid
 
 import pytest
 import shared_checks as shared
-from fake_embeddings import CharacterEmbeddings, index_config
+from fake_embeddings import CharacterEmbeddings, sqlite_index
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
@@ -85,7 +87,7 @@ async def test_batch_list_namespaces_ops(lite_store: MnemosyneStore) -> None:
 async def test_vector_store_initialization(new_lite_store: StoreFactory,
                                            fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_vector_store_initialization."""
-    store = new_lite_store(index=index_config(fake_embeddings))
+    store = new_lite_store(index=sqlite_index(fake_embeddings))
     assert store.index_config is not None  # type: ignore[attr-defined]
     assert store.index_config["dims"] == fake_embeddings.dims  # type: ignore[attr-defined]
     if hasattr(store.index_config.get("embed"), "embed_documents"):  # type: ignore[attr-defined]
@@ -96,14 +98,14 @@ async def test_vector_store_initialization(new_lite_store: StoreFactory,
 async def test_vector_insert_with_auto_embedding(new_lite_store: StoreFactory,
                                                  fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_vector_insert_with_auto_embedding."""
-    await shared.avector_insert_with_auto_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    await shared.avector_insert_with_auto_embedding(new_lite_store(index=sqlite_index(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_vector_update_with_embedding(new_lite_store: StoreFactory,
                                             fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_vector_update_with_embedding."""
-    await shared.avector_update_with_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    await shared.avector_update_with_embedding(new_lite_store(index=sqlite_index(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
@@ -114,7 +116,7 @@ async def test_vector_search_with_filters(new_lite_store: StoreFactory,
     Upstream checks nothing of the answers here (the sync suite does): the
     four query+filter searches must run.
     """
-    store = new_lite_store(index=index_config(fake_embeddings))
+    store = new_lite_store(index=sqlite_index(fake_embeddings))
     for key, value in shared.FILTER_DOCS:
         await store.aput(("test",), key, value)
     await store.asearch(("test",), query="apple", filter={"color": "red"})
@@ -126,19 +128,19 @@ async def test_vector_search_with_filters(new_lite_store: StoreFactory,
 @pytest.mark.anyio
 async def test_vector_search_pagination(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_vector_search_pagination."""
-    await shared.avector_search_pagination(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    await shared.avector_search_pagination(new_lite_store(index=sqlite_index(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_vector_search_edge_cases(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_vector_search_edge_cases."""
-    await shared.avector_search_edge_cases(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    await shared.avector_search_edge_cases(new_lite_store(index=sqlite_index(fake_embeddings)), ("test",))
 
 
 @pytest.mark.anyio
 async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_embed_with_path."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS))
     exact, _, unembedded = await shared.asearch_by_path(store)
     assert exact[0].score > 0.9 and exact[1].score > 0.9  # type: ignore[operator]
     assert unembedded[0].score < 0.9 and unembedded[1].score < 0.9  # type: ignore[operator]
@@ -147,7 +149,7 @@ async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Ch
 @pytest.mark.anyio
 async def test_basic_store_ops(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_basic_store_ops."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS))
     uid = uuid.uuid4().hex
     ns, key = (uid, "test", "documents"), "doc1"
     value = {"title": "Test Document", "content": "Hello, World!"}
@@ -184,7 +186,7 @@ async def test_basic_store_ops(new_lite_store: StoreFactory, fake_embeddings: Ch
 @pytest.mark.anyio
 async def test_list_namespaces(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_list_namespaces."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS))
     p = str(uuid.uuid4())
     namespaces = shared.nested_namespaces(p)
     for ns in namespaces:
@@ -198,7 +200,7 @@ async def test_list_namespaces(new_lite_store: StoreFactory, fake_embeddings: Ch
 @pytest.mark.anyio
 async def test_search_items(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_search_items."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS))
     for ns, value in shared.SEARCH_ITEMS:
         await store.aput(ns, f"item_{ns[-1]}", value)
     shared.check_search_items({name: await store.asearch(prefix, **query)

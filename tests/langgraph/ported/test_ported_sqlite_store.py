@@ -6,20 +6,25 @@ Upstream's ``store`` fixture (an in-memory and a file database) becomes one
 MnemosyneStore: a store shared by the module where the checks stay inside the
 test's namespaces (upstream's first label ``"test"`` becomes the test's own
 ``root``), a fresh one where they look at the whole store.  Upstream's
-``create_vector_store`` becomes a fresh store opened with ``index=...``
-(SqliteStore's ``text_fields`` is BaseStore's ``fields``); ``test_scores``'
-queries share one store holding its single item.  What was left out
-or changed, and why: docs/langgraph-ported.md.
+``create_vector_store`` becomes a fresh store opened with upstream's own
+``index`` config (``text_fields``, ``distance_type``); ``test_scores``'
+queries share one store holding its single item.
+``test_vector_search_ranks_closest_first`` is from a later upstream commit
+(0234064), which settled SqliteStore's distance types on PostgresStore's
+meaning.  What was left out or changed, and why: docs/langgraph-ported.md.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import uuid
 from collections.abc import Iterator
 
 import pytest
 import shared_checks as shared
-from fake_embeddings import CharacterEmbeddings, index_config
+from fake_embeddings import CharacterEmbeddings, sqlite_index
+from langchain_core.embeddings import Embeddings
 from langgraph.store.base import Item
 from store_support import StoreFactory
 
@@ -107,36 +112,41 @@ class TestSqliteStore:
 # ----------------------------------------------------------------- vector search (index=...)
 
 
+def vector_index(embed: CharacterEmbeddings, text_fields: list[str] | None = None) -> dict[str, object]:
+    """Upstream's ``create_vector_store`` config: ``text_fields`` (None included) and the cosine distance."""
+    return sqlite_index(embed, text_fields, distance_type="cosine")
+
+
 def test_vector_store_initialization(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_store_initialization."""
-    store = new_lite_store(index=index_config(fake_embeddings))
+    store = new_lite_store(index=vector_index(fake_embeddings))
     assert store.index_config is not None  # type: ignore[attr-defined]
     assert store.embeddings == fake_embeddings  # type: ignore[attr-defined]
     assert store.index_config["dims"] == fake_embeddings.dims  # type: ignore[attr-defined]
-    assert store.index_config.get("fields") is None  # type: ignore[attr-defined]
+    assert store.index_config.get("text_fields") is None  # type: ignore[attr-defined]
 
-    fields = ["content", "title"]
-    store = new_lite_store(index=index_config(fake_embeddings, fields))
+    text_fields = ["content", "title"]
+    store = new_lite_store(index=vector_index(fake_embeddings, text_fields))
     assert store.index_config is not None  # type: ignore[attr-defined]
     assert store.embeddings == fake_embeddings  # type: ignore[attr-defined]
     assert store.index_config["dims"] == fake_embeddings.dims  # type: ignore[attr-defined]
-    assert store.index_config["fields"] == fields  # type: ignore[attr-defined]
+    assert store.index_config["text_fields"] == text_fields  # type: ignore[attr-defined]
 
 
 def test_vector_insert_with_auto_embedding(new_lite_store: StoreFactory,
                                            fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_insert_with_auto_embedding."""
-    shared.vector_insert_with_auto_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    shared.vector_insert_with_auto_embedding(new_lite_store(index=vector_index(fake_embeddings)), ("test",))
 
 
 def test_vector_update_with_embedding(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_update_with_embedding."""
-    shared.vector_update_with_embedding(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    shared.vector_update_with_embedding(new_lite_store(index=vector_index(fake_embeddings)), ("test",))
 
 
 def test_vector_search_with_filters(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_search_with_filters."""
-    store = new_lite_store(index=index_config(fake_embeddings))
+    store = new_lite_store(index=vector_index(fake_embeddings))
     for key, value in shared.FILTER_DOCS:
         store.put(("test",), key, value)
 
@@ -154,7 +164,7 @@ def test_vector_search_with_filters(new_lite_store: StoreFactory, fake_embedding
 
 def test_vector_search_pagination(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_search_pagination."""
-    store = new_lite_store(index=index_config(fake_embeddings))
+    store = new_lite_store(index=vector_index(fake_embeddings))
     shared.put_numbered(store, ("test",))
     first = store.search(("test",), query="test", limit=2)
     second = store.search(("test",), query="test", limit=2, offset=2)
@@ -169,12 +179,12 @@ def test_vector_search_pagination(new_lite_store: StoreFactory, fake_embeddings:
 
 def test_vector_search_edge_cases(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_search_edge_cases."""
-    shared.vector_search_edge_cases(new_lite_store(index=index_config(fake_embeddings)), ("test",))
+    shared.vector_search_edge_cases(new_lite_store(index=vector_index(fake_embeddings)), ("test",))
 
 
 def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_embed_with_path."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=vector_index(fake_embeddings, shared.PATH_FIELDS))
     for key, value in shared.PATH_DOCS:
         store.put(("test",), key, value)
 
@@ -198,7 +208,7 @@ def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Characte
 def test_embed_with_path_operation_config(new_lite_store: StoreFactory,
                                           fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_embed_with_path_operation_config."""
-    store = new_lite_store(index=index_config(fake_embeddings, ["key17"]))
+    store = new_lite_store(index=vector_index(fake_embeddings, ["key17"]))
     for key, value, fields in shared.PER_PUT_DOCS:
         store.put(("test",), key, value, index=fields)
 
@@ -226,7 +236,7 @@ def test_embed_with_path_operation_config(new_lite_store: StoreFactory,
 @pytest.fixture(scope="module")
 def scored_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MnemosyneStore]:
     """A store holding only shared_checks.SCORED_DOC, shared by test_scores' queries (each only searches)."""
-    yield from shared.scored_store(tmp_path_factory, "sqlite")
+    yield from shared.scored_store(tmp_path_factory, "sqlite", vector_index(CharacterEmbeddings(), ["key0"]))
 
 
 @pytest.mark.parametrize("query", shared.SCORED_QUERIES)
@@ -240,7 +250,7 @@ def test_scores(scored_store: MnemosyneStore, fake_embeddings: CharacterEmbeddin
 
 def test_basic_store_operations(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_basic_store_operations."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=vector_index(fake_embeddings, shared.PATH_FIELDS))
     uid = uuid.uuid4().hex
     ns, key = (uid, "test", "documents"), "doc1"
     value = {"title": "Test Document", "content": "Hello, World!"}
@@ -275,7 +285,7 @@ def test_basic_store_operations(new_lite_store: StoreFactory, fake_embeddings: C
 
 def test_list_namespaces_operations(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_list_namespaces_operations."""
-    store = new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS))
+    store = new_lite_store(index=vector_index(fake_embeddings, shared.PATH_FIELDS))
     check_list_namespaces_operations(store)
 
 
@@ -303,7 +313,7 @@ def check_search_items(store: MnemosyneStore) -> None:
 
 def test_search_items(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_search_items."""
-    check_search_items(new_lite_store(index=index_config(fake_embeddings, shared.PATH_FIELDS)))
+    check_search_items(new_lite_store(index=vector_index(fake_embeddings, shared.PATH_FIELDS)))
 
 
 def test_sql_injection_vulnerability(shared_lite_store: MnemosyneStore, root: str) -> None:
@@ -323,8 +333,50 @@ def test_sql_injection_vulnerability(shared_lite_store: MnemosyneStore, root: st
     assert store.search((root,), filter={malicious: "dummy"}) == []
 
 
-
-
 def test_non_ascii(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_non_ascii."""
-    shared.non_ascii(new_lite_store(index=index_config(fake_embeddings)), ("user_123", "memories"))
+    shared.non_ascii(new_lite_store(index=vector_index(fake_embeddings)), ("user_123", "memories"))
+
+
+FIXED_VECTORS = {"a": [1.0, 0.0, 0.0], "b": [2.0, 0.1, 0.0], "c": [0.0, 0.0, 1.0]}
+
+
+class FixedVectorEmbeddings(Embeddings):
+    """Upstream's hand-picked vectors (FIXED_VECTORS) for the texts "a", "b", "c"; a stored value arrives as its
+    JSON (the whole value is embedded)."""
+
+    dims = 3
+
+    def vector(self, text: str) -> list[float]:
+        return list(FIXED_VECTORS[json.loads(text)["text"] if text.startswith("{") else text])
+
+    def embed_documents(self, texts: list[str]) -> list[list[float]]:
+        return [self.vector(text) for text in texts]
+
+    def embed_query(self, text: str) -> list[float]:
+        return self.vector(text)
+
+
+#: The ranking, with scores, a query for "a" gets under each distance: the closest first, as PostgresStore ranks.
+CLOSEST_FIRST = {
+    "cosine": [("a", 1.0), ("b", 2.0 / math.sqrt(4.01)), ("c", 0.0)],
+    "l2": [("a", 0.0), ("b", -math.sqrt(1.01)), ("c", -math.sqrt(2.0))],
+    "inner_product": [("b", 2.0), ("a", 1.0), ("c", 0.0)],
+}
+
+
+@pytest.mark.parametrize("distance_type", ["cosine", "l2", "inner_product"])
+def test_vector_search_ranks_closest_first(new_lite_store: StoreFactory, distance_type: str) -> None:
+    """Upstream: libs/checkpoint-sqlite/tests/test_store.py::test_vector_search_ranks_closest_first (0234064).
+
+    Not in the commit the rest of this suite was ported from: upstream added it when it gave SqliteStore's
+    ``l2`` and ``inner_product`` PostgresStore's meaning, which MnemosyneStore follows (docs/langgraph.md).
+    """
+    store = new_lite_store(index={"dims": FixedVectorEmbeddings.dims, "embed": FixedVectorEmbeddings(),
+                                  "distance_type": distance_type})
+    for key in ("a", "b", "c"):
+        store.put(("docs",), key, {"text": key})
+    results = store.search(("docs",), query="a")
+    assert [r.key for r in results] == [key for key, _ in CLOSEST_FIRST[distance_type]]
+    for result, (_, score) in zip(results, CLOSEST_FIRST[distance_type], strict=True):
+        assert result.score == pytest.approx(score, abs=1e-5)

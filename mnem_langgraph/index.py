@@ -101,10 +101,11 @@ class EmbeddingIndex:
         if not isinstance(dims, int) or isinstance(dims, bool) or dims <= 0:
             raise UsageError(f"index dims must be a positive integer, got {dims!r}")
         self.dims = dims
-        self.embeddings: Embeddings = _embeddings(config.get("embed"))
         self.fields = [(path, tokenize_path(path) if path != "$" else path) for path in _fields(config) or ["$"]]
         self.distance = _choice(config, "distance_type", DISTANCES)
         self.half = _vector_type(config.get("ann_index_config")) == "halfvec"
+        # Last: a "provider:model" embedder builds a client, which a refused option should not cost.
+        self.embeddings: Embeddings = _embeddings(config.get("embed"))
         self.model = f"{model_name(config['embed'])}/{dims}{'/halfvec' if self.half else ''}"
 
     # ------------------------------------------------------------------ texts

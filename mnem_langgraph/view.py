@@ -18,7 +18,7 @@ from mnem_bridge import Store, run_inline
 
 from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op
-from .ranking import QueryMode
+from .ranking import QueryMode, resolve_query_mode
 from .snapshot import Snapshot
 
 __all__ = ["MemoryView", "ReadOnlyError"]
@@ -39,18 +39,19 @@ class MemoryView(BaseStore):
         index: The index the store's queries rank by: a query then ranks
             by the vectors of the values the commit held.
         mode: How the store answers a query (``ranking``), so the past is
-            searched as the present is.
+            searched as the present is; None, as for the store, means by
+            ``index`` if there is one, else the substring filter.
     """
 
     supports_ttl = False
 
     def __init__(
-        self, store: Store, commit: str, index: EmbeddingIndex | None = None, mode: QueryMode = "substring",
+        self, store: Store, commit: str, index: EmbeddingIndex | None = None, mode: QueryMode | None = None,
     ) -> None:
         self._store = store
         self.commit = commit
-        self._index = index
-        self._mode = mode
+        self._mode = resolve_query_mode(mode, index is not None)
+        self._index = index if self._mode == "vector" else None
         self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:

@@ -73,7 +73,7 @@ async def main(store: str) -> None:
               "(source billing-note-8842, step step-31)\n")
 
         print("2. What does it believe now?  recall")
-        memory = (await call(client, "recall"))["memory"]
+        memory = await call(client, "recall")
         for node_id, node in memory.items():
             print(f"   {node_id} = {describe(node)}")
         print()
@@ -83,12 +83,12 @@ async def main(store: str) -> None:
         print(f"   commit {short(why['commit'])} set it: {describe(why['node'])}\n")
 
         print(f"4. Since when?  when_did {CUSTOMER} equals {json.dumps(PRO)}")
-        found = await call(client, "when_did", id=CUSTOMER, condition="equals", value=PRO)
-        before = (await call(client, "recall_at", commit=first, id=CUSTOMER))["memory"][CUSTOMER]
+        found = await call(client, "when_did", id=CUSTOMER, equals=PRO)
+        before = await call(client, "recall_at", commit=first, id=CUSTOMER)
         print(f"   first true at commit {short(found['commit'])}: {describe(found['blame']['node'])}")
         print(f"   before it, at {short(first)}: {describe(before)}\n")
 
-        history = (await call(client, "history"))["commits"]
+        history = (await call(client, "history"))["result"]  # a list, structured as {"result": [...]}
 
     assert memory[CUSTOMER]["content"] == PRO, memory
     assert why["commit"] == second and why["node"]["provenance"]["source"] == "billing-note-8842", why

@@ -24,13 +24,23 @@ import mnem_bridge
 __all__ = ["answer"]
 
 
-def answer(value: Any) -> CallToolResult:
-    """A tool's return value as its result: the same JSON as text and as structured content."""
+def answer(value: Any, *, wrap: bool = False) -> CallToolResult:
+    """A tool's return value as its result: the same JSON as text and as structured content.
+
+    A list (``wrap``) is structured as ``{"result": [...]}``, the SDK's
+    wrapping, and its text is the list itself.  ``None`` (``recall`` of an
+    id that is not remembered) is the text ``null`` with no structured
+    content, which must be an object.
+    """
+    if value is None:
+        return CallToolResult(content=[TextContent(type="text", text="null")])
     if isinstance(value, mnem_bridge.MemoryPage):
         text, structured = value.json, value.document
     else:
         text = orjson.dumps(value, default=_to_dict, option=orjson.OPT_PASSTHROUGH_DATACLASS)
         structured = orjson.loads(text)
+        if wrap:
+            structured = {"result": structured}
     return CallToolResult(content=[TextContent(type="text", text=text.decode().rstrip("\n"))],
                           structured_content=structured)
 

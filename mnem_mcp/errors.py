@@ -1,7 +1,9 @@
 """Failures as the client sees them: text that starts with a stable code.
 
-Every failed tool call answers ``isError: true`` with one text block that
-begins ``<code>: `` (``invalid_ref``, ``not_found``, ``busy``, ``no_store``,
+Every failed tool call raises ``ToolError`` (what the SDK does for tools, and
+what a direct ``MCPServer.call_tool()`` caller catches); over a session the
+SDK answers it as ``isError: true`` with one text block that begins
+``<code>: `` (``invalid_ref``, ``not_found``, ``busy``, ``no_store``,
 ``store_io``, ``usage``, ... as in docs/cli-json.md), then the message, then
 the ``mnem`` command line that reproduces it.  A model can branch on the
 code; a person can paste the command.
@@ -19,8 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
-from mcp.types import CallToolResult, TextContent
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import ValidationError
 
 import mnem_bridge
@@ -110,43 +111,44 @@ def _cut(text: str, what: str) -> str:
     return f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the whole {what})"
 
 
-def _result(text: str) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
+def _refusal(text: str) -> ToolError:
+    """The ``ToolError`` to raise: the SDK answers a session's call with it as an ``isError`` result of this text."""
+    return ToolError(text)
 
 
-def tool_error(exc: BaseException, tool: str) -> CallToolResult:
-    """The error result for a failed tool call, logged the way the failure deserves.
+def tool_error(exc: BaseException, tool: str) -> ToolError:
+    """The error for a failed tool call, logged the way the failure deserves.
 
     Args:
         exc: What the tool raised.
         tool: The tool's name, for the log.
 
     Returns:
-        An ``isError`` result whose text starts with the code.
+        The ``ToolError`` to raise, its text starting with the code.
     """
     if error_code(exc) == UNEXPECTED:
         logger.error("tool %s failed unexpectedly", tool, exc_info=exc)
-        return _result(f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); "
+        return _refusal(f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); "
                        "the server log has the details")
     logger.info("tool %s: %s", tool, error_text(exc))
-    return _result(error_text(exc, bounded=True))
+    return _refusal(error_text(exc, bounded=True))
 
 
-def scope_error(message: str) -> CallToolResult:
-    """The error result for a tool call the caller's token has no scope for (``identity.missing_write_scope``).
+def scope_error(message: str) -> ToolError:
+    """The error for a tool call the caller's token has no scope for (``identity.missing_write_scope``).
 
     Args:
         message: What is missing and how to get it.
 
     Returns:
-        An ``isError`` result starting ``insufficient_scope: ``.
+        The ``ToolError`` to raise, its text starting ``insufficient_scope: ``.
     """
     logger.info("refused for lack of scope: %s", message)
-    return _result(f"{INSUFFICIENT_SCOPE}: {message}")
+    return _refusal(f"{INSUFFICIENT_SCOPE}: {message}")
 
 
-def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> CallToolResult:
-    """The error result for arguments that break a tool's input schema.
+def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> ToolError:
+    """The error for arguments that break a tool's input schema.
 
     One short line naming each bad argument and what is wrong with it (at
     most ``MAX_PROBLEMS``), without pydantic's echo of the input or its
@@ -159,7 +161,7 @@ def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> 
         arguments: The names the tool takes.
 
     Returns:
-        An ``isError`` result starting ``usage: ``.
+        The ``ToolError`` to raise, its text starting ``usage: ``.
     """
     problems: list[str] = []
     unknown = False
@@ -180,21 +182,21 @@ def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> 
         shown += f"; and {len(problems) - MAX_PROBLEMS} more"
     takes = f" ({tool} takes {', '.join(arguments)})" if unknown else ""
     logger.info("tool %s refused its arguments: %s", tool, shown)
-    return _result(f"{USAGE}: {tool}: {_cut(shown, 'message')}{takes}")
+    return _refusal(f"{USAGE}: {tool}: {_cut(shown, 'message')}{takes}")
 
 
-def unknown_tool(name: str, known: Iterable[str]) -> CallToolResult:
-    """The error result for a call to a tool this server does not have (the SDK's wording, with the code).
+def unknown_tool(name: str, known: Iterable[str]) -> ToolError:
+    """The error for a call to a tool this server does not have (the SDK's wording, with the code).
 
     Args:
         name: The name the client asked for.
         known: The tools the server has (for the log).
 
     Returns:
-        An ``isError`` result starting ``usage: ``.
+        The ``ToolError`` to raise, its text starting ``usage: ``.
     """
     logger.info("unknown tool %r (the tools are %s)", name[:200], ", ".join(known))
-    return _result(f"{USAGE}: Unknown tool: {_cut(name, 'message')}")
+    return _refusal(f"{USAGE}: Unknown tool: {_cut(name, 'message')}")
 
 
 def resource_error(exc: BaseException, uri: str) -> ResourceError:

@@ -21,7 +21,7 @@ the tool list.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_origin
 
 from mcp.server.mcpserver.utilities.func_metadata import StrictJsonSchema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
@@ -31,30 +31,32 @@ import mnem_bridge
 
 __all__ = [
     "DEFAULT_PAGE",
+    "WHOLE",
     "WIRE_SHAPES",
+    "Absent",
     "At",
     "BranchCreated",
     "BranchName",
-    "Changes",
     "CommitRef",
-    "Condition",
-    "ConditionValue",
     "Content",
     "ContentResolution",
     "Cursor",
+    "Equals",
     "ExistingNodeId",
     "Found",
     "Good",
     "Head",
-    "History",
+    "IncludeRoot",
     "Items",
     "Limit",
     "NodeId",
     "Note",
     "Observation",
     "OptionalNodeId",
+    "Page",
     "PageLimit",
     "Prefix",
+    "Present",
     "Recalled",
     "RememberItem",
     "Resolutions",
@@ -68,6 +70,7 @@ __all__ = [
     "ToolCall",
     "Written",
     "result_schema",
+    "wrapped",
 ]
 
 logger = logging.getLogger(__name__)
@@ -82,17 +85,15 @@ class Written(TypedDict):
     commit: str
 
 
-class Recalled(TypedDict):
+class Page(TypedDict):
     """A page of memory as a map from node id to node, and where the next page starts (null on the last)."""
 
     memory: dict[str, mnem_bridge.MemoryNode]
     next_cursor: str | None
 
 
-class History(TypedDict):
-    """Commits, newest first."""
-
-    commits: list[mnem_bridge.Commit]
+#: What ``recall`` / ``recall_at`` answer: one node (or null), the memory ``{id: node}``, or a page of it.
+Recalled = mnem_bridge.MemoryNode | None | dict[str, mnem_bridge.MemoryNode] | mnem_bridge.MemoryPage
 
 
 class Found(TypedDict):
@@ -100,12 +101,6 @@ class Found(TypedDict):
 
     commit: str
     blame: mnem_bridge.Blame | None
-
-
-class Changes(TypedDict):
-    """What one commit did to each node it touched."""
-
-    changed: dict[str, mnem_bridge.ChangeKind]
 
 
 class BranchCreated(TypedDict):
@@ -134,11 +129,21 @@ class _ResultSchema(StrictJsonSchema):
 
 
 #: Results passed on as the binary printed them, and the shape their JSON has.
-WIRE_SHAPES: dict[Any, Any] = {mnem_bridge.MemoryPage: Recalled}
+WIRE_SHAPES: dict[Any, Any] = {mnem_bridge.MemoryPage: Page}
 
 
-def result_schema(shape: Any) -> dict[str, Any]:
+def wrapped(shape: Any) -> bool:
+    """Whether a tool returning ``shape`` answers ``{"result": ...}``: a list, which structured output cannot be."""
+    return get_origin(shape) is list
+
+
+def result_schema(shape: Any) -> dict[str, Any] | None:
     """The ``outputSchema`` a tool returning ``shape`` publishes: its serialized form, every key required.
+
+    ``recall``'s answer is one of several shapes, null among them (the
+    ADR's "one node, or the whole current memory"), which no object schema
+    describes, so it publishes none; a list is published, and answered,
+    wrapped as ``{"result": [...]}``, as the SDK wraps a list.
 
     The schema is flat: definitions are written in place and ``X | None``
     is ``"type": [X, "null"]`` rather than ``$ref`` and ``anyOf``.  It
@@ -147,15 +152,20 @@ def result_schema(shape: Any) -> dict[str, Any]:
     in less than half the time.
 
     Args:
-        shape: A tool's return type: a bridge model, an envelope above, or a key of ``WIRE_SHAPES``.
+        shape: A tool's return type: a bridge model, an envelope above, a list, or a key of ``WIRE_SHAPES``.
 
     Returns:
-        The JSON schema (none of the shapes is recursive, so its root is the object itself, as MCP requires).
+        The JSON schema (none of the shapes is recursive, so its root is the object itself, as MCP requires),
+        or ``None`` for ``Recalled``.
     """
+    if shape == Recalled:
+        return None
     schema = TypeAdapter(WIRE_SHAPES.get(shape, shape)).json_schema(
         mode="serialization", schema_generator=_ResultSchema)
     definitions = schema.pop("$defs", {})
     flat: dict[str, Any] = _flat(schema, definitions)
+    if wrapped(shape):
+        return {"type": "object", "properties": {"result": flat}, "required": ["result"]}
     return flat
 
 
@@ -194,19 +204,20 @@ ExistingNodeId = Annotated[
     str,
     Field(min_length=1, description="The id of a fact you remembered, e.g. 'customer-4821'."),
 ]
-Condition = Annotated[
-    Literal["equals", "absent", "present"],
-    Field(
-        description="What to look for: 'equals' (the fact's content equals value), 'absent' (the fact is gone) "
-        "or 'present' (the fact exists, whatever its content)."
-    ),
-]
-ConditionValue = Annotated[
+Equals = Annotated[
     Any,
     Field(
-        description="For condition 'equals': the JSON value the content must equal, compared exactly "
-        "(1 is not 1.0, 'Pro' is not 'pro'); null or omitted means JSON null. Leave it out for 'absent' and "
-        "'present'."
+        description="Find the first commit where the fact's content equals this JSON value, compared exactly "
+        "(1 is not 1.0, 'Pro' is not 'pro'). Give exactly one of equals, absent, present."
+    ),
+]
+Absent = Annotated[bool, Field(description="Find the first commit where the fact is gone (true).")]
+Present = Annotated[bool, Field(description="Find the first commit where the fact exists, whatever its content.")]
+IncludeRoot = Annotated[
+    bool,
+    Field(
+        description="Without good: let the line's first commit be the answer when the condition already holds "
+        "there (by default the search starts after it, so that case fails with invalid_ref)."
     ),
 ]
 Content = Annotated[
@@ -239,7 +250,7 @@ CommitRef = Annotated[
 
 OptionalNodeId = Annotated[
     str | None,
-    Field(min_length=1, description="The fact to read; omit it to read memory a page at a time."),
+    Field(min_length=1, description="The fact to read; omit it to read the whole memory."),
 ]
 Prefix = Annotated[
     str | None,
@@ -248,9 +259,12 @@ Prefix = Annotated[
 #: Facts per page when ``limit`` is left out: about 10-20k tokens of typical facts, which a model can read.
 DEFAULT_PAGE = 100
 PageLimit = Annotated[
-    int,
-    Field(ge=1, le=10_000, description=f"At most this many facts per page (default {DEFAULT_PAGE})."),
+    int | None,
+    Field(ge=1, le=10_000, description="Read a page of at most this many facts instead of the whole memory "
+          f"(with cursor alone, pages hold {DEFAULT_PAGE})."),
 ]
+#: A page size above any memory: ``recall(prefix=...)`` without ``limit`` reads every fact under the prefix.
+WHOLE = 2**62
 Cursor = Annotated[
     str | None,
     Field(min_length=1, description="The next_cursor of the page before, to read the page after it."),

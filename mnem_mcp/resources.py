@@ -64,16 +64,15 @@ def memory(store: mnem_bridge.Store) -> dict[str, Any]:
     return _memory_dict(store.working_memory())
 
 
-def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any]:
-    """``mnem://memory/{node_id}``: one node of the current memory.
+def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any] | None:
+    """``mnem://memory/{node_id}``: one node of the current memory, or ``None`` (JSON ``null``) when it is absent.
 
-    Raises:
-        mnem_bridge.NotFoundError: Nothing is remembered under ``node_id``.
+    ADR-0016 backs it by ``working_node``, which answers nothing for an
+    absent node; upstream's server serves that as ``null``, so a client can
+    poll a fact that does not exist yet without handling an error.
     """
     found = store.working_node(node_id)
-    if found is None:
-        raise mnem_bridge.NotFoundError(f"no node {node_id!r} in memory")
-    return found.to_dict()
+    return None if found is None else found.to_dict()
 
 
 def log(store: mnem_bridge.Store) -> list[dict[str, Any]]:

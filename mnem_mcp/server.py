@@ -47,21 +47,19 @@ from .answers import answer
 from .binding import StoreBinding
 from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
 from .models import (
-    DEFAULT_PAGE,
+    Absent,
     At,
     BranchCreated,
     BranchName,
-    Changes,
     CommitRef,
-    Condition,
-    ConditionValue,
     Content,
     Cursor,
+    Equals,
     ExistingNodeId,
     Found,
     Good,
     Head,
-    History,
+    IncludeRoot,
     Items,
     Limit,
     NodeId,
@@ -70,6 +68,8 @@ from .models import (
     OptionalNodeId,
     PageLimit,
     Prefix,
+    Present,
+    Recalled,
     Resolutions,
     Source,
     Start,
@@ -81,6 +81,7 @@ from .models import (
     ToolCall,
     Written,
     result_schema,
+    wrapped,
 )
 
 __all__ = ["INSTRUCTIONS", "TOOLS", "MnemServer", "ToolSet", "ToolSpec", "build_server"]
@@ -165,18 +166,18 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "recall", "Recall memory",
-        "Read what you currently remember: one fact by id, or, without id, a page of facts in id order "
-        "(limit, default 100; prefix keeps ids that start with it, e.g. 'customer-4821:'). Returns "
-        "{memory: {id: {id, content, content_kind, provenance, event_time}}, next_cursor}; when next_cursor is "
-        "not null, more facts follow: pass it as cursor to read them. The map is empty when nothing is "
-        "remembered under the id.",
+        "Read what you currently remember: one fact by id, or, without id, the whole memory. With id: the fact "
+        "{id, content, content_kind, provenance, event_time}, or null when nothing is remembered under it. "
+        "Without: {id: fact} for every fact, in id order; prefix keeps the ids that start with it (e.g. "
+        "'customer-4821:'). For a large memory, ask for pages: with limit (or cursor) the answer is {memory: "
+        "{id: fact}, next_cursor}; when next_cursor is not null, pass it as cursor for the next page.",
         READ,
     ),
     ToolSpec(
         "recall_at", "Recall memory at a commit",
         "Read memory as it stood at a past commit (an id from `history`, `why` or `when_did`, or a branch), "
-        "without changing anything. Use it to see what you believed before a change. Returns {memory, "
-        "next_cursor} at that commit, one fact with id, else a page as `recall` does.",
+        "without changing anything. Use it to see what you believed before a change. Same arguments and answers "
+        "as `recall`, at that commit.",
         READ,
     ),
     ToolSpec(
@@ -184,7 +185,7 @@ TOOLS: tuple[ToolSpec, ...] = (
         "List the latest commits of the current branch's history (merged branches included), newest first; every "
         "write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and "
         "`whats_new`. "
-        "Returns {commits: [{id, parents, state, message, author, time}]}.",
+        "Returns the list [{id, parents, state, message, author, time}] (as {result: [...]} in structured output).",
         READ,
     ),
     ToolSpec(
@@ -196,18 +197,19 @@ TOOLS: tuple[ToolSpec, ...] = (
     ),
     ToolSpec(
         "when_did", "When did this become true?",
-        "Find the first commit where a fact took a value (condition 'equals' with value), disappeared "
-        "(condition 'absent') or appeared (condition 'present'), by bisecting the current branch's first-parent "
-        "line; it assumes that once the condition held it kept holding. Use it to date when a wrong belief crept "
-        "in. When the condition already held at the line's first commit, that first commit is the answer. Returns "
-        "{commit, blame}: blame is the fact as set at that commit with its provenance (null for 'absent'). Fails "
-        "with invalid_ref when the condition does not hold now, or when it already holds at the `good` you gave.",
+        "Find the first commit where a fact took a value (equals: the value), disappeared (absent: true) or "
+        "appeared (present: true); give exactly one of the three. It bisects the current branch's first-parent "
+        "line and assumes that once the condition held it kept holding. Use it to date when a wrong belief "
+        "crept in. The search starts after `good` when given, else after the line's first commit (pass "
+        "include_root: true to let that first commit be the answer). Returns {commit, blame}: blame is the fact "
+        "as set at that commit with its provenance (null for absent). Fails with invalid_ref when the condition "
+        "does not hold now, or already holds where the search starts.",
         READ,
     ),
     ToolSpec(
         "whats_new", "What did a commit change?",
         "Show what one commit did: each fact it added, modified or removed, compared with the commit before. "
-        "Returns {changed: {id: 'added' | 'modified' | 'removed'}}.",
+        "Returns {id: 'added' | 'modified' | 'removed'}.",
         READ,
     ),
     ToolSpec(
@@ -241,15 +243,17 @@ WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only
 
 
 class MnemServer(MCPServer[dict[str, Any]]):
-    """``MCPServer`` whose ``call_tool`` answers every failure with a coded error result.
+    """``MCPServer`` whose ``call_tool`` raises every failure as a ``ToolError`` whose text starts with its code.
 
     The SDK raises ``ToolError`` for arguments that break the input schema
     and for unknown tools, and ``UnexpectedToolError`` around anything a
     tool raised, each with a fixed "Error executing tool" text.  Here each
     failure is mapped by its type (the ``ValidationError`` or the tool's own
-    exception, the SDK's ``__cause__``) to ``usage: ...``, the bridge
-    error's code, or ``error: ...``, for a client session and a direct
-    ``call_tool`` alike.
+    exception, the SDK's ``__cause__``) to a ``ToolError`` reading
+    ``usage: ...``, the bridge error's code, or ``error: ...``: a direct
+    ``call_tool`` caller catches it, as with any ``MCPServer`` (and as
+    upstream's tests expect), and over a session the SDK answers it as an
+    ``isError`` result of the same text.
     """
 
     _taken: dict[str, list[str]] | None = None  # each tool's argument names, by tool name (None: not listed yet)
@@ -272,7 +276,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[dict[str, Any], Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
-        """Call a tool; a failure is an ``isError`` result whose text starts with its code (``errors``).
+        """Call a tool; a failure raises ``ToolError`` with text that starts with its code (``errors``).
 
         Args:
             name: The tool.
@@ -280,22 +284,26 @@ class MnemServer(MCPServer[dict[str, Any]]):
             context: The request's context (``None``: a call with no session).
 
         Returns:
-            The tool's result, or the coded error result.
+            The tool's result.
+
+        Raises:
+            ToolError: The tool is unknown, the token lacks the scope, the
+                arguments break the schema, or the tool failed.
         """
         taken = self._taken if self._taken is not None else await self._argument_names()
         if name not in taken:
-            return unknown_tool(name, taken)
+            raise unknown_tool(name, taken)
         refusal = identity.missing_write_scope(name) if name in WRITES else None
         if refusal is not None:
-            return scope_error(refusal)
+            raise scope_error(refusal)
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # the tool (or the SDK converting its result) raised
-            return tool_error(exc.__cause__ or exc, name)
+            raise tool_error(exc.__cause__ or exc, name) from exc
         except ToolError as exc:  # the SDK refused the arguments
             if isinstance(exc.__cause__, ValidationError):
-                return usage_error(name, exc.__cause__, taken[name])
-            return tool_error(exc.__cause__ or exc, name)
+                raise usage_error(name, exc.__cause__, taken[name]) from exc
+            raise tool_error(exc.__cause__ or exc, name) from exc
 
     async def run_stdio_async(self) -> None:
         """Serve over standard input and output, awaited on the event loop where they allow it (``stdio``)."""
@@ -392,9 +400,10 @@ def _strict_tool(fn: Callable[..., Awaitable[Any]], spec: ToolSpec) -> Tool:
     shape = get_type_hints(fn)["return"]
     metadata = tool.fn_metadata.model_copy(  # a schema without a model: published, not re-checked per call
         update={"arg_model": strict, "output_model": None, "output_schema": result_schema(shape)})
+    wrap = wrapped(shape)
 
     async def answered(*args: Any, **kwargs: Any) -> CallToolResult:
-        return answer(await fn(*args, **kwargs))
+        return answer(await fn(*args, **kwargs), wrap=wrap)
 
     return tool.model_copy(update={"fn": answered, "fn_metadata": metadata,
                                    "parameters": strict.model_json_schema(by_alias=True)})
@@ -453,25 +462,25 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         await stale(ctx, [id])
         return written
 
-    async def recall(id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = DEFAULT_PAGE,
-                     cursor: Cursor = None) -> mnem_bridge.MemoryPage:
+    async def recall(id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = None,
+                     cursor: Cursor = None) -> Recalled:
         return await run(tools.recall, id, prefix, limit, cursor)
 
     async def recall_at(commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
-                        limit: PageLimit = DEFAULT_PAGE, cursor: Cursor = None) -> mnem_bridge.MemoryPage:
+                        limit: PageLimit = None, cursor: Cursor = None) -> Recalled:
         return await run(tools.recall_at, commit, id, prefix, limit, cursor)
 
-    async def history(limit: Limit = 20) -> History:
+    async def history(limit: Limit = 20) -> list[mnem_bridge.Commit]:
         return await run(tools.history, limit)
 
     async def why(id: ExistingNodeId, at: At = None) -> mnem_bridge.Blame:
         return await run(tools.why, id, at)
 
-    async def when_did(id: ExistingNodeId, condition: Condition, value: ConditionValue = None,
-                       good: Good = None) -> Found:
-        return await run(tools.when_did, id, condition, value, good)
+    async def when_did(id: ExistingNodeId, equals: Equals = None, absent: Absent = False, present: Present = False,
+                       good: Good = None, include_root: IncludeRoot = False) -> Found:
+        return await run(tools.when_did, id, equals, absent, present, good, include_root)
 
-    async def whats_new(commit: CommitRef) -> Changes:
+    async def whats_new(commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
         return await run(tools.whats_new, commit)
 
     async def branch(name: BranchName, start: Start = None) -> BranchCreated:
@@ -518,9 +527,10 @@ def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> 
 
     @server.resource(resources.NODE_URI, name="node", title="One remembered fact",
                      description="One fact of current memory as JSON (id, content, content_kind, provenance, "
-                     "event_time). Percent-encode the id as a URI path segment: 'a/b' is mnem://memory/a%2Fb.",
+                     "event_time), or null when nothing is remembered under the id. Percent-encode the id as a URI "
+                     "path segment: 'a/b' is mnem://memory/a%2Fb.",
                      **options)
-    async def node(node_id: str) -> dict[str, Any]:
+    async def node(node_id: str) -> dict[str, Any] | None:
         return await read(resources.node_uri(node_id), resources.node, node_id)
 
     @server.resource(resources.LOG_URI, name="log", title="Recent commits",

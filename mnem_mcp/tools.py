@@ -20,30 +20,29 @@ caller's identity (``identity.author``, over authenticated HTTP).
 from __future__ import annotations
 
 import logging
-from typing import Final
-
-import orjson
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
 
 import mnem_bridge
 from mnem_bridge import agents
 
 from .models import (
     DEFAULT_PAGE,
+    WHOLE,
+    Absent,
     At,
     BranchCreated,
     BranchName,
-    Changes,
     CommitRef,
-    Condition,
-    ConditionValue,
     Content,
     ContentResolution,
     Cursor,
+    Equals,
     ExistingNodeId,
     Found,
     Good,
     Head,
-    History,
+    IncludeRoot,
     Items,
     Limit,
     NodeId,
@@ -52,6 +51,9 @@ from .models import (
     OptionalNodeId,
     PageLimit,
     Prefix,
+    Present,
+    Recalled,
+    RememberItem,
     Resolutions,
     Source,
     Start,
@@ -114,18 +116,21 @@ def remember(
 
 def remember_many(
     store: mnem_bridge.Store,
-    items: Items,
+    items: Items | Sequence[Mapping[str, Any]],
     summary: Summary = None,
     *,
     author: str = AUTHOR,
 ) -> Written:
     """Record several facts as a single commit (all or nothing).
 
+    ``items`` are the ADR's ``[{id, content, ...}]``: plain mappings, as a
+    direct caller passes them, or the validated models the server hands on.
+
     Returns:
         ``{"commit": id}`` of the new commit.
     """
-    items_json = [item.model_dump() for item in items]
-    return {"commit": agents.remember_many(store, items_json, summary=summary, author=author)}
+    plain = [item.model_dump() if isinstance(item, RememberItem) else item for item in items]
+    return {"commit": agents.remember_many(store, plain, summary=summary, author=author)}
 
 
 def forget(store: mnem_bridge.Store, id: ExistingNodeId, summary: Summary = None, *, author: str = AUTHOR) -> Written:
@@ -141,16 +146,20 @@ def recall(
     store: mnem_bridge.Store,
     id: OptionalNodeId = None,
     prefix: Prefix = None,
-    limit: PageLimit = DEFAULT_PAGE,
+    limit: PageLimit = None,
     cursor: Cursor = None,
-) -> mnem_bridge.MemoryPage:
-    """Read one fact, or current memory a page at a time.
+) -> Recalled:
+    """Read one fact, or the whole current memory (ADR-0016's ``recall``).
+
+    ``prefix``, ``limit`` and ``cursor`` are extensions: ``prefix`` keeps the
+    ids that start with it, and a page ``{memory, next_cursor}`` is answered
+    only when ``limit`` or ``cursor`` asks for one.
 
     Returns:
-        The page ``{"memory": {id: node}, "next_cursor"}``; asking for an id
-        that is not remembered gives an empty map.
+        The node (``None`` when nothing is remembered under ``id``), the memory
+        ``{id: node}``, or with ``limit`` / ``cursor`` one page of it.
     """
-    return _page(store, None, id, prefix, limit, cursor)
+    return _read(store, None, id, prefix, limit, cursor)
 
 
 def recall_at(
@@ -158,40 +167,41 @@ def recall_at(
     commit: CommitRef,
     id: OptionalNodeId = None,
     prefix: Prefix = None,
-    limit: PageLimit = DEFAULT_PAGE,
+    limit: PageLimit = None,
     cursor: Cursor = None,
-) -> mnem_bridge.MemoryPage:
-    """Read memory as it stood at a past commit, a page at a time, without moving anything.
-
-    Returns:
-        The page at that commit, narrowed to ``id`` when given.
-    """
-    return _page(store, commit, id, prefix, limit, cursor)
+) -> Recalled:
+    """Read memory as it stood at a past commit, without moving anything: ``recall``'s shapes, at ``commit``."""
+    return _read(store, commit, id, prefix, limit, cursor)
 
 
-def _page(
-    store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int, cursor: str | None,
-) -> mnem_bridge.MemoryPage:
-    """One fact as a page of one (or none), or a page of memory (``mnem show --limit``)."""
-    if id is None:
-        return store.memory_page(limit=limit, cursor=cursor, prefixes=None if prefix is None else [prefix], at=at)
-    if prefix is not None or cursor is not None:
-        raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / cursor for a page, not both")
-    node = store.working_node(id, at=at)
-    document = {"memory": {} if node is None else {id: node.to_dict()}, "next_cursor": None}
-    return mnem_bridge.MemoryPage(orjson.dumps(document), document)
+def _read(
+    store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int | None,
+    cursor: str | None,
+) -> Recalled:
+    """One node, the memory, or a page of it, at ``at`` (``None``: current memory)."""
+    if id is not None:
+        if prefix is not None or limit is not None or cursor is not None:
+            raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / limit / cursor, not both")
+        return store.working_node(id, at=at)
+    if limit is not None or cursor is not None:
+        return store.memory_page(limit=limit or DEFAULT_PAGE, cursor=cursor,
+                                 prefixes=None if prefix is None else [prefix], at=at)
+    if prefix is not None:
+        page = store.memory_page(limit=WHOLE, prefixes=[prefix], at=at)
+        return dict(page.document["memory"])
+    return dict(store.working_memory() if at is None else store.state_at(at))
 
 
 def history(
     store: mnem_bridge.Store,
     limit: Limit = 20,
-) -> History:
+) -> list[mnem_bridge.Commit]:
     """The most recent commits on the current branch, newest first.
 
     Returns:
-        ``{"commits": [commit, ...]}``.
+        The commits (over MCP, structured output wraps the list as ``{"result": [...]}``).
     """
-    return {"commits": store.log(limit=limit)}
+    return store.log(limit=limit)
 
 
 def why(
@@ -210,43 +220,44 @@ def why(
 def when_did(
     store: mnem_bridge.Store,
     id: ExistingNodeId,
-    condition: Condition,
-    value: ConditionValue = None,
+    equals: Equals = None,
+    absent: Absent = False,
+    present: Present = False,
     good: Good = None,
+    include_root: IncludeRoot = False,
 ) -> Found:
-    """Bisect the current branch's first-parent line for the first commit where a condition on one fact holds.
+    """Bisect the current branch's first-parent line for the first commit where one fact meets one condition.
 
-    With no ``good`` the first commit of the line is a candidate too: when
-    the condition already holds there, it is the answer (the engine's
-    ``mnem bisect --include-root``), since a caller has no earlier commit to
-    offer.
+    The ADR's form: exactly one of ``equals`` (a JSON value other than
+    null, as upstream forwards it only when it is not null), ``absent`` or
+    ``present``.  Without ``good`` the search starts after the line's first
+    commit, as upstream's; ``include_root`` (an extension, the engine's
+    ``mnem bisect --include-root``) lets that first commit be the answer.
 
     Returns:
         ``{"commit", "blame"}``: the first commit where it holds and the blame of
         the fact there (``null`` when the fact is absent there).
 
     Raises:
-        mnem_bridge.UsageError: A ``value`` was given with ``absent`` or ``present``.
+        mnem_bridge.UsageError: Not exactly one of ``equals`` / ``absent`` / ``present``.
     """
-    root = good is None
-    if condition == "equals":
-        commit, blame = store.bisect_explain(id, equals=value, good=good, include_root=root)
-    elif value is not None:
-        raise mnem_bridge.UsageError(f"when_did: value goes with condition 'equals' only, not {condition!r}")
-    else:
-        commit, blame = store.bisect_explain(
-            id, absent=condition == "absent", present=condition == "present", good=good, include_root=root
-        )
+    chosen = [name for name, given in (("equals", equals is not None), ("absent", absent), ("present", present))
+              if given]
+    if len(chosen) != 1:
+        said = "none" if not chosen else " and ".join(chosen)
+        raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {said})")
+    condition: dict[str, Any] = {"equals": equals} if equals is not None else {"absent": absent, "present": present}
+    commit, blame = store.bisect_explain(id, **condition, good=good, include_root=include_root)
     return {"commit": commit, "blame": blame}
 
 
-def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> Changes:
+def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
     """What one commit did to each fact it touched, compared with its first parent.
 
     Returns:
-        ``{"changed": {id: "added" | "modified" | "removed"}}``.
+        ``{id: "added" | "modified" | "removed"}``.
     """
-    return {"changed": store.changed_by(commit)}
+    return store.changed_by(commit)
 
 
 def branch(

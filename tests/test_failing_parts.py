@@ -182,7 +182,7 @@ def _mcp(mode: str) -> Callable[[Path, Path, float], AbstractAsyncContextManager
                 async def attempt() -> Any | Failure:
                     result = await client.call_tool("recall", {"id": FACT_ID})
                     if not result.is_error:
-                        return result.structured_content["memory"][FACT_ID]["content"]
+                        return result.structured_content["content"]
                     code, _, text = result.content[0].text.partition(": ")
                     message, _, command = text.partition("\nrerun: ")
                     return Failure(code, message, command or None, None)

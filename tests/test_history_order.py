@@ -178,7 +178,7 @@ async def test_mcp_history_tool_and_log_resource(graph) -> None:
     async with connect("in-process", graph["root"]) as client:
         for limit in (None, 1, 3):
             arguments = {} if limit is None else {"limit": limit}
-            seen.append((f"MCP history({arguments})", (await call(client, "history", **arguments))["commits"], limit))
+            seen.append((f"MCP history({arguments})", await call(client, "history", **arguments), limit))
         (content,) = (await client.read_resource("mnem://log")).contents
         seen.append(("MCP mnem://log", json.loads(content.text), None))
     for surface, entries, limit in seen:  # checked outside the session, so a failure is not an exception group

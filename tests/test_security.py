@@ -336,7 +336,7 @@ TOOL_ARGUMENTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "recall_at": lambda h: {"commit": h, "id": h},
     "history": lambda h: {},
     "why": lambda h: {"id": h, "at": h},
-    "when_did": lambda h: {"id": h, "condition": "equals", "value": h, "good": h},
+    "when_did": lambda h: {"id": h, "equals": h, "good": h},
     "whats_new": lambda h: {"commit": h},
     "branch": lambda h: {"name": h, "start": h},
     "switch": lambda h: {"target": h},
@@ -358,7 +358,7 @@ async def test_no_tool_argument_reaches_a_path(jail: tuple[Path, Path]) -> None:
                 result = await client.call_tool(tool, arguments(value))
                 if result.is_error:  # refused with a code, never a crash
                     assert result.content[0].text.split(":", 1)[0] in CODES, (tool, value, result.content[0].text)
-        memory = (await client.call_tool("recall", {})).structured_content["memory"]
+        memory = (await client.call_tool("recall", {})).structured_content
     assert set(memory) == set(_pathlike(top))  # each value was stored as a node id, and nothing else
     assert _listing(top, store) == before
     assert os.path.lexists("/tmp/abs") == outside

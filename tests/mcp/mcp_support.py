@@ -9,6 +9,7 @@ so a read always reaches the server.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -77,10 +78,23 @@ async def connect(
 
 
 async def call(client: Client, tool: str, **arguments: Any) -> Any:
-    """Call a tool that must succeed; its structured content."""
+    """Call a tool that must succeed; its result, the JSON of its text, checked against its structured content.
+
+    As upstream's server answers (ADR-0016's shapes): an object is the
+    structured content itself, a list is structured as ``{"result": [...]}``
+    (MCP's structured content is an object), and ``null`` (``recall`` of an
+    unknown id) has no structured content.
+    """
     result = await client.call_tool(tool, arguments)
     assert not result.is_error, result.content[0].text
-    return result.structured_content
+    value = json.loads(result.content[0].text)
+    if isinstance(value, list):
+        assert result.structured_content == {"result": value}
+    elif value is None:
+        assert result.structured_content is None
+    else:
+        assert result.structured_content == value
+    return value
 
 
 async def fail(client: Client, tool: str, **arguments: Any) -> str:

@@ -54,7 +54,7 @@ async def test_without_store_or_mnem_store_a_default_store_is_created_and_reused
     assert (default / ".mnem").is_dir()
     with (tmp_path / "second.log").open("w+") as errlog:
         async with connect("stdio", None, env=env, errlog=errlog) as client:
-            assert (await call(client, "recall", id="plan"))["memory"]["plan"]["content"] == "pro"
+            assert (await call(client, "recall", id="plan"))["content"] == "pro"
         errlog.seek(0)
         log = errlog.read()
     assert "created" not in log and f"serving the store at {default} (from default), HEAD ref: main" in log

@@ -73,7 +73,7 @@ async def test_an_error_document_is_passed_on_and_the_server_keeps_serving(store
         assert error.startswith("busy: the store is locked\n"), error
         shown = str(mnem_bridge.store_address(pg_stores.address(store)))  # a URL as the bridge shows it: no password
         assert f"\nrerun: {binary} -C {shlex.quote(shown)} --json blame" in error, error
-        assert (await call(client, "recall"))["memory"]["plan"]["content"] == "pro"
+        assert (await call(client, "recall"))["plan"]["content"] == "pro"
 
 
 async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_path: Path) -> None:
@@ -84,4 +84,4 @@ async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_pa
     async with connect("in-process", pg_stores.address(store), mnem=binary) as client:
         assert (await fail(client, "remember", id="plan", content="pro")).startswith("busy: locked\nrerun: ")
         assert attempts.read_text() == "xxxx"  # the bridge's bounded retry, then the code
-        assert (await call(client, "history"))["commits"] == []
+        assert await call(client, "history") == []

@@ -47,7 +47,8 @@ def test_the_inspector_lists_tools_and_traces_a_belief(store: Path) -> None:
     assert {tool["name"] for tool in listed["tools"]} == {
         "remember", "revise", "remember_many", "forget", "recall", "recall_at", "history", "why", "when_did",
         "whats_new"}
-    assert all(tool["outputSchema"]["type"] == "object" for tool in listed["tools"])
+    assert all(tool["outputSchema"]["type"] == "object" for tool in listed["tools"]
+               if tool["name"] not in ("recall", "recall_at"))  # a node, null or {id: node}: no one object schema
 
     remembered = call_tool(store, "modern", "remember", id="customer-4821", content="downgraded to Pro last month",
                            source="billing-note-8842", step="step-31")
@@ -56,7 +57,8 @@ def test_the_inspector_lists_tools_and_traces_a_belief(store: Path) -> None:
     assert remembered["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mnem"
 
     recalled = call_tool(store, "legacy", "recall", id="customer-4821")
-    assert recalled["structuredContent"]["memory"]["customer-4821"]["content"] == "downgraded to Pro last month"
+    assert recalled["structuredContent"]["content"] == "downgraded to Pro last month"
+    assert json.loads(recalled["content"][0]["text"]) == recalled["structuredContent"]
 
     why = call_tool(store, "modern", "why", id="customer-4821")["structuredContent"]
     assert why["commit"] == commit

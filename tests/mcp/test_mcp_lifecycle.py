@@ -33,15 +33,16 @@ async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
             {"id": "owner", "content": {"name": "alice", "email": "alice@acme"}},
         ]))["commit"]
 
-        memory = (await call(client, "recall"))["memory"]
+        memory = await call(client, "recall")
         assert sorted(memory) == ["customer-4821", "owner", "seats"]
         assert memory["owner"]["content"] == {"name": "alice", "email": "alice@acme"}
         assert memory["seats"]["provenance"]["source"] == "crm"
-        one = (await call(client, "recall", id="customer-4821"))["memory"]
-        assert list(one) == ["customer-4821"] and one["customer-4821"]["content"] == PRO
-        assert (await call(client, "recall", id="nobody"))["memory"] == {}
-        then = (await call(client, "recall_at", commit=first, id="customer-4821"))["memory"]
-        assert then["customer-4821"]["content"] == ENTERPRISE
+        one = await call(client, "recall", id="customer-4821")
+        assert one == memory["customer-4821"] and one["content"] == PRO
+        assert await call(client, "recall", id="nobody") is None
+        then = await call(client, "recall_at", commit=first, id="customer-4821")
+        assert then["content"] == ENTERPRISE
+        assert list(await call(client, "recall_at", commit=first)) == ["customer-4821"]
 
         why = await call(client, "why", id="customer-4821")
         assert why["commit"] == misread and why["node"]["content"] == PRO
@@ -51,45 +52,44 @@ async def test_the_belief_lifecycle(mode: Mode, store: Path) -> None:
         }
         assert (await call(client, "why", id="customer-4821", at=first))["commit"] == first
 
-        found = await call(client, "when_did", id="customer-4821", condition="equals", value=PRO)
+        found = await call(client, "when_did", id="customer-4821", equals=PRO)
         assert found["commit"] == misread and found["blame"] == why
-        assert (await call(client, "when_did", id="seats", condition="present"))["commit"] == batch
-        assert (await call(client, "whats_new", commit=batch))["changed"] == {"owner": "added", "seats": "added"}
-        assert (await call(client, "whats_new", commit=misread))["changed"] == {"customer-4821": "modified"}
+        assert (await call(client, "when_did", id="seats", present=True))["commit"] == batch
+        assert await call(client, "whats_new", commit=batch) == {"owner": "added", "seats": "added"}
+        assert await call(client, "whats_new", commit=misread) == {"customer-4821": "modified"}
 
         gone = (await call(client, "forget", id="owner", summary="owner left"))["commit"]
-        assert (await call(client, "recall", id="owner"))["memory"] == {}
-        absent = await call(client, "when_did", id="owner", condition="absent", good=batch)
+        assert await call(client, "recall", id="owner") is None
+        absent = await call(client, "when_did", id="owner", absent=True, good=batch)
         assert absent == {"commit": gone, "blame": None}
 
-        commits = (await call(client, "history"))["commits"]
+        commits = await call(client, "history")
         assert [c["id"] for c in commits] == [gone, batch, misread, first]  # exactly one commit per write
         assert [c["message"] for c in commits] == [
             "owner left", "what the CRM says", "remember customer-4821", "remember customer-4821"]
         assert {c["author"] for c in commits} == {"agent"}
-        assert [c["id"] for c in (await call(client, "history", limit=2))["commits"]] == [gone, batch]
+        assert [c["id"] for c in await call(client, "history", limit=2)] == [gone, batch]
 
         assert (await fail(client, "forget", id="owner")).startswith("invalid_ref: ")
 
 
 @pytest.mark.parametrize("mode", MODES[:2])
-async def test_when_did_takes_an_explicit_condition(mode: Mode, store: Path) -> None:
+async def test_when_did_takes_exactly_one_of_equals_absent_present(mode: Mode, store: Path) -> None:
     async with connect(mode, pg_stores.address(store)) as client:
-        await call(client, "remember", id="flag", content="on")
-        cleared = (await call(client, "remember", id="flag", content=None))["commit"]
-        assert (await call(client, "recall", id="flag"))["memory"]["flag"]["content"] is None
+        first = (await call(client, "remember", id="flag", content="on"))["commit"]
+        off = (await call(client, "remember", id="flag", content={"state": "off", "since": 2}))["commit"]
 
-        found = await call(client, "when_did", id="flag", condition="equals", value=None)
-        assert found["commit"] == cleared and found["blame"]["node"]["content"] is None
-        assert (await call(client, "when_did", id="flag", condition="equals"))["commit"] == cleared  # value: null
+        found = await call(client, "when_did", id="flag", equals={"since": 2, "state": "off"})
+        assert found["commit"] == off and found["blame"]["node"]["content"] == {"state": "off", "since": 2}
+        assert (await call(client, "when_did", id="flag", present=True, include_root=True))["commit"] == first
 
-        assert (await fail(client, "when_did", id="flag")) == "usage: when_did: condition: required"
-        assert (await fail(client, "when_did", id="flag", condition="present", value="on")) == (
-            "usage: when_did: value goes with condition 'equals' only, not 'present'")
-        assert (await fail(client, "when_did", id="flag", condition="equal")).startswith(
-            "usage: when_did: condition: Input should be 'equals', 'absent' or 'present'")
-        old_form = await fail(client, "when_did", id="flag", equals=None)
-        assert old_form.startswith("usage: when_did: condition: required; equals: unknown argument"), old_form
+        for arguments, said in (({}, "none"), ({"equals": "on", "present": True}, "equals and present"),
+                                ({"absent": True, "present": True}, "absent and present")):
+            assert await fail(client, "when_did", id="flag", **arguments) == (
+                f"usage: when_did needs exactly one of equals, absent or present (got {said})")
+        other_form = await fail(client, "when_did", id="flag", condition="equals", value="on")
+        assert other_form.startswith("usage: when_did: condition: unknown argument; value: unknown argument"), (
+            other_form)
 
 
 async def test_the_sessions_mnem_worker_ends_with_the_session(store: Path) -> None:

@@ -3,7 +3,9 @@
 Every tool is driven twice: through ``MCPServer.call_tool(name, arguments)``
 with no client session (as upstream mnem-mcp's tests drive its server), and
 through a real in-process client over the protocol.  Both must give the same
-results and the same coded error texts.
+results and the same coded error texts: a failure raises ``ToolError`` from
+``call_tool`` (as the SDK does for any tool, and as upstream's tests expect),
+and a session answers it as an ``isError`` result of the same text.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import pg_stores
 import pytest
 from conftest import run_mnem
 from mcp import MCPError
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import INVALID_PARAMS, CallToolResult
 from mcp_support import call, connect, fail
 
@@ -40,30 +43,32 @@ async def server(store: Path) -> AsyncIterator[MnemServer]:
 
 
 async def ok(server: MnemServer, tool: str, **arguments: Any) -> Any:
+    """A direct call's result: the JSON of its text (an object is also its structured content)."""
     result = await server.call_tool(tool, arguments)
     assert isinstance(result, CallToolResult)
     assert not result.is_error, result.content[0].text
-    return result.structured_content
+    value = json.loads(result.content[0].text)
+    assert result.structured_content == ({"result": value} if isinstance(value, list) else value)
+    return value
 
 
 async def refused(server: MnemServer, tool: str, **arguments: Any) -> str:
-    result = await server.call_tool(tool, arguments)
-    assert isinstance(result, CallToolResult)
-    assert result.is_error and result.structured_content is None
-    (content,) = result.content
-    return content.text
+    """A direct call that must fail: the ``ToolError`` it raises, as with any ``MCPServer`` tool."""
+    with pytest.raises(ToolError) as raised:
+        await server.call_tool(tool, arguments)
+    return str(raised.value)
 
 
 async def test_every_tool_works_through_call_tool_without_a_session(server: MnemServer, store: Path) -> None:
     first = (await ok(server, "remember", id="plan", content="enterprise", source="ticket-1"))["commit"]
     pro = (await ok(server, "revise", id="plan", content="pro", source="note-2"))["commit"]
     batch = (await ok(server, "remember_many", items=[{"id": "seats", "content": 240}, {"id": "owner", "content": 1}]))
-    assert (await ok(server, "recall", id="plan"))["memory"]["plan"]["content"] == "pro"
-    assert (await ok(server, "recall_at", commit=first))["memory"]["plan"]["content"] == "enterprise"
-    assert [c["id"] for c in (await ok(server, "history", limit=3))["commits"]] == [batch["commit"], pro, first]
+    assert (await ok(server, "recall", id="plan"))["content"] == "pro"
+    assert (await ok(server, "recall_at", commit=first))["plan"]["content"] == "enterprise"
+    assert [c["id"] for c in await ok(server, "history", limit=3)] == [batch["commit"], pro, first]
     assert (await ok(server, "why", id="plan"))["commit"] == pro
-    assert (await ok(server, "when_did", id="plan", condition="equals", value="pro"))["commit"] == pro
-    assert (await ok(server, "whats_new", commit=pro)) == {"changed": {"plan": "modified"}}
+    assert (await ok(server, "when_did", id="plan", equals="pro"))["commit"] == pro
+    assert (await ok(server, "whats_new", commit=pro)) == {"plan": "modified"}
     assert HEX.fullmatch((await ok(server, "forget", id="owner"))["commit"])
     assert await ok(server, "branch", name="side") == {"branch": "side"}
     assert await ok(server, "switch", target="side") == {"head": "ref: side"}
@@ -85,15 +90,13 @@ async def test_every_tool_works_through_call_tool_without_a_session(server: Mnem
 async def test_call_tool_and_a_client_session_give_the_same_answers(server: MnemServer, store: Path) -> None:
     await ok(server, "remember", id="plan", content="pro")
     async with connect("in-process", pg_stores.address(store), tools="all") as client:
-        for tool, arguments in (("recall", {}), ("history", {}), ("why", {"id": "plan"}),
-                                ("when_did", {"id": "plan", "condition": "present"})):
-            direct = await server.call_tool(tool, arguments)
-            assert isinstance(direct, CallToolResult)
-            assert direct.structured_content == await call(client, tool, **arguments)
-        for tool, arguments in (("why", {"id": "ghost"}), ("remember", {"id": "x"}), ("recall", {"idd": "x"})):
-            direct = await server.call_tool(tool, arguments)
-            assert isinstance(direct, CallToolResult)
-            assert direct.content[0].text == await fail(client, tool, **arguments)
+        for tool, arguments in (("recall", {}), ("recall", {"id": "plan"}), ("recall", {"id": "ghost"}),
+                                ("history", {}), ("why", {"id": "plan"}),
+                                ("when_did", {"id": "plan", "present": True, "include_root": True})):
+            assert await ok(server, tool, **arguments) == await call(client, tool, **arguments)
+        for tool, arguments in (("why", {"id": "ghost"}), ("remember", {"id": "x"}), ("recall", {"idd": "x"}),
+                                ("when_did", {"id": "plan"}), ("nope", {})):
+            assert await refused(server, tool, **arguments) == await fail(client, tool, **arguments)
 
 
 async def test_every_input_schema_refuses_unknown_arguments(store: Path) -> None:
@@ -102,15 +105,18 @@ async def test_every_input_schema_refuses_unknown_arguments(store: Path) -> None
         assert len(listed) == len(TOOLS)
         for tool in listed:
             assert tool.input_schema["additionalProperties"] is False, tool.name
-            assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
+            if tool.name in ("recall", "recall_at"):  # a node, null or {id: node}: no one object schema fits
+                assert tool.output_schema is None
+            else:
+                assert tool.output_schema is not None and tool.output_schema["type"] == "object", tool.name
         (many,) = [tool for tool in listed if tool.name == "remember_many"]
         item = many.input_schema["$defs"]["RememberItem"]
         assert item["additionalProperties"] is False
 
-        before = (await call(client, "history"))["commits"]
+        before = await call(client, "history")
         sources = await fail(client, "remember", id="plan", content="pro", sources="ticket-1")  # a typo'd source
         assert sources.startswith("usage: remember: sources: unknown argument (remember takes id, content, source")
-        assert (await call(client, "history"))["commits"] == before  # nothing written without its provenance
+        assert await call(client, "history") == before  # nothing written without its provenance
         assert (await fail(client, "recall", id="plan", at="main")).startswith("usage: recall: at: unknown argument")
 
 
@@ -126,7 +132,7 @@ async def test_error_texts_are_short_and_coded_by_type(store: Path) -> None:
             await fail(client, "history", limit="many"),
             await fail(client, "merge", theirs="main", strategy="mine"),
             await fail(client, "remember_many", items=[]),
-            await fail(client, "when_did", id="plan", condition="present", good="nowhere"),
+            await fail(client, "when_did", id="plan", present=True, good="nowhere"),
         ]
     for text in texts:
         assert re.match(r"(invalid_ref|usage): ", text), text
@@ -139,23 +145,29 @@ async def test_error_texts_are_short_and_coded_by_type(store: Path) -> None:
     assert texts[7] == "usage: remember_many: items: List should have at least 1 item after validation, not 0"
 
 
-async def test_when_did_answers_the_first_commit_when_the_fact_already_held_there(store: Path) -> None:
+async def test_when_did_answers_the_first_commit_only_with_include_root(store: Path) -> None:
     async with connect("in-process", pg_stores.address(store)) as client:
         root = (await call(client, "remember", id="plan", content="pro", source="ticket-1"))["commit"]
-        # one commit: upstream's bisect says "good and bad are the same commit"
-        only = await call(client, "when_did", id="plan", condition="equals", value="pro")
+        # one commit: upstream's bisect says "good and bad are the same commit"; include_root lets it answer
+        same = await fail(client, "when_did", id="plan", equals="pro")
+        assert same.startswith("invalid_ref: bisect: good and bad are the same commit"), same
+        only = await call(client, "when_did", id="plan", equals="pro", include_root=True)
         assert only["commit"] == root and only["blame"]["node"]["provenance"]["source"] == "ticket-1"
         later = (await call(client, "remember", id="seats", content=3))["commit"]
         # held at the first commit: upstream's bisect says "the predicate is already true at good"
-        assert (await call(client, "when_did", id="plan", condition="present"))["commit"] == root
-        assert (await call(client, "when_did", id="seats", condition="present"))["commit"] == later  # a real search
-        assert (await call(client, "when_did", id="ghost", condition="absent"))["commit"] == root
-        assert (await call(client, "when_did", id="ghost", condition="absent"))["blame"] is None
+        held = await fail(client, "when_did", id="plan", present=True)
+        assert held.startswith(f"invalid_ref: bisect: the predicate is already true at good ({root})"), held
+        assert (await call(client, "when_did", id="plan", present=True, include_root=True))["commit"] == root
+        assert (await call(client, "when_did", id="seats", present=True))["commit"] == later  # a real search
+        ghost = await call(client, "when_did", id="ghost", absent=True, include_root=True)
+        assert ghost == {"commit": root, "blame": None}
         # an explicit good keeps upstream's precondition; a condition false now is still refused
-        at_good = await fail(client, "when_did", id="plan", condition="present", good=root)
+        at_good = await fail(client, "when_did", id="plan", present=True, good=root)
         assert at_good.startswith(f"invalid_ref: bisect: the predicate is already true at good ({root})")
-        not_now = await fail(client, "when_did", id="plan", condition="equals", value="team")
+        not_now = await fail(client, "when_did", id="plan", equals="team", include_root=True)
         assert not_now.startswith("invalid_ref: bisect: the predicate is false at bad")
+        both = await fail(client, "when_did", id="plan", present=True, good=root, include_root=True)
+        assert both.startswith("usage: "), both
 
 
 def test_mnem_bisect_include_root_is_an_extension_and_plain_bisect_is_unchanged(store: Path) -> None:
@@ -192,7 +204,7 @@ async def test_merge_records_the_same_author_as_every_other_write(store: Path) -
         await call(client, "switch", target="main")
         merged = await call(client, "merge", theirs="side")
         assert merged["status"] == "merged"
-        commits = (await call(client, "history"))["commits"]
+        commits = await call(client, "history")
         assert commits[0]["id"] == merged["commit"] and len(commits[0]["parents"]) == 2
         assert {c["author"] for c in commits} == {"agent"}
 
@@ -205,9 +217,9 @@ async def test_only_write_tools_say_that_writing_an_id_again_revises_it(store: P
     for name in ("forget", "why", "when_did"):
         assert listed[name].input_schema["properties"]["id"]["description"].startswith("The id of a fact you ")
     when_did = listed["when_did"]
-    assert set(when_did.input_schema["properties"]) == {"id", "condition", "value", "good"}
-    assert when_did.input_schema["required"] == ["id", "condition"]
-    assert "first commit is the answer" in (when_did.description or "")
+    assert set(when_did.input_schema["properties"]) == {"id", "equals", "absent", "present", "good", "include_root"}
+    assert when_did.input_schema["required"] == ["id"]
+    assert "include_root" in (when_did.description or "")
 
 
 async def test_a_node_id_with_a_slash_is_percent_encoded_in_its_uri(store: Path) -> None:

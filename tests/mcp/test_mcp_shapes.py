@@ -66,36 +66,48 @@ def test_what_the_sdk_sends_is_the_models_to_dict_and_fits_its_schema(model: typ
 
 @pytest.mark.anyio
 async def test_every_tools_real_output_fits_its_published_schema(store: Path) -> None:
+    """Each result, in every outcome, fits its schema; ``recall`` publishes none and answers the ADR's shapes.
+
+    ``recall`` / ``recall_at`` answer one node, ``null`` or ``{id: node}`` (and a
+    page only when asked for one): no single object schema holds all three, so
+    they are held here to the node's and the page's schemas.
+    """
     outputs: dict[str, list[Any]] = {spec.name: [] for spec in TOOLS}
 
     async def checked(client: Any, tool: str, **arguments: Any) -> Any:
         result = await call(client, tool, **arguments)
-        outputs[tool].append(result)
+        outputs[tool].append({"result": result} if isinstance(result, list) else result)
         return result
 
+    node_schema = result_schema(mnem_bridge.MemoryNode)
+    page_schema = result_schema(mnem_bridge.MemoryPage)
     async with connect("in-process", pg_stores.address(store), tools="all") as client:
         schemas = {tool.name: tool.output_schema for tool in (await client.list_tools()).tools}
-        assert await checked(client, "recall") == {"memory": {}, "next_cursor": None}
+        assert await checked(client, "recall") == {}
         first = (await checked(client, "remember", id="plan", content={"tier": "pro"}, source="ticket-1",
                                step="s1", observation="o", tool_call="t", note="n"))["commit"]
         await checked(client, "revise", id="plan", content="team")
-        await checked(client, "remember_many", items=[{"id": "seats", "content": 3}, {"id": "x", "content": None}])
-        await checked(client, "recall")
+        many = (await checked(client, "remember_many",
+                              items=[{"id": "seats", "content": 3}, {"id": "x", "content": None}]))["commit"]
+        for node in (await checked(client, "recall")).values():
+            jsonschema.validate(node, node_schema)
         page = await checked(client, "recall", limit=1)
+        jsonschema.validate(page, page_schema)
         assert page["next_cursor"] == "plan"  # the nullable cursor, really a string
-        await checked(client, "recall", prefix="s", limit=1, cursor="plan")
-        await checked(client, "recall", id="plan")
-        await checked(client, "recall", id="ghost")
-        await checked(client, "recall_at", commit=first)
+        jsonschema.validate(await checked(client, "recall", prefix="s", limit=1, cursor="plan"), page_schema)
+        jsonschema.validate(await checked(client, "recall", id="plan"), node_schema)
+        assert await checked(client, "recall", id="ghost") is None
+        for node in (await checked(client, "recall_at", commit=first)).values():
+            jsonschema.validate(node, node_schema)
         await checked(client, "history")
         why = await checked(client, "why", id="plan")
         # the tool's dict is the bridge model's to_dict(), key for key
         with mnem_bridge.open(pg_stores.address(store)) as bridge:
             assert why == bridge.blame("plan").to_dict()
         await checked(client, "why", id="plan", at=first)
-        await checked(client, "when_did", id="plan", condition="equals", value="team")
+        await checked(client, "when_did", id="plan", equals="team")
         await checked(client, "forget", id="x")
-        absent = await checked(client, "when_did", id="x", condition="absent")
+        absent = await checked(client, "when_did", id="x", absent=True, good=many)
         assert absent["blame"] is None  # the nullable branch of the schema, really taken
         await checked(client, "whats_new", commit=first)
         await checked(client, "branch", name="side", start=first)
@@ -111,6 +123,9 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
     for tool, results in outputs.items():
         assert results, f"{tool} was never called"
         schema = schemas[tool]
+        if tool in ("recall", "recall_at"):
+            assert schema is None, tool
+            continue
         assert schema is not None and schema["type"] == "object", tool
         for result in results:
             jsonschema.validate(result, schema)

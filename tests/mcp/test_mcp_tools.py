@@ -26,25 +26,43 @@ def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(bridge_
                                                RememberItem(id="seats", content=[240])])["commit"]
     assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
     assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
-    plan = tools.recall(bridge_store, "plan").memory["plan"]
+    plan = tools.recall(bridge_store, "plan")
+    assert isinstance(plan, mnem_bridge.MemoryNode) and plan.content == "pro"
     assert plan.provenance == mnem_bridge.Provenance(observation="obs-7")
-    assert tools.recall_at(bridge_store, first).memory["plan"].provenance.agent_step == "s1"
-    assert tools.recall_at(bridge_store, first, "seats").document == {"memory": {}, "next_cursor": None}
-    assert tools.whats_new(bridge_store, batch) == {"changed": {"plan": "modified", "seats": "added"}}
+    assert tools.recall(bridge_store) == bridge_store.working_memory()
+    assert tools.recall(bridge_store, "nobody") is None
+    assert tools.recall_at(bridge_store, first) == bridge_store.state_at(first)
+    assert tools.recall_at(bridge_store, first, "plan").provenance.agent_step == "s1"
+    assert tools.recall_at(bridge_store, first, "seats") is None
+    assert tools.whats_new(bridge_store, batch) == {"plan": "modified", "seats": "added"}
+    assert [c.id for c in tools.history(bridge_store)] == [batch, first]
     assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
 
 
-def test_when_did_takes_one_condition_and_a_value_only_for_equals(bridge_store) -> None:
+def test_remember_many_takes_the_adrs_plain_dicts(bridge_store) -> None:
+    """ADR-0016: ``items: [{id, content, ...}]``; a direct caller passes dicts, the server its validated models."""
+    commit = tools.remember_many(bridge_store, [{"id": "plan", "content": "pro", "source": "ticket-9"},
+                                                RememberItem(id="seats", content=40, step="s2")])["commit"]
+    assert bridge_store.changed_by(commit) == {"plan": "added", "seats": "added"}
+    assert bridge_store.working_node("plan").provenance.source == "ticket-9"
+    assert bridge_store.working_node("seats").provenance.agent_step == "s2"
+
+
+def test_when_did_takes_exactly_one_of_equals_absent_present(bridge_store) -> None:
     first = tools.remember(bridge_store, "plan", "enterprise")["commit"]
     pro = tools.remember(bridge_store, "plan", "pro")["commit"]
-    assert tools.when_did(bridge_store, "plan", "equals", "pro")["commit"] == pro
-    assert tools.when_did(bridge_store, "plan", "present")["commit"] == first  # held at the first commit
-    with pytest.raises(mnem_bridge.UsageError, match=r"value goes with condition 'equals' only, not 'absent'"):
-        tools.when_did(bridge_store, "plan", "absent", "pro")
-    with pytest.raises(mnem_bridge.InvalidRefError):  # null is a value: never true here
-        tools.when_did(bridge_store, "plan", "equals", None)
+    found = tools.when_did(bridge_store, "plan", equals="pro")
+    assert found == {"commit": pro, "blame": bridge_store.blame("plan", at=pro)}
+    for chosen in ({}, {"equals": "pro", "absent": True}, {"absent": True, "present": True}):
+        with pytest.raises(mnem_bridge.UsageError, match="exactly one of equals, absent or present"):
+            tools.when_did(bridge_store, "plan", **chosen)
+    with pytest.raises(mnem_bridge.InvalidRefError):  # as upstream: the search starts after the first commit
+        tools.when_did(bridge_store, "plan", present=True)
+    assert tools.when_did(bridge_store, "plan", present=True, include_root=True)["commit"] == first
     with pytest.raises(mnem_bridge.InvalidRefError):  # with an explicit good, upstream's precondition stands
-        tools.when_did(bridge_store, "plan", "present", good=first)
+        tools.when_did(bridge_store, "plan", present=True, good=first)
+    gone = tools.forget(bridge_store, "plan")["commit"]
+    assert tools.when_did(bridge_store, "plan", absent=True) == {"commit": gone, "blame": None}
 
 
 def test_every_write_records_the_same_author(bridge_store) -> None:
@@ -71,11 +89,13 @@ def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> Non
     assert bridge_store.working_node("plan").content == {"tier": "mixed"}
 
 
-def test_recall_pages_memory_so_one_call_cannot_flood_a_context(bridge_store) -> None:
+def test_recall_pages_memory_only_when_asked(bridge_store) -> None:
     tools.remember_many(bridge_store, [RememberItem(id=f"fact-{i:03d}", content=i) for i in range(250)]
                         + [RememberItem(id="other", content="x")])
-    first = tools.recall(bridge_store)
-    assert len(first.memory) == 100 and first.next_cursor == "fact-099"  # the default page
+    assert len(tools.recall(bridge_store)) == 251  # the ADR's "the whole current memory"
+    assert list(tools.recall(bridge_store, prefix="fact-")) == [f"fact-{i:03d}" for i in range(250)]
+    first = tools.recall(bridge_store, cursor="fact-000")
+    assert len(first.memory) == 100 and first.next_cursor == "fact-100"  # a cursor alone: the default page
     seen, cursor = [], None
     while True:
         page = tools.recall(bridge_store, prefix="fact-", limit=60, cursor=cursor)

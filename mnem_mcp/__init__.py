@@ -15,15 +15,19 @@ from typing import Any
 
 from .binding import StoreBinding, default_store_path, locate_store
 
-__all__ = ["TOOLS", "StoreBinding", "build_server", "default_store_path", "locate_store"]
+__all__ = ["TOOLS", "StoreBinding", "build_server", "default_store_path", "error_code", "locate_store"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 
 def __getattr__(name: str) -> Any:
-    """``TOOLS`` and ``build_server`` load the MCP SDK on first use: ``mnem-mcp`` starts ``mnem`` before that."""
+    """``TOOLS``, ``build_server``, ``error_code`` load the MCP SDK on first use: ``mnem-mcp`` starts ``mnem`` first."""
     if name in ("TOOLS", "build_server"):
         from . import server
 
         return getattr(server, name)
+    if name == "error_code":
+        from . import errors
+
+        return errors.error_code
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

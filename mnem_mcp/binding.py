@@ -69,11 +69,13 @@ class StoreLocation:
     origin: Literal["--store", "MNEM_STORE", "default"]
 
 
-def locate_store(explicit: str | os.PathLike[str] | None, environ: Mapping[str, str] = os.environ) -> StoreLocation:
+def locate_store(
+    explicit: str | os.PathLike[str] | mnem_bridge.StoreUrl | None, environ: Mapping[str, str] = os.environ,
+) -> StoreLocation:
     """Apply the resolution order: ``--store``, then ``$MNEM_STORE``, then the default store.
 
     Args:
-        explicit: The ``--store`` argument, if any.
+        explicit: The ``--store`` argument (or ``build_server``'s ``store_path``), if any.
         environ: The environment to read ``MNEM_STORE`` from.
 
     Returns:

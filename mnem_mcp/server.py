@@ -44,7 +44,7 @@ import mnem_bridge
 
 from . import identity, resources, tools
 from .answers import answer
-from .binding import StoreBinding
+from .binding import StoreBinding, locate_store
 from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
 from .models import (
     Absent,
@@ -315,7 +315,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
 
 
 def build_server(
-    store: str | os.PathLike[str] | mnem_bridge.StoreUrl,
+    store_path: str | os.PathLike[str] | mnem_bridge.StoreUrl | None = None,
     *,
     tools: ToolSet = "core",
     mnem: str | os.PathLike[str] | None = None,
@@ -332,8 +332,10 @@ def build_server(
     share ends when the session does.
 
     Args:
-        store: A path at or below the store's root.  It is the only path the
-            server ever uses, and it is the operator's choice (this argument,
+        store_path: The store's root (or a PostgreSQL store's URL); ``None``
+            (upstream's default) resolves as ``mnem-mcp`` does: ``$MNEM_STORE``,
+            then the per-user default store.  It is the only path the server
+            ever uses, and it is the operator's choice (this argument,
             ``mnem-mcp --store`` or ``$MNEM_STORE``), never the model's: no
             tool argument or resource URI names a file; ids, commits and
             branch names are data inside the store (tests/test_security.py).
@@ -341,7 +343,7 @@ def build_server(
         mnem: The ``mnem`` binary (default: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before its process group is killed.
         binding: The binding to serve through, already started (``mnem-mcp``
-            starts its worker while the SDK loads); ``store``, ``mnem`` and
+            starts its worker while the SDK loads); ``store_path``, ``mnem`` and
             ``timeout`` then come from it.
         auth: The resource-server settings for HTTP with ``--auth jwt`` (``auth.auth_settings``).
         token_verifier: What checks each bearer token (``auth.JwtVerifier``); given with ``auth``.
@@ -350,7 +352,7 @@ def build_server(
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
     """
     if binding is None:
-        binding = StoreBinding(mnem_bridge.store_address(store), None if mnem is None else os.fspath(mnem), timeout)
+        binding = StoreBinding(locate_store(store_path).path, None if mnem is None else os.fspath(mnem), timeout)
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:

@@ -28,6 +28,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_support import connect
 
 import mnem_bridge
+import mnem_mcp
 from mnem_bridge import agents
 from mnem_langgraph import MnemosyneStore
 from mnem_mcp import build_server
@@ -522,3 +523,19 @@ def test_error_codes_are_the_adr_rows(row: Row) -> None:
     error = error_class("the store said no")
     assert error.code == code and error_code(error) == code, f"{where}: {name} has the code {error.code!r}"
     assert str(tool_error(error, "remember")).startswith(f"{code}: "), f"{where}: a tool error's text"
+
+
+@pytest.mark.anyio
+async def test_build_server_takes_upstreams_arguments_and_falls_back_to_mnem_store(
+        sqlite_store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's ``build_server(store_path=None, tools="core")``, and its test_store_path_falls_back_to_the_env."""
+    monkeypatch.setenv("MNEM_STORE", str(sqlite_store))
+    monkeypatch.setenv("MNEM_BIN", MNEM)
+    for built in (build_server(), build_server(store_path=sqlite_store, tools="core")):
+        lifespan = built.settings.lifespan
+        assert lifespan is not None
+        async with lifespan(built):
+            await built.call_tool("remember", {"id": "x", "content": 1})
+            recalled = await built.call_tool("recall", {"id": "x"})
+            assert json.loads(recalled.content[0].text)["content"] == 1
+    assert mnem_mcp.error_code(mnem_bridge.NotFoundError("gone")) == "not_found"

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import heapq
 import os
+import re
 import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -60,6 +61,11 @@ def default_author(explicit: str | None) -> str:
         return explicit
     return os.environ.get("MNEM_AUTHOR", "unknown")
 
+
+
+#: A commit-ish followed by git's ancestry suffixes: ``~``/``~N`` (first parents back) and ``^``/``^N`` (a parent).
+_ANCESTRY = re.compile(r"(.+?)((?:[~^][0-9]*)+)")
+_STEP = re.compile(r"([~^])([0-9]*)")
 
 class Change(NamedTuple):
     """One node's difference between two states (object ids; None = absent)."""
@@ -322,10 +328,29 @@ class Repo:
         return self.backend.refs()
 
     def resolve(self, spec: str) -> bytes:
-        """Commit-ish: an exact branch name, else a unique 4-64 lowercase-hex commit prefix."""
+        """Commit-ish: upstream's, plus git's ``HEAD`` and ancestry suffixes (``HEAD~2``, ``main^``, ``a1b2^2``).
+
+        Upstream's is an exact branch name, else a unique 4-64 lowercase-hex commit prefix.  Branch names cannot
+        hold ``~`` or ``^`` and a branch cannot be named ``HEAD``, so the additions never
+        change what one of upstream's specs names.
+        """
+        match = _ANCESTRY.fullmatch(spec)
+        base, steps = (match.group(1), match.group(2)) if match else (spec, "")
+        commit = self._resolve_base(base)
+        for op, count in _STEP.findall(steps):
+            commit = self._ancestor(commit, op, int(count) if count else 1, spec)
+        return commit
+
+    def _resolve_base(self, spec: str) -> bytes:
+        """A commit-ish without ancestry suffixes."""
         tip = self.branch_tip(spec)
         if tip is not None:
             return tip
+        if spec == "HEAD":
+            commit = self.head_commit()
+            if commit is None:
+                raise InvalidRefError("HEAD does not point at a commit yet; record one first")
+            return commit
         if not (4 <= len(spec) <= 64) or any(ch not in "0123456789abcdef" for ch in spec):
             raise InvalidRefError(
                 f'no branch named "{spec}", and it is not a commit id prefix (4 to 64 lowercase hex)'
@@ -339,6 +364,23 @@ class Repo:
             count = self.objects.count_commits_with_prefix(low, high)
             raise InvalidRefError(f'ambiguous commit prefix "{spec}": {count} commits match')
         return found[0]
+
+    def _ancestor(self, commit: bytes, op: str, count: int, spec: str) -> bytes:
+        """``~N``: N first parents back; ``^N``: the N-th parent (``^0`` is the commit itself), as git reads them."""
+        if op == "^":
+            if count == 0:
+                return commit
+            parents = self.commit_obj(commit).parents
+            if count > len(parents):
+                raise InvalidRefError(f'"{spec}": commit {commit.hex()[:8]} has {len(parents)} parent(s), '
+                                      f"not a parent {count}")
+            return parents[count - 1]
+        for _ in range(count):
+            parents = self.commit_obj(commit).parents
+            if not parents:
+                raise InvalidRefError(f'"{spec}" goes back past the first commit of the line, {commit.hex()[:12]}')
+            commit = parents[0]
+        return commit
 
     def create_branch(self, name: str, start: str | None = None) -> bytes:
         """Create a branch at ``start`` (a commit-ish) or at HEAD's commit (inside a write transaction)."""

@@ -403,8 +403,26 @@ def ambiguous(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Store,
         raise AssertionError("no shared 4-hex prefix in 5000 commits")
 
 
+def named(spec: str, commits: list[str]) -> str | None:
+    """The commit ``spec`` names in a linear history (``commits``, newest first, main's tip first), or None."""
+    ancestry = re.fullmatch(r"(.+?)((?:[~^][0-9]*)+)", spec)
+    base, steps = (ancestry.group(1), ancestry.group(2)) if ancestry else (spec, "")
+    matches = [c for c in commits if c.startswith(base)]
+    at = (0 if base in ("main", "HEAD") else
+          commits.index(matches[0]) if re.fullmatch(r"[0-9a-f]{4,64}", base) and len(matches) == 1 else None)
+    for op, count in re.findall(r"([~^])([0-9]*)", steps):
+        n = int(count) if count else 1
+        if at is None or (op == "^" and n > 1):
+            return None
+        at += n if op == "~" else min(n, 1)
+        if at >= len(commits):
+            return None
+    return None if at is None else commits[at]
+
+
 revision = st.one_of(
-    st.sampled_from(["main", "MAIN", "HEAD", "", "-", "--", "0000", "ffff", "abc", "a" * 64, "g" * 64]),
+    st.sampled_from(["main", "MAIN", "HEAD", "", "-", "--", "0000", "ffff", "abc", "a" * 64, "g" * 64, "HEAD~1",
+                     "main^", "main~2^", "HEAD^0", "HEAD^2", "main~9999", "~1", "HEAD~x", "head~1"]),
     hostile_text, st.text("0123456789abcdefABCDEF", max_size=66))
 
 
@@ -412,7 +430,8 @@ revision = st.one_of(
 @given(data=st.data())
 def test_revisions_resolve_exactly_when_they_name_one_commit(ambiguous: tuple[Store, list[str], str],
                                                              data: st.DataObject) -> None:
-    """The oracle: a branch name, or 4 to 64 lowercase hex that prefix exactly one commit.
+    """The oracle: a branch name, ``HEAD``, or 4 to 64 lowercase hex that prefix exactly one commit, then any
+    ``~N`` / ``^N`` steps along the (linear) history that stay inside it.
 
     Anything else is invalid_ref.
     """
@@ -420,9 +439,7 @@ def test_revisions_resolve_exactly_when_they_name_one_commit(ambiguous: tuple[St
     spec = data.draw(st.one_of(
         st.just(shared), st.sampled_from(commits).flatmap(lambda c: st.integers(1, 64).map(lambda n: c[:n])),
         st.sampled_from(commits).map(str.upper), revision))
-    matches = [c for c in commits if c.startswith(spec)]
-    expected = (commits[0] if spec == "main" else
-                matches[0] if re.fullmatch(r"[0-9a-f]{4,64}", spec) and len(matches) == 1 else None)
+    expected = named(spec, commits)
     read = data.draw(st.sampled_from(["resolve", "state_at", "changed_by", "blame", "node_times"]))
     before = store_fingerprint(store.root)
     try:

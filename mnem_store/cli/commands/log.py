@@ -1,4 +1,4 @@
-"""``mnem log``: history from HEAD, newest first."""
+"""``mnem log [REV]``: history from HEAD (or, an extension, from ``REV``), newest first."""
 
 from __future__ import annotations
 
@@ -17,15 +17,16 @@ def count(text: str) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """Add ``log``'s options: which parents to follow, how many commits, and the format."""
+    """Add ``log``'s options: where to start (extension), which parents to follow, how many commits, the format."""
+    parser.add_argument("rev", nargs="?", help="start from this commit-ish, e.g. main~2 (default: HEAD; extension)")
     parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
     parser.add_argument("-n", "--max-count", type=count, metavar="N", help="show at most this many commits")
     parser.add_argument("--oneline", action="store_true", help="one line per commit")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """List commits from HEAD, newest first, in full or one line each."""
-    entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count)
+    """List commits from HEAD (or ``REV``), newest first, in full or one line each."""
+    entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count, rev=args.rev)
     data = [commit.to_dict(raw) for raw, commit in entries]
     if not entries:
         return Outcome(data, "no commits yet\n")

@@ -8,9 +8,10 @@ Extensions: ``--node ID`` shows one node, and ``--limit N`` (with
 from __future__ import annotations
 
 import argparse
+import shlex
 
 from ... import porcelain
-from ...errors import UsageError
+from ...errors import InvalidRefError, UsageError
 from ..context import Context, Outcome
 from ..documents import node_documents
 from ..render import compact
@@ -29,7 +30,22 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Print the memory at ``REV`` (working memory without one), one node, one page, or what a commit changed."""
+    """Print the memory at ``REV`` (working memory without one), one node, one page, or what a commit changed.
+
+    A ``REV`` that names no commit but is a fact's id (``mnem show plan``, where ``--node plan`` was meant)
+    is refused with that hint.
+    """
+    try:
+        return _show(args, ctx)
+    except InvalidRefError as error:
+        if args.rev is None or args.node is not None or porcelain.show_node(ctx.repo(), args.rev, None) is None:
+            raise
+        raise InvalidRefError(f"{error.detail}; {args.rev!r} is a fact in memory: to see it, run "
+                              f"mnem show --node {shlex.quote(args.rev)}") from error
+
+
+def _show(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """``run`` itself."""
     repo = ctx.repo()
     paint = ctx.paint
     if args.stat:

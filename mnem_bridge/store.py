@@ -920,7 +920,25 @@ class Store:
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
         """
-        return self._read(Blame.from_dict, "blame", "--", node_id, *([] if at is None else [at]))
+        return self.blame_with_author(node_id, at)[0]
+
+    def blame_with_author(self, node_id: str, at: str | None = None) -> tuple[Blame, str | None]:
+        """``blame``, and the author of the commit it names, from the same one ``mnem blame``.
+
+        The author is beside the ``Blame`` rather than in it, so ``Blame`` and
+        its ``to_dict()`` stay upstream's ``{commit, node, time}``.
+
+        Args:
+            node_id: The node id.
+            at: A commit-ish.
+
+        Returns:
+            The blame, and that commit's author (``None`` from a ``mnem`` that does not report one).
+
+        Raises:
+            InvalidRefError: The node is absent there, or there is no commit.
+        """
+        return self._read(_authored, "blame", "--", node_id, *([] if at is None else [at]))
 
     def bisect(
         self,
@@ -1116,6 +1134,14 @@ def _deleted(doc: Mapping[str, Any]) -> bool:
 
 def _memory(doc: Mapping[str, Any]) -> Memory:
     return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
+
+
+def _authored(doc: Mapping[str, Any]) -> tuple[Blame, str | None]:
+    """``mnem blame``'s document: the blame, and the ``author`` our ``mnem`` adds beside it (a string, if there)."""
+    author = doc.get("author")
+    if not isinstance(author, str | None):
+        raise TypeError(f"author is {type(author).__name__}, not a string")
+    return Blame.from_dict(doc), author
 
 
 def _found(doc: Mapping[str, Any]) -> tuple[str, Blame | None]:

@@ -484,13 +484,13 @@ def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[Nod
         return _changes(repo, before, after)
 
 
-def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, str]:
-    """The commit and provenance behind a node's value, and that commit's message."""
+def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, Commit]:
+    """The commit and provenance behind a node's value, and that commit (its message, its author)."""
     from .blame import blame as blame_node
 
     with repo.backend.read():
         found = blame_node(repo, node_id, at)
-        return found, repo.commit_obj(found.commit).message
+        return found, repo.commit_obj(found.commit)
 
 
 def blame_many(repo: Repo, node_ids: Sequence[str], at: str | None = None) -> dict[str, tuple[Blame, Commit]]:

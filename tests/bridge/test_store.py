@@ -235,3 +235,14 @@ def test_blame_names_the_introducing_commit(bstore: Store) -> None:
     assert bstore.blame("plan", c1).commit == c1
     with pytest.raises(InvalidRefError):
         bstore.blame("nobody")
+
+
+def test_blame_with_author_names_who_wrote_the_value_beside_upstreams_blame(bstore: Store) -> None:
+    c1 = agents.remember(bstore, "plan", "enterprise", author="intake-agent", time_ms=2000)
+    agents.remember(bstore, "plan", "pro", author="billing-agent", time_ms=3000)
+    blame, author = bstore.blame_with_author("plan")
+    assert (blame, author) == (bstore.blame("plan"), "billing-agent")
+    assert list(blame.to_dict()) == ["commit", "node", "time"]  # upstream's shape, unchanged
+    assert bstore.blame_with_author("plan", c1)[1] == "intake-agent"
+    with pytest.raises(InvalidRefError):
+        bstore.blame_with_author("nobody")

@@ -73,6 +73,8 @@ def test_blame_explains_the_plan_with_its_provenance_and_event_time(buggy_run):
     doc = ok("--json", "blame", "plan", cwd=store).json
     assert (doc["commit"], doc["time"], doc["node"]["content"]) == (bad, 1700000000000, "pro")
     assert doc["node"]["provenance"]["agent_step"] == "step-31"
+    assert list(doc) == ["commit", "node", "time", "author"]  # the SDK's Blame, then who wrote the commit
+    assert doc["author"] == "support-agent"
 
 
 def test_show_stat_marks_the_plan_modified(buggy_run):

@@ -1,4 +1,10 @@
-"""``mnem blame NODE [REV]``: the commit and provenance that introduced a node's current value."""
+"""``mnem blame NODE [REV]``: the commit and provenance that introduced a node's current value.
+
+``--json`` answers the SDK's ``Blame`` (``{"commit", "node", "time"}``) plus
+``author``, the blamed commit's author: provenance says where a value came
+from, the author says which agent wrote it (an extension; the text output
+is upstream's, without it).
+"""
 
 from __future__ import annotations
 
@@ -35,5 +41,5 @@ def _render(found: Blame, message: str, paint: Painter) -> str:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Blame one node: the commit that set its current value, and that value's provenance."""
-    found, message = porcelain.blame(ctx.repo(), args.node_id, args.rev)
-    return Outcome(found.to_dict(), _render(found, message, ctx.paint))
+    found, commit = porcelain.blame(ctx.repo(), args.node_id, args.rev)
+    return Outcome({**found.to_dict(), "author": commit.author}, _render(found, commit.message, ctx.paint))

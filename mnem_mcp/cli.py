@@ -8,11 +8,13 @@ see ``binding``), a store that cannot be used, and with
 an unusable one is reported once here, and every tool call then answers
 with the typed error until it is fixed.
 
-``--transport streamable-http`` serves the same tools to remote clients
-(``http``); it needs ``--auth`` said out loud: ``jwt`` to check bearer
-tokens from an OAuth issuer (``auth``), or ``none``, which is refused off
-loopback.  Every inconsistent combination is a usage error naming the fix,
-found before anything starts.  The SDK and the HTTP modules are imported
+``--transport streamable-http`` (or ``http``, its short name) serves the same
+tools to remote clients (``http``); it needs ``--auth`` said out loud: ``jwt``
+to check bearer tokens from an OAuth issuer (``auth``), or ``none``, which is
+refused off loopback.  ``--author`` (else ``$MNEM_AUTHOR``) names who the
+writes of unauthenticated clients are by; with ``--auth jwt`` each token's
+subject is, so ``--author`` is refused there.  Every inconsistent
+combination is a usage error naming the fix, found before anything starts.  The SDK and the HTTP modules are imported
 only after the store's worker has started, as over stdio.
 """
 
@@ -71,11 +73,17 @@ def parser() -> argparse.ArgumentParser:
         "--timeout", metavar="SECONDS", type=_seconds, default=mnem_bridge.DEFAULT_TIMEOUT,
         help=f"kill a mnem invocation that runs longer than this (default {mnem_bridge.DEFAULT_TIMEOUT:g})",
     )
+    p.add_argument(
+        "--author", type=_author, metavar="NAME",
+        help="the commit author of every write, so blame says which agent wrote a fact (default: $MNEM_AUTHOR, "
+        "else agent); over HTTP with --auth jwt each token's subject is the author instead",
+    )
     p.add_argument("--echo", action="store_true", help="log every mnem command line to standard error")
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to standard error")
     http = p.add_argument_group("Streamable HTTP", "serve remote clients (docs/mcp-http.md)")
-    http.add_argument("--transport", choices=("stdio", "streamable-http"), default="stdio",
-                      help="stdio (default): one local client; streamable-http: an HTTP endpoint")
+    http.add_argument("--transport", choices=("stdio", "streamable-http", "http"), default="stdio",
+                      help="stdio (default): one local client; streamable-http (or http, the same): an HTTP "
+                      "endpoint")
     http.add_argument("--host", help=f"the interface to listen on (default {HOST}; anything but loopback needs "
                       "--auth jwt)")
     http.add_argument("--port", type=_port, help=f"the TCP port (default {PORT})")
@@ -133,6 +141,8 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     """Parse ``argv``, start ``mnem`` and build the server while the SDK loads: the server and the options."""
     p = parser()
     args = p.parse_args(argv)
+    if args.transport == "http":
+        args.transport = "streamable-http"
     problem = _http_problem(args)
     if problem is not None:
         p.error(problem)
@@ -144,7 +154,7 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's
 
     sdk_loaded.set()
-    server = build_server(location.path, tools=args.tools, binding=binding, **_auth(args))
+    server = build_server(location.path, tools=args.tools, binding=binding, author=args.author, **_auth(args))
     if args.conformance_fixtures:  # test-only: the conformance suite's reference fixtures
         from .conformance import add_fixtures
 
@@ -175,6 +185,9 @@ def _http_problem(args: argparse.Namespace) -> str | None:
                     f"--issuer URL --audience URI, or listen on loopback (--host {HOST}) behind a reverse proxy "
                     "that authenticates")
     else:
+        if args.author is not None:
+            return ("--author names who writes are by when nobody is authenticated; with --auth jwt each token's "
+                    "subject is the author: drop --author")
         for name, value in jwt_only.items():
             if value is None and name != "--jwks-url":
                 return f"--auth jwt needs {name} (see mnem-mcp --help)"
@@ -266,6 +279,13 @@ def _port(text: str) -> int:
     if not 0 < value < 65536:
         raise argparse.ArgumentTypeError(f"must be 1 to 65535, got {text}")
     return value
+
+
+def _author(text: str) -> str:
+    """A commit author, for ``--author``: any text but blank, which would name no one."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name someone, got an empty name")
+    return text
 
 
 def _seconds(text: str) -> float:

@@ -1,12 +1,15 @@
 """Who is calling, per request: the commit author a write records, and whether it may write.
 
 Over stdio (and over HTTP with ``--auth none``) nobody is authenticated:
-every write records ``tools.AUTHOR``, and every tool may be called.  Over
-HTTP with ``--auth jwt`` the SDK's bearer middleware puts the verified
-token in a context variable that follows the request into its tool call
-(``get_access_token``), so a write records the token's subject (``sub``,
-else its client id) and ``history``, ``why`` and ``blame`` say who made
-each commit.
+every write records the server's own author, ``mnem-mcp --author NAME``,
+else ``$MNEM_AUTHOR``, else ``tools.AUTHOR`` (``default_author``), and
+every tool may be called.  Over HTTP with ``--auth jwt`` the SDK's bearer
+middleware puts the verified token in a context variable that follows the
+request into its tool call (``get_access_token``), so a write records the
+token's subject (``sub``, else its client id), whatever the server was
+started with; no tool argument names an author, so a client cannot claim
+another.  ``history``, ``why`` and ``mnem blame`` then say who made each
+commit.
 
 Scopes: ``mnem:read`` lets a token use the server at all (the HTTP layer
 answers ``403 insufficient_scope`` without it); the tools that change
@@ -18,13 +21,14 @@ session.
 
 from __future__ import annotations
 
+import os
 from typing import Final
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
 from .tools import AUTHOR
 
-__all__ = ["READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "missing_write_scope"]
+__all__ = ["AUTHOR_ENV", "READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "default_author", "missing_write_scope"]
 
 #: The scope every request needs over HTTP with ``--auth jwt``: tools that read, resources, listings.
 READ_SCOPE: Final = "mnem:read"
@@ -32,17 +36,36 @@ READ_SCOPE: Final = "mnem:read"
 WRITE_SCOPE: Final = "mnem:write"
 #: Every scope this server understands, as its Protected Resource Metadata lists them.
 SCOPES: Final = (READ_SCOPE, WRITE_SCOPE)
+#: Names the author when ``--author`` is not given: the variable ``mnem commit`` reads too.
+AUTHOR_ENV: Final = "MNEM_AUTHOR"
 
 
-def author() -> str:
-    """The author the current request's writes record.
+def default_author(explicit: str | None = None) -> str:
+    """The author of writes that carry no token: ``explicit`` (``--author``), else ``$MNEM_AUTHOR``, else ``AUTHOR``.
+
+    An empty ``$MNEM_AUTHOR`` counts as unset, as an empty variable usually does.
+
+    Args:
+        explicit: The author the operator named, if any.
 
     Returns:
-        The token's subject, else its client id; ``AUTHOR`` when the request carries no token.
+        The author.
+    """
+    return explicit if explicit is not None else os.environ.get(AUTHOR_ENV) or AUTHOR
+
+
+def author(default: str) -> str:
+    """The author the current request's writes record.
+
+    Args:
+        default: The server's own author, for a request that carries no token (``default_author``).
+
+    Returns:
+        The token's subject, else its client id; ``default`` when the request carries no token.
     """
     token = get_access_token()
     if token is None:
-        return AUTHOR
+        return default
     return token.subject or token.client_id
 
 

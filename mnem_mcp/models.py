@@ -96,6 +96,15 @@ class Page(TypedDict):
 Recalled = mnem_bridge.MemoryNode | None | dict[str, mnem_bridge.MemoryNode] | mnem_bridge.MemoryPage
 
 
+class Why(TypedDict):
+    """The blame (ADR-0016's ``{commit, node, time}``) and who made that commit: ``author`` is an extension."""
+
+    commit: str
+    node: mnem_bridge.MemoryNode
+    time: int
+    author: str | None
+
+
 class Found(TypedDict):
     """The first commit where the condition holds, and the blame of the fact there (null when it is absent)."""
 

@@ -79,6 +79,7 @@ from .models import (
     Target,
     Theirs,
     ToolCall,
+    Why,
     Written,
     result_schema,
     wrapped,
@@ -191,8 +192,8 @@ TOOLS: tuple[ToolSpec, ...] = (
     ToolSpec(
         "why", "Why do I believe this?",
         "Explain a fact: the commit that set its current value and the provenance recorded with it (source, "
-        "step, observation, tool_call, note). Use it when a belief looks wrong or needs a citation. Returns "
-        "{commit, node, time}; fails with invalid_ref when the fact is not in memory.",
+        "step, observation, tool_call, note) and who made that commit. Use it when a belief looks wrong or needs a "
+        "citation. Returns {commit, node, time, author}; fails with invalid_ref when the fact is not in memory.",
         READ,
     ),
     ToolSpec(
@@ -323,6 +324,7 @@ def build_server(
     binding: StoreBinding | None = None,
     auth: AuthSettings | None = None,
     token_verifier: TokenVerifier | None = None,
+    author: str | None = None,
 ) -> MnemServer:
     """The ``mnem-mcp`` server for one store.
 
@@ -347,6 +349,8 @@ def build_server(
             ``timeout`` then come from it.
         auth: The resource-server settings for HTTP with ``--auth jwt`` (``auth.auth_settings``).
         token_verifier: What checks each bearer token (``auth.JwtVerifier``); given with ``auth``.
+        author: The commit author of writes that carry no bearer token (``None``: ``$MNEM_AUTHOR``, else
+            ``"agent"``); a token's subject always takes its place.
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
@@ -361,7 +365,7 @@ def build_server(
         finally:
             binding.close()  # the mnem worker ends with the session, not at interpreter exit
 
-    functions = _tool_functions(binding)
+    functions = _tool_functions(binding, identity.default_author(author))
     server = MnemServer(
         "mnem",
         title="Mnemosyne memory",
@@ -428,8 +432,11 @@ async def _call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Stor
     return await mnem_bridge.run_inline(open_and_call)
 
 
-def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
-    """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s)."""
+def _tool_functions(binding: StoreBinding, author: str) -> dict[str, Callable[..., Any]]:
+    """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s).
+
+    Writes record ``author`` unless the request carries a bearer token (``identity.author``).
+    """
 
     async def run(fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
         return await _call(binding, fn, *args, **kwargs)
@@ -450,17 +457,17 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         summary: Summary = None,
     ) -> Written:
         written = await run(tools.remember, id, content, source=source, step=step, observation=observation,
-                            tool_call=tool_call, note=note, summary=summary, author=identity.author())
+                            tool_call=tool_call, note=note, summary=summary, author=identity.author(author))
         await stale(ctx, [id])
         return written
 
     async def remember_many(ctx: Context[dict[str, Any], Any], items: Items, summary: Summary = None) -> Written:
-        written = await run(tools.remember_many, items, summary=summary, author=identity.author())
+        written = await run(tools.remember_many, items, summary=summary, author=identity.author(author))
         await stale(ctx, [item.id for item in items])
         return written
 
     async def forget(ctx: Context[dict[str, Any], Any], id: ExistingNodeId, summary: Summary = None) -> Written:
-        written = await run(tools.forget, id, summary=summary, author=identity.author())
+        written = await run(tools.forget, id, summary=summary, author=identity.author(author))
         await stale(ctx, [id])
         return written
 
@@ -475,7 +482,7 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
     async def history(limit: Limit = 20) -> list[mnem_bridge.Commit]:
         return await run(tools.history, limit)
 
-    async def why(id: ExistingNodeId, at: At = None) -> mnem_bridge.Blame:
+    async def why(id: ExistingNodeId, at: At = None) -> Why:
         return await run(tools.why, id, at)
 
     async def when_did(id: ExistingNodeId, equals: Equals = None, absent: Absent = False, present: Present = False,
@@ -500,7 +507,7 @@ def _tool_functions(binding: StoreBinding) -> dict[str, Callable[..., Any]]:
         strategy: Strategy = None,
         summary: Summary = None,
     ) -> mnem_bridge.MergeResult:
-        outcome = await run(tools.merge, theirs, resolutions, strategy, summary, author=identity.author())
+        outcome = await run(tools.merge, theirs, resolutions, strategy, summary, author=identity.author(author))
         await stale(ctx)
         return outcome
 

@@ -2,7 +2,7 @@
 
 Nothing here knows about MCP: every function takes a ``mnem_bridge.Store``
 first, then the tool's arguments, and returns the bridge's typed result
-(``why`` a ``mnem_bridge.Blame``, ``merge`` a ``MergeResult``) or one of
+(``merge`` a ``MergeResult``) or one of
 ``models``' envelopes around such results; the SDK serializes them into
 the shape ``models.result_schema`` publishes.  That keeps the logic testable without a session; the server
 registers a typed closure per tool that opens the store and calls one of
@@ -63,6 +63,7 @@ from .models import (
     Target,
     Theirs,
     ToolCall,
+    Why,
     Written,
 )
 
@@ -208,13 +209,18 @@ def why(
     store: mnem_bridge.Store,
     id: ExistingNodeId,
     at: At = None,
-) -> mnem_bridge.Blame:
-    """The commit that set a fact's current value, with the provenance recorded then.
+) -> Why:
+    """The commit that set a fact's current value, with the provenance recorded then, and who made that commit.
+
+    Provenance says where a value came from; the author says which agent
+    wrote it, so one ``mnem blame`` answers both (``author`` is the extension
+    beside the ADR's three keys).
 
     Returns:
-        The blame: ``{"commit", "node", "time"}``.
+        ``{"commit", "node", "time", "author"}``.
     """
-    return store.blame(id, at=at)
+    blame, author = store.blame_with_author(id, at=at)
+    return {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
 
 
 def when_did(

@@ -77,6 +77,8 @@ TABLES = tables()
 TOOLS = {names(row["tool"])[0]: row for row in TABLES["Tools"]}
 RESOURCES = {names(row["URI"])[0]: row for row in TABLES["Resources"]}
 SHAPES = {row["shape"]: row["JSON"] for row in TABLES["Result shapes"]}
+#: Each tool's documented extra result keys (extensions beside its row's shape), by tool.
+EXTRA = {names(row["tool"])[0]: set(names(row["extra key"])) for row in TABLES["Extra result keys"]}
 
 
 def test_the_contract_file_has_every_adr_table() -> None:
@@ -87,6 +89,8 @@ def test_the_contract_file_has_every_adr_table() -> None:
     assert len(TABLES["`BaseStore` mapping (`mnem_langgraph.MnemosyneStore`)"]) == 8
     assert len(TABLES["Error codes"]) == 7
     assert {row["result"] for row in [*TOOLS.values(), *RESOURCES.values()]} <= SHAPES.keys()
+    assert {"why": {"author"}} == EXTRA
+    assert all(TOOLS[names(row["tool"])[0]]["result"] == row["result"] for row in TABLES["Extra result keys"])
 
 
 # --- result shapes ----------------------------------------------------------------------------------------------
@@ -100,8 +104,11 @@ def keys(shape: str) -> set[str]:
     return set(re.findall(r'"([a-z_]+)"', json_column))
 
 
-def conforms(shape: str, value: Any, arguments: dict[str, Any]) -> str | None:
-    """Why ``value`` is not of ``shape`` (``None`` when it is); ``arguments`` pick node-or-memory's branch."""
+def conforms(shape: str, value: Any, arguments: dict[str, Any], extra: frozenset[str] = frozenset()) -> str | None:
+    """Why ``value`` is not of ``shape`` (``None`` when it is); ``arguments`` pick node-or-memory's branch.
+
+    ``extra``: the keys a tool's "Extra result keys" row allows beside the shape's own, which all stay required.
+    """
     def node(v: Any) -> str | None:
         return None if isinstance(v, dict) and set(v) <= keys("node") and {"id", "content"} <= set(v) \
             else f"not a node {sorted(keys('node'))}: {v!r}"
@@ -131,6 +138,8 @@ def conforms(shape: str, value: Any, arguments: dict[str, Any]) -> str | None:
                 return f"not a list: {value!r}"
             return next((problem for c in value if (problem := exact(c, "commits"))), None)
         case "blame":
+            if isinstance(value, dict) and set(value) - keys(shape) <= extra:
+                value = {key: value[key] for key in keys(shape) if key in value}
             return exact(value, shape) or node(value["node"])
         case "found":
             return exact(value, shape) or (None if value["blame"] is None else conforms("blame", value["blame"], {}))
@@ -147,6 +156,16 @@ def conforms(shape: str, value: Any, arguments: dict[str, Any]) -> str | None:
 def test_every_shape_has_a_check() -> None:
     for shape in SHAPES:
         assert conforms(shape, object(), {}) != f"no check for the shape {shape!r}", shape
+
+
+def test_a_blame_carries_the_why_rows_extra_key_and_no_other() -> None:
+    blame = {"commit": "a" * 64, "node": {"id": "plan", "content": "pro"}, "time": 1}
+    why = frozenset(EXTRA["why"])
+    assert conforms("blame", blame, {}) is None and conforms("blame", blame, {}, why) is None
+    assert conforms("blame", {**blame, "author": "agent"}, {}, why) is None
+    assert conforms("blame", {**blame, "author": "agent"}, {}) is not None  # when_did's blame: the row only
+    assert conforms("blame", {**blame, "author": "agent", "who": "x"}, {}, why) is not None
+    assert conforms("blame", {"node": blame["node"], "time": 1, "author": "agent"}, {}, why) is not None
 
 
 # --- the MCP surface as listed ----------------------------------------------------------------------------------
@@ -260,7 +279,7 @@ class Checked:
         allowed = {*names(row["required"]), *names(row["ADR optional"])}
         assert set(arguments) <= allowed, f"the test sends {tool} more than the ADR's arguments"
         value = await self.driver.call(tool, arguments)
-        problem = conforms(row["result"], value, arguments)
+        problem = conforms(row["result"], value, arguments, frozenset(EXTRA.get(tool, ())))
         assert problem is None, f"docs/contract.md, Tools row `{tool}` ({row['result']}): {problem}"
         self.tools.add(tool)
         return value

@@ -112,13 +112,15 @@ class HttpServer:
         auth: The ``--auth`` arguments (e.g. ``["--auth", "none"]``).
         extra: Any further arguments.
         port: The port (default: a free one).
+        transport: The ``--transport`` value (``http`` is the short name of ``streamable-http``).
     """
 
-    def __init__(self, store: Path | str, auth: Sequence[str], *extra: str, port: int | None = None) -> None:
+    def __init__(self, store: Path | str, auth: Sequence[str], *extra: str, port: int | None = None,
+                 transport: str = "streamable-http") -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read back by stop()
-        argv = [MNEM_MCP, "--store", str(store), "--transport", "streamable-http", "--port", str(self.port),
+        argv = [MNEM_MCP, "--store", str(store), "--transport", transport, "--port", str(self.port),
                 *auth, *extra]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=self._stderr, env=server_env())

@@ -52,6 +52,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Htt
     (["--transport", "streamable-http", "--auth", "none", "--path", "mcp"], "--path must start with '/'"),
     (["--auth", "none", "--port", "9000"], "--port, --auth apply to HTTP only: add --transport streamable-http"),
     (["--transport", "streamable-http", "--auth", "none", "--port", "70000"], "--port: must be 1 to 65535"),
+    (["--transport", "http", "--auth", "jwt", "--issuer", "https://id.example.com", "--audience",
+      "https://memory.example.com/mcp", "--author", "support-agent"],
+     "with --auth jwt each token's subject is the author: drop --author"),
 ])
 def test_inconsistent_options_are_usage_errors_that_name_the_fix(argv: list[str], says: str) -> None:
     done = subprocess.run([MNEM_MCP, *argv], capture_output=True, text=True, env=server_env(), timeout=60,
@@ -76,6 +79,19 @@ async def test_both_eras_serve_the_tools_and_cache_hints_follow_the_era(
             assert (read.ttl_ms, read.cache_scope) == (3000, "private")
         else:  # the handshake era has no cache hints
             assert "ttl_ms" not in read.model_fields_set
+
+
+@pytest.mark.anyio
+async def test_transport_http_is_streamable_http_and_author_names_unauthenticated_writes(tmp_path: Path) -> None:
+    helped = subprocess.run([MNEM_MCP, "--help"], capture_output=True, text=True, env=server_env(), timeout=60)
+    assert "{stdio,streamable-http,http}" in helped.stdout
+    server = HttpServer(new_store(tmp_path / "store", "sqlite"), NO_AUTH, "--author", "night-shift", transport="http")
+    try:
+        async with connect(server.url) as client:
+            await call(client, "remember", id="plan", content="pro")
+            assert (await call(client, "why", id="plan"))["author"] == "night-shift"
+    finally:
+        server.stop()
 
 
 @pytest.mark.parametrize(("header", "value", "status"), [

@@ -101,9 +101,9 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
             jsonschema.validate(node, node_schema)
         await checked(client, "history")
         why = await checked(client, "why", id="plan")
-        # the tool's dict is the bridge model's to_dict(), key for key
+        # the tool's dict is the bridge model's to_dict(), key for key, then the commit's author
         with mnem_bridge.open(pg_stores.address(store)) as bridge:
-            assert why == bridge.blame("plan").to_dict()
+            assert why == {**bridge.blame("plan").to_dict(), "author": "agent"}
         await checked(client, "why", id="plan", at=first)
         await checked(client, "when_did", id="plan", equals="team")
         await checked(client, "forget", id="x")

@@ -51,16 +51,21 @@ class MnemosyneStore(BaseStore):
 
     Args:
         path: The store's root (the folder holding ``.mnem``), exactly: an
-            explicit path is never walked up from.  ``None`` uses
-            ``$MNEM_STORE`` if set (also exact), else the nearest store at or
-            above the current directory that the current user owns, the
-            discovery the ``mnem`` command does.  An explicit store (``path``
-            or ``$MNEM_STORE``) that does not exist yet is created on first
-            use, logged at INFO on ``mnem_bridge.store``, if the path is a new
-            folder (its parent exists) or an empty one of yours; a file, a
-            folder that already holds other files, or a path inside another
-            store is refused (``NoStoreError`` saying why and what to do; see
-            ``mnem_bridge.store.creation_refused``).
+            explicit path is never walked up from; or a PostgreSQL store's
+            URL.  ``None`` uses ``$MNEM_STORE`` if set (also exact), else the
+            nearest store at or above the current directory that the current
+            user owns, the discovery the ``mnem`` command does.
+        create: Whether a store that does not exist yet is created (logged
+            at INFO on ``mnem_bridge.store``).  ``None`` (the default): an
+            explicit folder (``path`` or ``$MNEM_STORE``) is created on first
+            use if it is a new folder (its parent exists) or an empty one of
+            yours, while a PostgreSQL store is never created, so that a typo in
+            ``store=`` cannot start an empty memory on the server (the
+            ``NoStoreError`` names the stores the database holds).  ``True``
+            also creates a PostgreSQL store; ``False`` creates nothing.  A
+            file, a folder that already holds other files, or a path inside
+            another store is refused either way (``NoStoreError`` saying why
+            and what to do; see ``mnem_bridge.store.creation_refused``).
         author: The author of every commit this store makes.
         mnem: The ``mnem`` binary to run (default: ``$MNEM_BIN``, then
             ``mnem`` on PATH, then the one beside this Python).
@@ -86,7 +91,8 @@ class MnemosyneStore(BaseStore):
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there (or,
-            with no path, none found).
+            with no path, none found; or a PostgreSQL store that does not
+            exist, without ``create=True``).
         BinaryNotFoundError: No ``mnem`` binary.
         UsageError: An ``index`` option or ``query_mode`` that cannot be
             honoured (a ``ValueError``), before anything is opened.
@@ -104,6 +110,7 @@ class MnemosyneStore(BaseStore):
         index: Mapping[str, Any] | None = None,
         ttl: TTLConfig | None = None,
         query_mode: QueryMode | None = None,
+        create: bool | None = None,
     ) -> None:
         #: The index config as given, as LangGraph's stores expose it (None without an index).
         self.index_config = dict(index) if index else None
@@ -115,9 +122,13 @@ class MnemosyneStore(BaseStore):
         self._ranker = self._index if self._query_mode == "vector" else None
         self.ttl_config = ttl
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
+        url = where is not None and isinstance(mnem_bridge.store_address(where), mnem_bridge.StoreUrl)
         self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
         try:
-            self._store = mnem_bridge.open(where, client=self._client, create=True)
+            self._store = mnem_bridge.open(where, client=self._client, exact=True,
+                                           create=not url if create is None else create)
+            if url and not create:
+                self._store.head()  # fail here, naming the database's stores, not at the graph's first write
         except BaseException:
             self._client.close()  # no worker outlives a store that could not be opened
             raise

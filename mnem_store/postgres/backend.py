@@ -4,14 +4,19 @@ Creating a store is one transaction: the schema, its tables, HEAD, config
 and (for an import) every object commit together or not at all, so a kill
 or a lost connection during ``init`` or ``import`` leaves no half store.
 Opening checks that the schema exists and was written by a release this
-one reads.
+one reads.  A store that does not exist is never made by opening it: a
+typo in ``store=`` would otherwise start an empty memory beside the real
+one, so the error names the stores the database holds (``NoSuchStoreError``)
+and creating takes ``mnem init`` or a caller's explicit create option.
 """
 
 from __future__ import annotations
 
 import logging
+import shlex
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
@@ -24,7 +29,7 @@ from ..sql import SqlBackend
 from .connect import Connections, OneConnection
 from .session import PgSession, translate
 
-__all__ = ["SCHEMA_VERSION", "PostgresBackend"]
+__all__ = ["SCHEMA_VERSION", "NoSuchStoreError", "PostgresBackend"]
 
 logger = logging.getLogger(__name__)
 
@@ -68,6 +73,44 @@ CREATE INDEX changes_by_name ON changes (name, commit_key, object);
 """ + _SIDE_TABLES
 
 
+#: The stores a database holds: schemas named ``mnem_NAME`` that have a store's ``meta`` table.
+_STORES = """
+SELECT substr(n.nspname, 6) FROM pg_namespace n
+WHERE starts_with(n.nspname, 'mnem_')
+  AND EXISTS (SELECT 1 FROM pg_class c WHERE c.relnamespace = n.oid AND c.relname = 'meta')
+ORDER BY 1
+"""
+
+#: How many of a database's stores a ``no_store`` message lists (its JSON ``stores`` field has them all).
+_SHOWN_STORES = 10
+
+
+class NoSuchStoreError(NoStoreError):
+    """No store of that name in the database: the message lists the ones there are, and how to create this one."""
+
+    def __init__(self, url: StoreUrl, stores: list[str]) -> None:
+        super().__init__(url.shown, exact=True)
+        self.store = url.store
+        self.stores = stores
+
+    def __str__(self) -> str:
+        if self.stores:
+            shown = ", ".join(self.stores[:_SHOWN_STORES])
+            more = f" and {len(self.stores) - _SHOWN_STORES} more" if len(self.stores) > _SHOWN_STORES else ""
+            held = f"that database holds the stores {shown}{more}: if you meant one of them, fix store= in the URL"
+        else:
+            held = "that database holds no mnemosyne store yet"
+        return (
+            f"no mnemosyne store named {self.store!r} at {self.detail}; {held}; to create this one, run "
+            f"`mnem init {shlex.quote(self.detail)}` (or use the create option: `mnem-mcp --create`, "
+            "`MnemosyneStore(url, create=True)`, `mnem_bridge.open(url, create=True)`)"
+        )
+
+    def details(self) -> dict[str, Any]:
+        """The stores the database holds, every one of them, for a program to offer."""
+        return {"stores": self.stores}
+
+
 class PostgresBackend(SqlBackend):
     """One store in a PostgreSQL database, behind the storage seam."""
 
@@ -93,7 +136,7 @@ class PostgresBackend(SqlBackend):
                     (url.schema,),
                 ).fetchone()
                 if not found:
-                    raise NoStoreError(url.shown, exact=True)
+                    raise NoSuchStoreError(url, [str(name) for (name,) in session.execute(_STORES)])
                 backend = cls(session, read_only=standby)
                 version = backend.meta("schema_version")
         except BaseException:

@@ -3,16 +3,25 @@
 A one-shot ``mnem`` opens one connection when its store is first used and
 closes it when the command ends.  A ``mnem serve`` worker answers many
 requests over many stores, so it keeps a ``psycopg_pool`` pool per
-database, shared by every store in that database: a connection the server
-ended while idle (a restart, ``pg_terminate_backend``) is replaced at the
-next transaction's BEGIN, so one lost connection fails at most the request
-that was using it.
+database, shared by every store in that database.
+
+A server that cannot be reached is a fault, not a load: every new
+connection this module makes itself is a direct ``psycopg.connect``, whose
+refusal is ``store_io`` at once, naming the host and port and the fix
+(``cannot_connect``).  A pool would instead retry in the background and
+leave the request waiting for the busy timeout, to answer ``busy``.  So
+when a session finds a connection lost (``Connections.reset``), a worker
+closes that database's whole pool: the next request makes a new one, which
+begins with a direct connection, so while the server is down each request
+fails within a round trip, and once it is back the first request finds it.
+One lost connection therefore fails at most the request that was using it.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -20,12 +29,13 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 
-from ..errors import BusyError
+from ..errors import BusyError, StoreIoError
 
 if TYPE_CHECKING:  # a one-shot command never makes a pool, so it does not pay psycopg_pool's import
     from psycopg_pool import ConnectionPool
 
-__all__ = ["Connections", "OneConnection", "PooledConnections", "busy_timeout_s", "connect"]
+__all__ = ["Connections", "OneConnection", "PooledConnections", "busy_timeout_s", "cannot_connect", "connect",
+           "first_line"]
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +61,48 @@ def _options(conninfo: str) -> dict[str, Any]:
     return options
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's text (libpq adds hints on further lines)."""
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def cannot_connect(exc: psycopg.OperationalError) -> StoreIoError:
+    """``store_io`` for a connection the server refused or never answered: where, why, and the fix.
+
+    Where comes from libpq's own record of the attempt (the host and port it
+    tried, after ``PG*`` variables and defaults), never from the connection
+    string, which may hold a password.
+    """
+    pgconn = exc.pgconn
+    host = (pgconn.host or b"").decode(errors="replace") if pgconn is not None else ""
+    port = (pgconn.port or b"").decode(errors="replace") if pgconn is not None else ""
+    if not host:
+        where = "the server the store URL names"
+    elif host.startswith("/"):
+        where = f"the unix socket {host}/.s.PGSQL.{port or 5432}"
+    else:
+        where = f"{host}:{port or 5432}"
+    reason = first_line(exc).rpartition("failed: ")[2] or first_line(exc)
+    text = str(exc)
+    if "password" in text:
+        fix = "give the role's password through PGPASSWORD or a pgpass file"
+    elif "does not exist" in text:
+        fix = "check the database and user in the URL, or create them (createdb, createuser)"
+    else:
+        fix = "start the server, or check the host and port in the store URL"
+    return StoreIoError(f"cannot connect to PostgreSQL at {where}: {reason}; {fix}; nothing was changed")
+
+
 def connect(conninfo: str) -> psycopg.Connection[Any]:
-    """One new connection (errors are psycopg's; the session translates them)."""
-    return psycopg.connect(conninfo, **_options(conninfo))
+    """One new connection.
+
+    Raises:
+        StoreIoError: The server refused it or did not answer (``cannot_connect``).
+    """
+    try:
+        return psycopg.connect(conninfo, **_options(conninfo))
+    except psycopg.OperationalError as exc:
+        raise cannot_connect(exc) from None
 
 
 class Connections(ABC):
@@ -62,6 +111,10 @@ class Connections(ABC):
     @abstractmethod
     def connection(self) -> AbstractContextManager[psycopg.Connection[Any]]:
         """A connection for one transaction."""
+
+    @abstractmethod
+    def reset(self) -> None:
+        """A connection was found lost (the server restarted or stopped): make the next one afresh."""
 
     @abstractmethod
     def close(self) -> None:
@@ -82,6 +135,10 @@ class OneConnection(Connections):
             self._conn = connect(self._conninfo)
         yield self._conn
 
+    def reset(self) -> None:
+        """Close the lost connection: the next transaction connects again."""
+        self.close()
+
     def close(self) -> None:
         """Close the connection."""
         if self._conn is not None:
@@ -94,6 +151,7 @@ class PooledConnections:
 
     def __init__(self) -> None:
         self._pools: dict[str, ConnectionPool[psycopg.Connection[Any]]] = {}
+        self._lock = threading.Lock()
 
     def for_database(self, conninfo: str) -> Connections:
         """What a store in the database ``conninfo`` names takes its connections from."""
@@ -102,29 +160,44 @@ class PooledConnections:
     def pool(self, conninfo: str) -> ConnectionPool[psycopg.Connection[Any]]:
         """The pool for ``conninfo``, made on first use.
 
-        A first direct connection comes before the pool: a wrong host or
-        password then fails at once with libpq's own words, where a pool
-        would retry in the background and report only a timeout.
+        A first direct connection comes before the pool: a server that is
+        down, a wrong host or a wrong password then fails at once with
+        libpq's own words (``StoreIoError``), where a pool would retry in
+        the background and report only a timeout.
         """
-        pool = self._pools.get(conninfo)
-        if pool is None:
-            from psycopg_pool import ConnectionPool
+        with self._lock:
+            pool = self._pools.get(conninfo)
+            if pool is None:
+                from psycopg_pool import ConnectionPool
 
-            connect(conninfo).close()
-            # No ``check`` on checkout (a round trip per transaction): the session retries a connection that
-            # turns out dead at BEGIN on a fresh one instead (``PgSession._begun``).
-            pool = ConnectionPool(
-                conninfo, kwargs=_options(conninfo), min_size=1, max_size=4, open=True,
-                timeout=busy_timeout_s(), name="mnem",
-            )
-            self._pools[conninfo] = pool
-        return pool
+                connect(conninfo).close()
+                # No ``check`` on checkout (a round trip per transaction): the session retries a connection that
+                # turns out dead at BEGIN on a fresh one instead (``PgSession._begun``).
+                pool = ConnectionPool(
+                    conninfo, kwargs=_options(conninfo), min_size=1, max_size=4, open=True,
+                    timeout=busy_timeout_s(), name="mnem",
+                )
+                self._pools[conninfo] = pool
+            return pool
+
+    def drop(self, conninfo: str) -> None:
+        """Close the pool for ``conninfo`` without waiting: its connections may all be dead, and its retries futile.
+
+        Connections checked out of it keep working until given back, when
+        they are closed; the next ``pool`` call starts a new pool.
+        """
+        with self._lock:
+            pool = self._pools.pop(conninfo, None)
+        if pool is not None:
+            pool.close(timeout=0)
 
     def close(self) -> None:
         """Close every pool."""
-        for pool in self._pools.values():
+        with self._lock:
+            pools = list(self._pools.values())
+            self._pools.clear()
+        for pool in pools:
             pool.close()
-        self._pools.clear()
 
 
 class _Pooled(Connections):
@@ -136,14 +209,28 @@ class _Pooled(Connections):
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
-        """A checked-out connection (``busy`` if none frees up within the busy timeout)."""
+        """A checked-out connection.
+
+        Raises:
+            StoreIoError: The server cannot be reached (a new pool's first connection, or when none came in time).
+            BusyError: The server answers, but no pooled connection freed up within the busy timeout.
+        """
         from psycopg_pool import PoolTimeout
 
         try:
             with self._pools.pool(self._conninfo).connection() as conn:
                 yield conn
         except PoolTimeout:
+            try:  # every connection in use, or the pool could not make one: a direct connection tells them apart
+                connect(self._conninfo).close()
+            except StoreIoError:
+                self.reset()
+                raise
             raise BusyError("every pooled PostgreSQL connection is in use; try again") from None
+
+    def reset(self) -> None:
+        """Close the database's pool: the next transaction starts a new one, from a direct connection."""
+        self._pools.drop(self._conninfo)
 
     def close(self) -> None:
         """Nothing: the worker closes the pools when it stops."""

@@ -52,7 +52,7 @@ from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
 from ..location import StoreUrl
 from ..sql import Rows, Session
 from ..sql.session import BRIEF, MEMO_LIMIT
-from .connect import Connections, busy_timeout_s
+from .connect import Connections, busy_timeout_s, first_line
 
 __all__ = ["PgSession", "translate"]
 
@@ -62,8 +62,8 @@ logger = logging.getLogger(__name__)
 _BUSY = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected, pg_errors.SerializationFailure)
 
 
-#: Connections tried for one BEGIN: a worker's pool holds at most four, so the fifth is a new one.
-_BEGIN_ATTEMPTS = 5
+#: Connections tried for one BEGIN: the one at hand, then (after ``Connections.reset``) a new one.
+_BEGIN_ATTEMPTS = 2
 
 #: When this process first used each open connection (``time.monotonic()``).  A crash of the server ends
 #: every connection, so one first used before a memo began has seen no crash since.
@@ -74,10 +74,6 @@ _first_used: WeakKeyDictionary[psycopg.Connection[Any], float] = WeakKeyDictiona
 def _placeholders(statement: str) -> str:
     """A shared statement in psycopg's parameter style (the shared SQL uses ``?`` and no literal ``%``)."""
     return statement.replace("?", "%s")
-
-
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
 def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) -> MnemError:
@@ -92,17 +88,17 @@ def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) ->
             "point writes at the primary"
         )
     if isinstance(exc, pg_errors.InsufficientPrivilege):
-        return StoreIoError(f"PostgreSQL refused access for {url}: {_first_line(exc)}; grant the role access")
+        return StoreIoError(f"PostgreSQL refused access for {url}: {first_line(exc)}; grant the role access")
     if isinstance(exc, pg_errors.UndefinedTable | pg_errors.UndefinedColumn | pg_errors.InvalidSchemaName):
-        return CorruptStoreError(f"the store's tables in {url} are missing or damaged: {_first_line(exc)}")
+        return CorruptStoreError(f"the store's tables in {url} are missing or damaged: {first_line(exc)}")
     if isinstance(exc, psycopg.OperationalError):
         if committing:
             return StoreIoError(
                 f"the connection to PostgreSQL ({url}) was lost while committing: the change may or may not "
                 "have been stored; check with `mnem log` before retrying"
             )
-        return StoreIoError(f"cannot use PostgreSQL at {url}: {_first_line(exc)}; nothing was changed")
-    return StoreIoError(f"PostgreSQL failed: {_first_line(exc)}")
+        return StoreIoError(f"cannot use PostgreSQL at {url}: {first_line(exc)}; nothing was changed")
+    return StoreIoError(f"PostgreSQL failed: {first_line(exc)}")
 
 
 class PgSession(Session):
@@ -201,28 +197,31 @@ class PgSession(Session):
     def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
         """A connection with the transaction begun, held open by ``held``.
 
-        A pooled connection the server has ended since its last use (a
-        restart, ``pg_terminate_backend``) fails at ``BEGIN``, before
-        anything was sent that could have changed the store: it is closed
-        and given back (the pool drops a closed connection) and the next one
-        tried: every idle connection in a pool may have been ended at once.
-        This costs nothing on the way, where checking each connection out of
-        the pool would cost a round trip every time.
+        A connection the server has ended since its last use (a restart, a
+        stop, ``pg_terminate_backend``) fails at ``BEGIN``, before anything
+        was sent that could have changed the store: it is closed, the
+        connections are reset (a worker's pool is dropped whole: a restart
+        ends every idle connection at once) and one new connection tried,
+        which fails at once with ``store_io`` if the server is down.  This
+        costs nothing on the way, where checking each connection out of the
+        pool would cost a round trip every time.
         """
-        for attempt in range(_BEGIN_ATTEMPTS):
+        lost: psycopg.OperationalError | None = None
+        for _ in range(_BEGIN_ATTEMPTS):
             with ExitStack() as trying:
                 conn = trying.enter_context(self._connections.connection())
                 try:
                     self._begin(conn, write)
-                except psycopg.OperationalError:
-                    if attempt == _BEGIN_ATTEMPTS - 1:
-                        raise
-                    logger.info("a connection to %s was lost while idle; using a new one", self.url)
+                except psycopg.OperationalError as exc:
                     conn.close()  # so the pool drops it (and a lone connection is made again)
-                    continue
-                held.push(trying.pop_all())
-                return conn
-        raise AssertionError("unreachable: the last attempt returns or raises")
+                    lost = exc
+                else:
+                    held.push(trying.pop_all())
+                    return conn
+            logger.info("a connection to %s was lost while idle; starting afresh", self.url)
+            self._connections.reset()
+        assert lost is not None  # every attempt either returned or recorded its failure
+        raise lost
 
     @contextmanager
     def transaction(self, *, write: bool) -> Iterator[None]:
@@ -236,6 +235,7 @@ class PgSession(Session):
                 raise RuntimeError("a write transaction inside a read snapshot")
             yield
             return
+        conn: psycopg.Connection[Any] | None = None
         try:
             with ExitStack() as held:
                 conn = self._begun(held, write)
@@ -253,6 +253,8 @@ class PgSession(Session):
         except psycopg.Error as exc:
             raise translate(exc, self.url) from None
         finally:
+            if conn is not None and conn.broken:  # lost mid-transaction: the server may be gone, the pool with it
+                self._connections.reset()
             self._conn, self._writing = None, False
             self._forget(write)
 

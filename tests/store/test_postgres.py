@@ -241,10 +241,32 @@ def test_a_missing_store_a_bad_name_and_no_server_each_say_what_to_do(tmp_path: 
     result = run_mnem("--json", "log", "-C", missing)
     assert result.json["error"]["code"] == "no_store"
     shown = missing.replace("postgres:@", "postgres@")  # the URL as printed: its (empty) password cut out
-    assert f"create one with `mnem init '{shown}'`" in result.json["error"]["message"]
+    assert f"to create this one, run `mnem init '{shown}'`" in result.json["error"]["message"]
     bad = run_mnem("--json", "log", "-C", missing.rsplit("store=", 1)[0] + "store=no%20spaces")
     assert bad.json["error"]["code"] == "usage" and "store name" in bad.json["error"]["message"]
     started = time.monotonic()
     gone = run_mnem("--json", "log", "-C", f"postgresql://postgres@/postgres?host={tmp_path}&store=x")
-    assert gone.json["error"]["code"] == "store_io" and "cannot use PostgreSQL" in gone.json["error"]["message"]
+    message = gone.json["error"]["message"]
+    assert gone.json["error"]["code"] == "store_io"
+    assert f"cannot connect to PostgreSQL at the unix socket {tmp_path}/.s.PGSQL.5432" in message
+    assert "start the server, or check the host and port in the store URL" in message
     assert time.monotonic() - started < 10
+
+
+def test_a_typo_in_the_store_name_creates_nothing_and_names_the_stores_there(tmp_path: Path) -> None:
+    real = new_store(tmp_path / "real", "postgresql")
+    url = pg_stores.address(real)
+    typo = url + "x"
+    with pg_stores.connect(url) as conn:
+        schemas_before = conn.execute("SELECT count(*) FROM pg_namespace").fetchone()
+    refused = run_mnem("--json", "log", "-C", typo)
+    error = refused.json["error"]
+    assert error["code"] == "no_store"
+    assert url.rsplit("store=", 1)[1] in error["stores"] and typo.rsplit("store=", 1)[1] not in error["stores"]
+    assert "that database holds the stores " in error["message"] and "fix store= in the URL" in error["message"]
+    assert "`mnem-mcp --create`" in error["message"] and "MnemosyneStore(url, create=True)" in error["message"]
+    with pytest.raises(mnem_bridge.NoStoreError) as caught, mnem_bridge.open(typo) as store:
+        store.head()
+    assert "holds the stores" in str(caught.value)
+    with pg_stores.connect(url) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas_before  # nothing created

@@ -1,10 +1,10 @@
 """Real parts for the HTTP tests: a local OAuth issuer, a ``mnem-mcp`` server process, and clients with tokens.
 
-* ``Issuer``: a tiny authorization server on loopback (the standard
-  library's ``http.server`` on a thread) with a P-256 key generated in the
-  test.  It publishes an OIDC discovery document and its JWKS, and mints
-  access tokens the way any issuer would (``mint``), plus the bad ones
-  the tests need (another key, another audience, expired).
+* ``Issuer``: the project's development issuer (``mnem_mcp.dev_issuer``, the
+  one docs/mcp-http.md's recipe runs) on a thread, with a P-256 key made
+  when it starts.  It publishes an OIDC discovery document and its JWKS,
+  and mints access tokens the way any issuer would (``mint``), plus the
+  bad ones the tests need (another key, another audience, expired).
 * ``HttpServer``: ``mnem-mcp --transport streamable-http`` as a subprocess on
   a free port, ready when its endpoint answers; ``stop`` ends it (SIGTERM,
   then SIGKILL) and returns its exit status and standard error.
@@ -14,29 +14,26 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import subprocess
 import tempfile
-import threading
 import time
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any, Literal
 
 import httpx2
 import jwt
 from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_support import MNEM_MCP, server_env
 
-KID = "test-key-1"
+from mnem_mcp.dev_issuer import KID, DevIssuer
+
 READ_WRITE = "mnem:read mnem:write"
 
 
@@ -47,61 +44,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-class Issuer:
-    """An OAuth issuer on loopback: discovery document, JWKS, and a signing key made here.
+class Issuer(DevIssuer):
+    """The project's development issuer (``mnem_mcp.dev_issuer``) on a free loopback port, serving on a thread.
 
     Args:
         audience: The resource URI tokens are minted for by default.
+        port: The port (default: a free one).
     """
 
-    def __init__(self, audience: str) -> None:
-        self.audience = audience
-        self.key = ec.generate_private_key(ec.SECP256R1())
-        jwk = {**ECAlgorithm.to_jwk(self.key.public_key(), as_dict=True), "kid": KID, "use": "sig", "alg": "ES256"}
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
-        self._documents = {
-            "/.well-known/openid-configuration": {"issuer": self.url, "jwks_uri": f"{self.url}/jwks.json"},
-            "/jwks.json": {"keys": [jwk]},
-        }
-        self._thread = threading.Thread(target=self._server.serve_forever, name="test-issuer", daemon=True)
-        self._thread.start()
-
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
-        issuer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                document = issuer._documents.get(self.path)
-                body = json.dumps(document).encode()
-                self.send_response(200 if document is not None else 404)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                """Quiet: the tests' output is theirs."""
-
-        return Handler
+    def __init__(self, audience: str, port: int = 0) -> None:
+        super().__init__(audience, port=port)
+        self.start()
 
     def mint(self, sub: str | None = "alice@example.com", *, scope: str | None = READ_WRITE,
              audience: str | list[str] | None = None, expires_in: float = 300,
              key: ec.EllipticCurvePrivateKey | None = None, **claims: Any) -> str:
         """A signed access token; every argument can be made wrong for a test (``None``: leave the claim out)."""
-        now = int(time.time())
-        payload = {"iss": self.url, "aud": audience or self.audience, "iat": now, "exp": now + int(expires_in),
+        payload = {**self.claims(sub, scope=scope, audience=audience, expires_in=expires_in),
                    "client_id": "test-client", **claims}
-        if scope is not None:
-            payload["scope"] = scope
-        if sub is not None:
-            payload["sub"] = sub
-        return jwt.encode(payload, key or self.key, algorithm="ES256", headers={"kid": KID})
-
-    def close(self) -> None:
-        """Stop serving."""
-        self._server.shutdown()
-        self._server.server_close()
+        if key is None:
+            return self.sign(payload)
+        return jwt.encode(payload, key, algorithm="ES256", headers={"kid": KID})
 
 
 class HttpServer:

@@ -15,8 +15,14 @@ given, else the ``jwks_uri`` of the issuer's discovery document
 (``/.well-known/openid-configuration``, then RFC 8414's
 ``/.well-known/oauth-authorization-server``).  Discovery runs on the first
 token, not at start-up, so a server started while its issuer is briefly
-down still comes up; until discovery succeeds, every token is refused and
-the log says why.  PyJWT's ``PyJWKClient`` caches the key set and refetches
+down still comes up; until discovery succeeds, every request with a token
+is answered 503 with the reason (the fault is the issuer's, not the
+token's), and the log says it too.
+
+A refused token raises ``TokenRefusedError``, which says what is wrong in
+words a client's developer can act on (the audience the token carries and
+the one this server expects, when it expired, which issuer signed it);
+``http`` answers it as RFC 6750's ``error_description``.  PyJWT's ``PyJWKClient`` caches the key set and refetches
 it (at most once per cooldown) when a token names a key it has not seen,
 which is how an issuer's key rotation reaches a running server.
 
@@ -31,16 +37,18 @@ import logging
 import threading
 import urllib.request
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any, Final
 
 import anyio.to_thread
 import jwt
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
+from starlette.authentication import AuthenticationError
 
 from .identity import READ_SCOPE
 
-__all__ = ["ALGORITHMS", "LEEWAY", "DiscoveryError", "JwtVerifier", "auth_settings", "scopes_of"]
+__all__ = ["ALGORITHMS", "LEEWAY", "DiscoveryError", "JwtVerifier", "TokenRefusedError", "auth_settings", "scopes_of"]
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +64,36 @@ DISCOVERY: Final = ("/.well-known/openid-configuration", "/.well-known/oauth-aut
 
 class DiscoveryError(RuntimeError):
     """The issuer's key set could not be located (no discovery document names a ``jwks_uri``)."""
+
+
+class TokenRefusedError(AuthenticationError):
+    """A request's bearer token was not accepted, with the HTTP answer that says why.
+
+    Raised from ``JwtVerifier.verify_token``, so the SDK's bearer backend
+    lets it through to the authentication middleware, whose error handler
+    (``http.refusal``) answers it.
+
+    Args:
+        status: 401 for a token that is not valid here, 503 when tokens cannot be checked at all.
+        error: The OAuth error code: ``invalid_token``, or ``temporarily_unavailable`` with 503.
+        description: What is wrong and what to do, for the client's developer.
+    """
+
+    def __init__(self, status: int, error: str, description: str) -> None:
+        super().__init__(description)
+        self.status = status
+        self.error = error
+        self.description = description
+
+    @classmethod
+    def invalid(cls, description: str) -> TokenRefusedError:
+        """A 401 ``invalid_token`` refusal: the token itself is at fault."""
+        return cls(401, "invalid_token", description)
+
+    @classmethod
+    def unavailable(cls, description: str) -> TokenRefusedError:
+        """A 503 refusal: the issuer's keys cannot be had, so no token can be checked (nor is any at fault)."""
+        return cls(503, "temporarily_unavailable", description)
 
 
 def auth_settings(issuer: str, audience: str) -> AuthSettings:
@@ -109,27 +147,36 @@ class JwtVerifier:
         self._keys: jwt.PyJWKClient | None = None
         self._lock = threading.Lock()
 
-    async def verify_token(self, token: str) -> AccessToken | None:
+    async def verify_token(self, token: str) -> AccessToken:
         """Check a bearer token (on a worker thread: a key fetch may block).
 
         Args:
             token: The bearer token as the client sent it.
 
         Returns:
-            The token's identity and scopes, or ``None`` (the SDK answers 401) when it is not valid here.
+            The token's identity and scopes.
+
+        Raises:
+            TokenRefusedError: The token is not valid here (401), or the issuer's keys cannot be had (503).
         """
         return await anyio.to_thread.run_sync(self.verify, token)
 
-    def verify(self, token: str) -> AccessToken | None:
+    def verify(self, token: str) -> AccessToken:
         """``verify_token``'s synchronous body: decode, check, and describe the token.
+
+        A refusal is also logged (INFO for a bad token, which is routine;
+        ERROR when the issuer cannot be reached, which an operator must fix).
 
         Args:
             token: The bearer token.
 
         Returns:
-            The access token, or ``None`` with the reason logged (a refused
-            token is routine; the log is where an operator looks when every
-            token is refused).
+            The access token.  Its ``expires_at`` is when this server stops
+            accepting it, ``exp`` plus the leeway, so the SDK's own expiry check
+            agrees with this one.
+
+        Raises:
+            TokenRefusedError: Why the token is not accepted.
         """
         try:
             key = self._key_client().get_signing_key_from_jwt(token)
@@ -137,25 +184,51 @@ class JwtVerifier:
                 token, key, algorithms=list(ALGORITHMS), audience=self.audience, issuer=self.issuer, leeway=LEEWAY,
                 options={"require": ["exp", "iss", "aud"]},
             )
-        except DiscoveryError as exc:
-            logger.error("cannot check tokens: %s", exc)
-            return None
-        except jwt.PyJWKClientConnectionError as exc:
-            logger.error("cannot fetch the issuer's keys (pass --jwks-url if discovery names the wrong place): %s",
-                         exc)
-            return None
+        except (DiscoveryError, jwt.PyJWKClientConnectionError) as exc:
+            refused = TokenRefusedError.unavailable(self._unreachable(exc))
+            logger.error("%s", refused.description)
+            raise refused from exc
         except jwt.PyJWTError as exc:
-            logger.info("refused a bearer token: %s", exc)
-            return None
+            refused = TokenRefusedError.invalid(self._wrong(exc, token))
+            logger.info("refused a bearer token: %s", refused.description)
+            raise refused from exc
         subject = claims.get("sub")
         client = claims.get("client_id", claims.get("azp"))
         if not isinstance(subject, str | None) or not isinstance(client, str | None) or not (subject or client):
-            logger.info("refused a bearer token: it names no subject (sub) and no client (client_id, azp)")
-            return None
+            refused = TokenRefusedError.invalid("the token names no subject (sub) and no client (client_id, azp), "
+                                                "so no one could be named as the author of its writes")
+            logger.info("refused a bearer token: %s", refused.description)
+            raise refused
         return AccessToken(
-            token=token, client_id=client or subject or "", scopes=scopes_of(claims), expires_at=int(claims["exp"]),
-            resource=self.audience, subject=subject, claims=claims,
+            token=token, client_id=client or subject or "", scopes=scopes_of(claims),
+            expires_at=int(claims["exp"] + LEEWAY), resource=self.audience, subject=subject, claims=claims,
         )
+
+    def _unreachable(self, exc: Exception) -> str:
+        """Why no token can be checked now: the discovery document or the key set could not be fetched."""
+        if isinstance(exc, DiscoveryError):
+            return f"cannot check tokens: {exc}"
+        return (f"cannot check tokens: the issuer's key set could not be fetched ({exc}). Check that the issuer "
+                f"{self.issuer} is up, or name its key set with --jwks-url")
+
+    def _wrong(self, exc: jwt.PyJWTError, token: str) -> str:
+        """What is wrong with a token PyJWT refused, naming what was expected and what the token carries.
+
+        The claims are read back unverified only for the claim checks, which
+        PyJWT makes after the signature has been verified.
+        """
+        if isinstance(exc, jwt.InvalidAudienceError):
+            aud = _unverified(token).get("aud")
+            return (f"the token's audience (aud) is {aud!r}, not this server's {self.audience!r}: ask the issuer "
+                    f"for a token for {self.audience} (its resource or audience parameter)")
+        if isinstance(exc, jwt.InvalidIssuerError):
+            iss = _unverified(token).get("iss")
+            return f"the token was issued by {iss!r}; this server accepts tokens from {self.issuer!r} only"
+        if isinstance(exc, jwt.ExpiredSignatureError):
+            return f"the token expired at {_when(_unverified(token).get('exp'))}: get a new one from the issuer"
+        if isinstance(exc, jwt.ImmatureSignatureError):
+            return f"the token is not valid before {_when(_unverified(token).get('nbf'))}"
+        return f"the token is not one {self.issuer} signed for this server: {exc}"
 
     def _key_client(self) -> jwt.PyJWKClient:
         """The issuer's key set client, made on first use (discovery happens then, and again until it works)."""
@@ -165,6 +238,19 @@ class JwtVerifier:
                 logger.info("checking tokens against the key set at %s", url)
                 self._keys = jwt.PyJWKClient(url, cache_keys=True, timeout=FETCH_TIMEOUT)
             return self._keys
+
+
+def _unverified(token: str) -> dict[str, Any]:
+    """A token's claims without checking them (only to describe a token whose signature was already verified)."""
+    claims: dict[str, Any] = jwt.decode(token, options={"verify_signature": False})
+    return claims
+
+
+def _when(seconds: object) -> str:
+    """A claim's Unix time as UTC ISO 8601, for a message (the raw value if it is not a number)."""
+    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
+        return repr(seconds)
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def discover_jwks(issuer: str, documents: Sequence[str] = DISCOVERY) -> str:
@@ -192,5 +278,6 @@ def discover_jwks(issuer: str, documents: Sequence[str] = DISCOVERY) -> str:
         if isinstance(jwks, str) and jwks:
             return jwks
         tried.append(f"{url} (no jwks_uri)")
-    raise DiscoveryError(f"no discovery document of {issuer} names its key set; tried {'; '.join(tried)}. "
-                         "Check --issuer, or name the key set with --jwks-url")
+    raise DiscoveryError(f"no discovery document of the issuer {issuer} could be read to find its key set; tried "
+                         f"{'; '.join(tried)}. Check that the issuer is up and --issuer is its URL, or name the key "
+                         "set with --jwks-url")

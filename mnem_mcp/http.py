@@ -16,6 +16,14 @@ cache hints as over stdio.  This module adds what a network listener needs:
   ``/.well-known/oauth-protected-resource`` followed by the resource URI's
   path (RFC 9728's place, which the SDK's 401 names) and, for clients that
   only look there, at the bare well-known path.
+* **Refusals that say why.**  A token that is not valid here is answered
+  ``401`` with RFC 6750's ``WWW-Authenticate: Bearer error="invalid_token",
+  error_description="..."`` naming the problem (the audience it carries and
+  the one expected, its expiry, its issuer), and the same in the JSON body;
+  when the issuer's keys cannot be fetched, no token can be checked and the
+  answer is ``503`` with the reason (``auth.TokenRefusedError``).  The SDK builds
+  the authentication middleware; ``explain_refusals`` gives it this error
+  handler in place of Starlette's default ``400``.
 * **Graceful shutdown.**  On SIGTERM (or Ctrl-C) uvicorn stops accepting
   connections and waits up to ``grace`` seconds for requests in flight;
   then the session tasks are cancelled.  A tool call already running on its
@@ -28,21 +36,29 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
 
 import uvicorn
-from mcp.server.auth.routes import create_protected_resource_routes
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
+from starlette.authentication import AuthenticationBackend, AuthenticationError
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.requests import HTTPConnection
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from .auth import TokenRefusedError
 from .identity import SCOPES
 from .loopback import is_loopback
 from .server import MnemServer
 
-__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "metadata_routes", "security", "serve"]
+__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "explain_refusals", "metadata_routes", "security", "serve"]
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +68,10 @@ LOOPBACK_HOSTS: Final = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 LOOPBACK_ORIGINS: Final = ("http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*")
 #: Where RFC 9728 metadata is looked for when a client does not insert the resource's path.
 METADATA_ROOT: Final = "/.well-known/oauth-protected-resource"
+#: What an RFC 6750 quoted-string parameter may not hold as it is: quotes, backslashes, controls, non-ASCII.
+_UNQUOTABLE: Final = re.compile(r'[^\x20-\x7e]|["\\]')
+#: How much of a description the header carries (the JSON body has it whole).
+_HEADER_LIMIT: Final = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +141,37 @@ def metadata_routes(auth: AuthSettings) -> list[Route]:
     return routes
 
 
+def explain_refusals(app: Starlette, auth: AuthSettings) -> None:
+    """Answer a refused bearer token with its reason instead of the SDK's bare 401 (see the module's docstring).
+
+    Args:
+        app: The SDK's Streamable HTTP app, before it has served a request (its middleware is built then).
+        auth: The resource-server settings, for the metadata URL every 401 names.
+
+    Raises:
+        RuntimeError: The SDK's app has no authentication middleware (an SDK that changed how it builds one).
+    """
+    assert auth.resource_server_url is not None, "a resource server has a resource URI"
+    metadata = str(build_resource_metadata_url(auth.resource_server_url))
+
+    def refusal(conn: HTTPConnection, exc: AuthenticationError) -> Response:
+        refused = exc if isinstance(exc, TokenRefusedError) else TokenRefusedError.invalid(str(exc))
+        body = {"error": refused.error, "error_description": refused.description}
+        if refused.status != 401:
+            return JSONResponse(body, status_code=refused.status)
+        described = _UNQUOTABLE.sub("?", refused.description)[:_HEADER_LIMIT]
+        challenge = f'Bearer error="{refused.error}", error_description="{described}", resource_metadata="{metadata}"'
+        return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
+
+    for i, middleware in enumerate(app.user_middleware):
+        factory: object = middleware.cls  # typed as a generic factory, compared here as the class it is
+        backend = middleware.kwargs.get("backend")
+        if factory is AuthenticationMiddleware and isinstance(backend, AuthenticationBackend):
+            app.user_middleware[i] = Middleware(AuthenticationMiddleware, backend=backend, on_error=refusal)
+            return
+    raise RuntimeError("the MCP SDK's app has no AuthenticationMiddleware whose refusals could be explained")
+
+
 def serve(server: MnemServer, listen: Listen) -> None:
     """Serve until SIGTERM or Ctrl-C, then drain (see the module's docstring).
 
@@ -134,6 +185,7 @@ def serve(server: MnemServer, listen: Listen) -> None:
                                      host=listen.host)
     if auth is not None:
         app.router.routes[0:0] = metadata_routes(auth)
+        explain_refusals(app, auth)
     config = uvicorn.Config(app, host=listen.host, port=listen.port, log_config=None, access_log=False,
                             timeout_graceful_shutdown=math.ceil(listen.grace), lifespan="on")
     logger.info("listening on http://%s:%d%s (%s)", listen.host, listen.port, listen.path,

@@ -11,6 +11,7 @@ subject as its commit author.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,8 @@ from conftest import new_store, run_mnem
 from cryptography.hazmat.primitives.asymmetric import ec
 from http_support import READ_WRITE, HttpServer, Issuer, connect, free_port
 from mcp_support import call, fail
+
+from mnem_mcp.dev_issuer import KID
 
 pytestmark = pytest.mark.anyio
 
@@ -55,11 +58,16 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
 
 
 def post(setup: Setup, token: str | None, body: dict[str, Any] = INITIALIZE) -> httpx2.Response:
-    """One raw JSON-RPC POST to the endpoint, with ``token`` as the bearer token."""
+    """One raw JSON-RPC POST to the module's server, with ``token`` as the bearer token."""
+    return post_to(setup.server.url, token, body)
+
+
+def post_to(url: str, token: str | None, body: dict[str, Any] = INITIALIZE) -> httpx2.Response:
+    """One raw JSON-RPC POST to an MCP endpoint, with ``token`` as the bearer token."""
     headers = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
     if token is not None:
         headers["authorization"] = f"Bearer {token}"
-    return httpx2.post(setup.server.url, json=body, headers=headers, timeout=30)
+    return httpx2.post(url, json=body, headers=headers, timeout=30)
 
 
 def metadata_url(setup: Setup) -> str:
@@ -71,11 +79,13 @@ async def test_a_write_records_the_token_subject_as_its_author(setup: Setup, era
     subject = f"{era}-user@example.com"
     async with connect(setup.server.url, setup.issuer.mint(subject), era=era) as client:
         written = await call(client, "remember", id=f"plan-{era}", content="pro", source="ticket-1")
+        refused = await fail(client, "remember", id=f"plan-{era}", content="x", author="mallory")
+        assert refused.startswith("usage: remember: author: unknown argument")  # no one writes as another
         commits = await call(client, "history", limit=5)
         why = await call(client, "why", id=f"plan-{era}")
     mine = next(commit for commit in commits if commit["id"] == written["commit"])
     assert mine["author"] == subject
-    assert why["commit"] == written["commit"]  # why names that commit, and history says who made it
+    assert (why["commit"], why["author"]) == (written["commit"], subject)  # why names the commit and who made it
     log = run_mnem("--json", "log", cwd=setup.store).json  # the store itself says who, outside MCP too
     assert any(entry["id"] == written["commit"] and entry["author"] == subject for entry in log)
 
@@ -109,7 +119,7 @@ def _other_key() -> ec.EllipticCurvePrivateKey:
     pytest.param(lambda issuer: issuer.mint(nbf=10**10), id="not-yet-valid"),
     pytest.param(lambda issuer: jwt.encode({"iss": issuer.url, "aud": issuer.audience, "exp": 10**10, "sub": "x",
                                             "scope": READ_WRITE}, SHARED_SECRET, algorithm="HS256",
-                                           headers={"kid": "test-key-1"}), id="shared-secret"),
+                                           headers={"kid": KID}), id="shared-secret"),
     pytest.param(lambda issuer: "not.a.jwt", id="garbage"),
 ])
 def test_a_bad_token_is_refused_with_a_pointer_to_the_metadata(setup: Setup, make: Any) -> None:
@@ -119,6 +129,86 @@ def test_a_bad_token_is_refused_with_a_pointer_to_the_metadata(setup: Setup, mak
     assert challenge.startswith("Bearer ")
     assert f'resource_metadata="{metadata_url(setup)}"' in challenge
     assert response.json()["error"] == "invalid_token"
+    described = response.json()["error_description"]
+    assert described and f'error_description="{described}"' in challenge  # RFC 6750: the reason, in both
+
+
+def challenge_of(response: httpx2.Response) -> dict[str, str]:
+    """The ``WWW-Authenticate: Bearer`` parameters of a 401, by name (RFC 6750's quoted strings)."""
+    assert response.status_code == 401, response.text
+    scheme, _, parameters = response.headers["www-authenticate"].partition(" ")
+    assert scheme == "Bearer"
+    return dict(re.findall(r'(\w+)="([^"]*)"', parameters))
+
+
+def test_a_token_for_another_audience_is_refused_naming_both(setup: Setup) -> None:
+    other = "https://other.example.com/mcp"
+    challenge = challenge_of(post(setup, setup.issuer.mint(audience=other)))
+    assert challenge["error"] == "invalid_token"
+    assert f"audience (aud) is '{other}', not this server's '{setup.issuer.audience}'" in challenge[
+        "error_description"]
+    assert f"ask the issuer for a token for {setup.issuer.audience}" in challenge["error_description"]
+
+
+def test_an_expired_token_and_one_from_another_issuer_say_so(setup: Setup) -> None:
+    expired = challenge_of(post(setup, setup.issuer.mint(expires_in=-3600)))["error_description"]
+    assert re.fullmatch(r"the token expired at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ: get a new one from the issuer",
+                        expired), expired
+    foreign = challenge_of(post(setup, setup.issuer.mint(iss="https://evil.example.com")))["error_description"]
+    assert foreign == (f"the token was issued by 'https://evil.example.com'; this server accepts tokens from "
+                       f"'{setup.issuer.url}' only")
+
+
+def test_a_description_is_a_valid_quoted_string_whatever_the_token_holds(setup: Setup) -> None:
+    response = post(setup, setup.issuer.mint(audience='https://x.example.com/"quoted"\\ünï'))
+    described = challenge_of(response)["error_description"]
+    assert "https://x.example.com/?quoted??" in described and "\\" not in described
+    assert "ünï" in response.json()["error_description"]  # the JSON body keeps it whole
+
+
+def test_an_unreachable_issuer_is_a_503_with_the_reason_and_the_server_recovers(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "sqlite")
+    issuer_port, port = free_port(), free_port()
+    audience, issuer_url = f"http://127.0.0.1:{port}/mcp", f"http://127.0.0.1:{issuer_port}"
+    server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer_url, "--audience", audience], port=port)
+    try:
+        down = post_to(server.url, "a.b.c")  # any token: none can be checked without the issuer's keys
+        assert down.status_code == 503, down.text
+        assert down.json()["error"] == "temporarily_unavailable"
+        described = down.json()["error_description"]
+        assert described.startswith(f"cannot check tokens: no discovery document of the issuer {issuer_url} could "
+                                    "be read")
+        assert "Check that the issuer is up" in described
+        assert "cannot check tokens" in server.stderr()  # the operator's log says it too
+        issuer = Issuer(audience, port=issuer_port)  # the issuer comes up: the next token is checked
+        try:
+            assert post_to(server.url, issuer.mint()).status_code == 200
+        finally:
+            issuer.close()
+    finally:
+        server.stop()
+
+
+def test_an_unreachable_key_set_is_a_503_naming_it(tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", "sqlite")
+    port = free_port()
+    audience = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(audience)
+    jwks = f"http://127.0.0.1:{free_port()}/jwks.json"
+    try:
+        server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience,
+                                    "--jwks-url", jwks], port=port)
+        try:
+            down = post_to(server.url, issuer.mint())
+        finally:
+            server.stop()
+    finally:
+        issuer.close()
+    assert down.status_code == 503, down.text
+    assert down.json()["error_description"].startswith("cannot check tokens: the issuer's key set could not be "
+                                                       "fetched")
+    assert f"Check that the issuer {issuer.url} is up, or name its key set with --jwks-url" in down.json()[
+        "error_description"]
 
 
 def test_a_token_without_the_read_scope_gets_403_insufficient_scope(setup: Setup) -> None:

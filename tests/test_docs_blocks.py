@@ -129,6 +129,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
                          '"Authorization: Bearer $TOKEN"'): (
         "skip", "needs the Claude Code CLI, a deployed server and a token"),
     ("docs/mcp-http.md", "import httpx2"): ("python", ""),
+    ("docs/mcp-http.md", "# 1. the development issuer, on http://127.0.0.1:9000, minting tokens for the server's "
+                         "URL"): ("bash", "agent-memory/.mnem"),
     ("README.md", ".venv/bin/python examples/mcp_client.py ./support-memory && .venv/bin/mnem ui --store "
                   "./support-memory --open"): (
         "skip", "starts a server that runs until interrupted (and a browser); tests/examples runs the example with a "

@@ -148,6 +148,9 @@ def test_a_token_for_another_audience_is_refused_naming_both(setup: Setup) -> No
     assert f"audience (aud) is '{other}', not this server's '{setup.issuer.audience}'" in challenge[
         "error_description"]
     assert f"ask the issuer for a token for {setup.issuer.audience}" in challenge["error_description"]
+    grant = {"grant_type": "client_credentials", "client_id": "support-agent", "resource": other}  # the recipe's way
+    token = httpx2.post(f"{setup.issuer.url}/token", data=grant, timeout=10).json()["access_token"]
+    assert challenge_of(post(setup, token))["error_description"] == challenge["error_description"]
 
 
 def test_an_expired_token_and_one_from_another_issuer_say_so(setup: Setup) -> None:

@@ -6,6 +6,7 @@ tests/test_failing_parts.py; this module pins the process layer's own facts.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import time
@@ -126,6 +127,16 @@ def test_a_result_of_the_wrong_shape_is_a_protocol_error(tmp_path: Path, subcomm
     assert caught.value.code == "store_io"
     assert str(caught.value).startswith(f"mnem {subcommand} answered with JSON of the wrong shape: [1, 2] (")
     assert caught.value.command == store.last_command and f" --json {subcommand}" in caught.value.command
+
+
+def test_a_blame_whose_author_is_not_text_is_a_protocol_error(tmp_path: Path) -> None:
+    blame = {"commit": "a" * 64, "time": 1, "author": 7, "node": {
+        "id": "n", "content": 1, "content_kind": "note", "event_time": None, "provenance": {
+            "agent_step": None, "observation": None, "tool_call": None, "source": None, "note": None}}}
+    store = Store(tmp_path, client=Mnem(fake_mnem(tmp_path, f"print({json.dumps(blame)!r})")))
+    with pytest.raises(ProtocolError, match="author is int, not a string") as caught:
+        store.blame_with_author("n")
+    assert caught.value.code == "store_io"
 
 
 def test_an_unknown_error_code_keeps_its_code(tmp_path: Path) -> None:

@@ -2,17 +2,29 @@
 
 ADR-0016 binds one store per server process.  Its location comes from
 ``--store``, else ``$MNEM_STORE``, else a per-user default store, so that
-``mnem-mcp`` with no arguments just works.  Every one of them is created on
-first use (``mnem-mcp`` start-up), by one rule with one exception:
+``mnem-mcp`` with no arguments just works.  A store that does not exist yet
+is created on first use (``mnem-mcp`` start-up), by one rule with two
+exceptions:
 
 * the default store is created with any missing parent folders (it lives
   in the user's data folder, which may not exist yet);
-* an explicit store (``--store``, ``$MNEM_STORE``) is created only where
+* an explicit folder (``--store``, ``$MNEM_STORE``) is created only where
   nothing else is: a new folder whose parent exists, or an empty folder of
   yours (``mnem_bridge.open(create=True)``).  A file, a folder already
   holding other files, or a path inside another store is refused with a
   message saying what to do, so a typo cannot start an empty memory inside
-  an unrelated project or beside the store that was meant.
+  an unrelated project or beside the store that was meant;
+* a store in PostgreSQL is created only when asked (``--create``): a typo in
+  ``store=`` would otherwise start an empty memory on a server that many
+  agents share, and the ``no_store`` answer names the stores there are.
+
+An MCP client starts the server in a working directory of its choosing
+(Claude Desktop: ``/``), so a relative ``--store``/``$MNEM_STORE`` is taken
+against the working directory only where that can be what the user meant:
+when the working directory is the filesystem root or a folder this user
+cannot write to, it is refused (``locate_store``), naming the absolute path
+to give instead.  A leading ``~`` is expanded, as a shell would: a client
+config is not read by a shell.
 
 The server keeps no store state between calls: each call opens the store
 through the bridge (a path walk for a folder, nothing at all for a URL: no process) and runs its ``mnem``
@@ -63,10 +75,13 @@ class StoreLocation:
     Attributes:
         path: The store's root, absolute (or its ``.mnem`` folder), or a PostgreSQL store's URL.
         origin: ``"--store"``, ``"MNEM_STORE"`` or ``"default"``.
+        refused: Why the path is not used (a relative path where the working directory cannot be what was
+            meant), with the fix; ``None`` when it is used.
     """
 
     path: Path | mnem_bridge.StoreUrl
     origin: Literal["--store", "MNEM_STORE", "default"]
+    refused: str | None = None
 
 
 def locate_store(
@@ -79,13 +94,46 @@ def locate_store(
         environ: The environment to read ``MNEM_STORE`` from.
 
     Returns:
-        The location and its origin.
+        The location and its origin; ``refused`` says why a relative path is
+        not used (the working directory is the filesystem root or not yours
+        to write), and is reported as ``no_store`` by every call.
     """
     if explicit is not None:
-        return StoreLocation(mnem_bridge.store_address(explicit), "--store")
+        return _explicit(explicit, "--store")
     if environ.get("MNEM_STORE"):
-        return StoreLocation(mnem_bridge.store_address(environ["MNEM_STORE"]), "MNEM_STORE")
+        return _explicit(environ["MNEM_STORE"], "MNEM_STORE")
     return StoreLocation(default_store_path(), "default")
+
+
+def _explicit(
+    given: str | os.PathLike[str] | mnem_bridge.StoreUrl, origin: Literal["--store", "MNEM_STORE"],
+) -> StoreLocation:
+    """An explicit store's location: a URL as given, a path with ``~`` expanded and made absolute.
+
+    A relative path is taken against the working directory, unless that is
+    the filesystem root or a folder this user cannot write to: an MCP client
+    chose it, not the user (Claude Desktop starts servers in ``/``), so
+    ``./agent-memory`` would silently become ``/agent-memory``.
+    """
+    address = mnem_bridge.store_address(given)
+    if isinstance(given, mnem_bridge.StoreUrl) or isinstance(address, mnem_bridge.StoreUrl):
+        return StoreLocation(address, origin)
+    text = os.fspath(given)
+    path = Path(text).expanduser()
+    if path.is_absolute():
+        return StoreLocation(path, origin)
+    cwd = Path.cwd()
+    where = "the filesystem root" if cwd == Path(cwd.anchor) else None
+    if where is None and not os.access(cwd, os.W_OK):
+        where = "a folder you cannot write to"
+    if where is None:
+        return StoreLocation(cwd / path, origin)
+    flag = "--store " if origin == "--store" else "MNEM_STORE="
+    return StoreLocation(cwd / path, origin, refused=(
+        f"{origin} {text} is a relative path, and mnem-mcp was started in {cwd}, {where} (an MCP "
+        f"client chooses the working directory: Claude Desktop uses /), so it would name {cwd / path}; give the "
+        f"store's absolute path in the client's config instead, e.g. {flag}{Path.home() / path}"
+    ))
 
 
 class StoreBinding:
@@ -101,14 +149,21 @@ class StoreBinding:
         path: The store's root, exactly (nothing walks up from an explicit store).
         binary: The ``mnem`` to run (``None``: the bridge's lookup, ``$MNEM_BIN`` then PATH).
         timeout: Seconds one ``mnem`` invocation may take before it is killed.
+        create: Create a PostgreSQL store that does not exist yet (``mnem-mcp --create``); a folder is
+            created on first use without it (``create``).
+        refused: Why ``path`` is not used (``StoreLocation.refused``): every call then answers ``no_store``
+            with it.
     """
 
     def __init__(
-        self, path: Path | mnem_bridge.StoreUrl, binary: str | None = None, timeout: float = mnem_bridge.DEFAULT_TIMEOUT
+        self, path: Path | mnem_bridge.StoreUrl, binary: str | None = None,
+        timeout: float = mnem_bridge.DEFAULT_TIMEOUT, *, create: bool = False, refused: str | None = None,
     ) -> None:
         self.path = path
         self.binary = binary
         self.timeout = timeout
+        self.create_url = create
+        self.refused = refused
         self._client: mnem_bridge.Mnem | None = None
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -156,6 +211,7 @@ class StoreBinding:
         """
         if not getattr(self._starting, "active", False):
             self._ready.wait()
+        self._check_refused()
         with mnem_bridge.open(self.path, client=self._mnem(), exact=True) as store:
             yield store
 
@@ -166,7 +222,9 @@ class StoreBinding:
             parents: The per-user default store: create it with any missing
                 parent folders.  Otherwise ``mnem_bridge.open(create=True)``'s
                 rule applies: only a new folder whose parent exists, or an
-                empty folder of yours.
+                empty folder of yours; and a PostgreSQL store only with
+                ``create`` (without it, this raises the ``no_store`` that
+                names the stores the database holds).
 
         Returns:
             The store's root.
@@ -175,10 +233,19 @@ class StoreBinding:
             mnem_bridge.NoStoreError: ``path`` is refused (the message says why and what to do).
             mnem_bridge.MnemError: It could not be created.
         """
+        self._check_refused()
         if parents:
             return mnem_bridge.init(self.path, client=self._mnem()).root
-        with mnem_bridge.open(self.path, client=self._mnem(), create=True) as store:  # the shared client stays open
+        create = self.create_url or not isinstance(self.path, mnem_bridge.StoreUrl)
+        with mnem_bridge.open(self.path, client=self._mnem(), create=create) as store:  # the shared client stays open
+            if not create:
+                store.head()  # the engine's no_store, naming the database's stores; or it was created meanwhile
             return store.root
+
+    def _check_refused(self) -> None:
+        """Raise ``no_store`` with the reason when the path is refused (``StoreLocation.refused``)."""
+        if self.refused is not None:
+            raise mnem_bridge.NoStoreError(self.refused)
 
     def close(self) -> None:
         """End the shared client's worker; a later call starts a new one."""

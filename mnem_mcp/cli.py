@@ -56,14 +56,17 @@ def parser() -> argparse.ArgumentParser:
         "over stdio (default) or Streamable HTTP.",
         epilog="Store resolution: --store, else $MNEM_STORE, else a per-user default store. A store that does not "
         "exist yet is created on first use: the default one always, an explicit one in a new or empty folder only "
-        "(never in a folder holding other files, nor inside another store). "
+        "(never in a folder holding other files, nor inside another store); a PostgreSQL one only with --create. "
         "Logs go to standard error; over stdio, standard output is the MCP protocol.",
     )
     p.add_argument(
         "--store", metavar="PATH|URL",
         help="the store to serve: its root (the folder holding .mnem), exactly, or a postgresql:// URL "
-        "(?store=NAME picks the store in that database); created if new or empty",
+        "(?store=NAME picks the store in that database); a folder is created if new or empty",
     )
+    p.add_argument("--create", action="store_true",
+                   help="also create a PostgreSQL store that does not exist yet (without it, a typo in store= is "
+                   "no_store, naming the stores there are)")
     p.add_argument(
         "--tools", choices=("core", "all"), default="core",
         help="core: the agent tools (default); all: also the harness tools branch, switch and merge",
@@ -148,7 +151,7 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
         p.error(problem)
     _configure_logging(verbose=args.verbose, echo=args.echo)
     location = locate_store(args.store)
-    binding = StoreBinding(location.path, args.mnem, args.timeout)
+    binding = StoreBinding(location.path, args.mnem, args.timeout, create=args.create, refused=location.refused)
     sdk_loaded = threading.Event()
     binding.start(lambda started: _announce(location, started, sdk_loaded))  # mnem starts while the SDK loads
     from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's

@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pg_stores
 import pytest
 from conftest import MNEM, run_mnem
-from mcp import MCPError
-from mcp_support import connect
+from mcp import Client, MCPError, StdioServerParameters, stdio_client
+from mcp_support import MNEM_MCP, connect, server_env
 
 import mnem_bridge
 from mnem_langgraph import MnemosyneStore
+from mnem_mcp.binding import StoreLocation, locate_store
 
 #: Content only the parent store holds: seeing it anywhere means the parent store was served.
 SECRET = "secret-of-the-parent-store"
@@ -238,3 +240,83 @@ def test_discovery_refuses_another_users_store_but_an_explicit_path_is_trusted(t
         assert_parent_untouched(tree)
     finally:
         chown_tree(parent, os.geteuid())
+
+
+# --------------------------------------------------------------------------- (c) stores are created only where meant
+@pytest.mark.anyio
+async def test_a_relative_store_from_a_client_started_in_the_root_is_refused_naming_the_absolute_path(
+        tmp_path: Path) -> None:
+    """Claude Desktop starts servers in ``/``: ``--store ./agent-memory`` must not become ``/agent-memory``."""
+    name = f"mnem-relative-{os.getpid()}-{tmp_path.name}"
+    params = StdioServerParameters(command=MNEM_MCP, args=["--store", f"./{name}"], env=server_env(), cwd="/")
+    with (tmp_path / "stderr").open("w+") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            text = (await client.call_tool("remember", {"id": "plan", "content": "pro"})).content[0].text
+        errlog.seek(0)
+        logged = errlog.read()
+    assert not Path("/", name).exists(), "the store was created in the filesystem root"
+    assert text.startswith(f"no_store: --store ./{name} is a relative path, and mnem-mcp was started in /, the "
+                           "filesystem root"), text
+    assert f"e.g. --store {Path.home() / name}" in text
+    assert "no_store" in logged and "Traceback" not in logged
+
+
+def test_store_paths_resolve_against_a_writable_working_directory_and_expand_the_home_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert locate_store("agent-memory") == StoreLocation(tmp_path / "agent-memory", "--store")
+    assert locate_store(None, {"MNEM_STORE": "~/agent-memory"}) == StoreLocation(
+        Path.home() / "agent-memory", "MNEM_STORE")
+    monkeypatch.chdir("/")
+    refused = locate_store(None, {"MNEM_STORE": "agent-memory"})
+    assert refused.path == Path("/agent-memory") and refused.refused is not None
+    assert refused.refused.endswith(f"e.g. MNEM_STORE={Path.home() / 'agent-memory'}")
+    assert locate_store("/srv/agent-memory").refused is None  # absolute paths are taken as given anywhere
+
+
+def test_a_relative_store_in_a_folder_the_user_cannot_write_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A root-owned folder for a user; for root, /proc/sys, which is read-only in a container."""
+    unwritable = next(folder for folder in ("/usr", "/proc/sys") if not os.access(folder, os.W_OK))
+    monkeypatch.chdir(unwritable)
+    refused = locate_store("agent-memory").refused
+    assert refused is not None and refused.startswith(
+        f"--store agent-memory is a relative path, and mnem-mcp was started in {unwritable}, a folder you cannot "
+        "write to"), refused
+
+
+@pytest.mark.anyio
+async def test_a_typo_in_a_postgresql_store_name_creates_nothing_and_create_is_explicit(tmp_path: Path) -> None:
+    real = pg_stores.new_url("real")
+    mnem_bridge.init(real).close()
+    typo = real + "x"
+    shown_real = real.rsplit("store=", 1)[1]
+    with pg_stores.connect(real) as conn:
+        schemas = conn.execute("SELECT count(*) FROM pg_namespace").fetchone()
+    async with connect("stdio", typo) as client:  # mnem-mcp --store URL: start-up does not create it
+        text = (await client.call_tool("history", {})).content[0].text
+    assert text.startswith(f"no_store: no mnemosyne store named '{shown_real}x'"), text
+    assert shown_real in text.split("holds the stores", 1)[1] and "`mnem-mcp --create`" in text
+    with pytest.raises(mnem_bridge.NoStoreError) as caught:
+        MnemosyneStore(typo, mnem=MNEM)
+    assert "holds the stores" in str(caught.value) and "MnemosyneStore(url, create=True)" in str(caught.value)
+    with pg_stores.connect(real) as conn:
+        assert conn.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas  # nothing was created
+
+    async with connect("stdio", typo, "--create") as client:
+        assert not (await client.call_tool("remember", {"id": "plan", "content": "pro"})).is_error
+    made = pg_stores.new_url("made")
+    store = MnemosyneStore(made, mnem=MNEM, create=True)
+    try:
+        store.put(("customers",), "acme", {"seats": 40})
+    finally:
+        store.close()
+    with mnem_bridge.open(typo) as first, mnem_bridge.open(made) as second:
+        assert [len(first.log()), len(second.log())] == [1, 1]
+
+
+def test_a_folder_is_created_on_first_use_unless_create_is_false(tmp_path: Path) -> None:
+    with pytest.raises(mnem_bridge.NoStoreError):
+        MnemosyneStore(tmp_path / "not-made", mnem=MNEM, create=False)
+    assert not (tmp_path / "not-made").exists()
+    MnemosyneStore(tmp_path / "made", mnem=MNEM).close()
+    assert (tmp_path / "made" / ".mnem").is_dir()

@@ -100,6 +100,18 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): (
         "skip", "URL forms, not a command; tests/store/test_postgres.py and the postgresql fixtures use them"),
     ("docs/postgres.md", "import subprocess, sys"): ("python", ""),
+    ("docs/postgres.md", "no_store: no mnemosyne store named 'agent-memroy' at postgresql://agent@db.internal/memory"
+                         "?store=agent-memroy; that database holds the stores agent-memory, team: if you meant one of "
+                         "them, fix store= in the URL; to create this one, run `mnem init …` (or use the create "
+                         "option: …)"): (
+        "skip", "sample output for a server that is not here; tests/store/test_postgres.py and "
+        "tests/test_store_location.py check that message on the suite's server"),
+    ("docs/postgres.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
+                         '["--store", "postgresql://agent@db.internal/memory?store=team"], "env": {"PGPASSWORD": '
+                         '"the role\'s password"}}}}'): (
+        "json", "an MCP client config; tests/store/test_postgres.py runs mnem-mcp with PGPASSWORD in its env"),
+    ("docs/postgres.md", "# Start a server that keeps running after this command ends, with its data (and socket) "
+                         "in ./pgdata,"): ("bash", "pg-url"),
     ("docs/langgraph.md", 'store.put(ns, "plan", {"tier": "pro",'): ("python", STORE_AND_NS),
     ("docs/langgraph.md", 'name = store.branch("hypothesis/seats")'): (
         "python", STORE_AND_NS + 'store.put(("customers", "acme"), "seats", {"count": 35})\n'

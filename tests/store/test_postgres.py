@@ -16,6 +16,7 @@ from pathlib import Path
 import pg_stores
 import pytest
 from conftest import MNEM, new_store, run_mnem
+from mcp_support import call, connect
 from mnem_history import export, ok, write
 
 import mnem_bridge
@@ -270,3 +271,16 @@ def test_a_typo_in_the_store_name_creates_nothing_and_names_the_stores_there(tmp
     assert "holds the stores" in str(caught.value)
     with pg_stores.connect(url) as conn:
         assert conn.execute("SELECT count(*) FROM pg_namespace").fetchone() == schemas_before  # nothing created
+
+
+@pytest.mark.anyio
+async def test_mnem_mcp_takes_the_password_from_pgpassword_in_its_env(password_role: str) -> None:
+    """docs/postgres.md's MCP client config: the URL without the password, ``PGPASSWORD`` in the server's env."""
+    url = password_role + "&store=pw_mcp"
+    assert run_mnem("init", url, env={"PGPASSWORD": SECRET}).code == 0
+    async with connect("stdio", url, env={"PGPASSWORD": SECRET}) as client:
+        assert (await call(client, "remember", id="plan", content="pro"))["commit"]
+    async with connect("stdio", url, env={"PGPASSWORD": "wrong"}) as client:
+        text = (await client.call_tool("history", {})).content[0].text
+    assert text.startswith("store_io: cannot connect to PostgreSQL at the unix socket "), text
+    assert "PGPASSWORD" in text and SECRET not in text and "wrong" not in text

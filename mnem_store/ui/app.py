@@ -136,7 +136,8 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
 
     async def history(request: Request) -> Response:
         q = request.query_params
-        return await answer(partial(queries.history, repo, params.rev(q), params.offset(q), params.page_size(q, 50)))
+        return await answer(partial(queries.history, repo, params.rev(q), params.offset(q), params.page_size(q, 50),
+                                    every=params.every_branch(q)))
 
     async def commit(request: Request) -> Response:
         q = request.query_params

@@ -16,7 +16,7 @@ from typing import Any
 from ..canonical import parse_json
 from ..errors import InvalidRefError, UsageError
 
-__all__ = ["MAX_PAGE", "commit_id", "json_value", "node_id", "offset", "page_size", "rev"]
+__all__ = ["MAX_PAGE", "commit_id", "every_branch", "json_value", "node_id", "offset", "page_size", "rev"]
 
 #: The most facts, commits, changes or timeline steps one answer holds.
 MAX_PAGE = 200
@@ -56,6 +56,18 @@ def rev(query: Mapping[str, str]) -> str | None:
     if text is not None and (len(text) > MAX_REV or "\0" in text):
         raise InvalidRefError("at must be a branch name or a commit id (4 to 64 lowercase hex)")
     return text
+
+
+def every_branch(query: Mapping[str, str]) -> bool:
+    """``all=1``: the history of every branch at once (the graph's default); absent, one branch's (``at``)."""
+    text = query.get("all")
+    if text is None:
+        return False
+    if text != "1":
+        raise UsageError(f"all takes only all=1 (every branch), or is left out for one branch; got {text[:20]!r}")
+    if query.get("at"):
+        raise UsageError("all=1 reads every branch, at reads one: ask for one or the other")
+    return True
 
 
 def node_id(query: Mapping[str, str]) -> str:

@@ -24,6 +24,9 @@ from ..repo import Repo
 
 __all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "value_diff", "when"]
 
+#: Provenance in the order the page shows it: the ADR's source, step and observation first.
+PROVENANCE_ORDER = ("source", "agent_step", "observation", "tool_call", "note")
+
 
 def _commit(raw: bytes, commit: Commit) -> dict[str, Any]:
     return commit.to_dict(raw)
@@ -91,7 +94,8 @@ def _fields(node: MemoryNode | None, split_content: bool) -> dict[str, Any]:
     else:
         found["content"] = node.content
     found["content_kind"] = node.content_kind
-    found.update({f"provenance.{name}": value for name, value in node.provenance.present().items()})
+    found.update({f"provenance.{name}": getattr(node.provenance, name) for name in PROVENANCE_ORDER
+                  if getattr(node.provenance, name) is not None})
     if node.event_time is not None:
         found["event_time"] = node.event_time
     return found
@@ -147,19 +151,38 @@ def when(repo: Repo, node_id: str, value: Any, rev: str | None) -> dict[str, Any
     return {"commit": _commit(*commit), "blame": found.blame.to_dict() if found.blame is not None else None}
 
 
-def history(repo: Repo, rev: str | None, offset: int, limit: int) -> dict[str, Any]:
-    """A page of history from ``rev`` (default HEAD), newest first in graph order, with each commit's parents.
+def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool = False) -> dict[str, Any]:
+    """A page of history from ``rev`` (default HEAD), or of every branch, newest first in graph order.
 
-    The walk stops at the page's end, so a page costs ``offset + limit``
-    commits; ``more`` says whether another page follows.
+    Each commit comes with its parents.  The walk stops at the page's end,
+    so a page costs ``offset + limit`` commits (per branch with ``every``);
+    ``more`` says whether another page follows.
     """
-    at = _at(repo, rev)
-    if at is None:
-        return {"commit": None, "offset": offset, "commits": [], "more": False}
-    entries = porcelain.log(repo, rev=at, limit=offset + limit + 1)
+    count = offset + limit + 1
+    if every:
+        at, entries = None, _log_of_every_branch(repo, count)
+    else:
+        at = _at(repo, rev)
+        entries = porcelain.log(repo, rev=at, limit=count) if at is not None else []
     page = entries[offset:offset + limit]
     return {"commit": at, "offset": offset, "commits": [_commit(raw, c) for raw, c in page],
             "more": len(entries) > offset + limit}
+
+
+def _log_of_every_branch(repo: Repo, count: int) -> list[tuple[bytes, Commit]]:
+    """The first ``count`` commits reachable from any branch or from HEAD, each once, in ``Repo.log``'s order.
+
+    ``Repo.log`` orders every commit by one key (corrected time, then id,
+    descending), whatever the walk's start, so the first ``count`` of the
+    union are among the first ``count`` of each tip's own walk: merging
+    those walks by that key is the walk from every tip at once.
+    """
+    head = porcelain.head(repo)[1]  # a detached HEAD is a tip too
+    tips = {branch.tip for branch in porcelain.branch_list(repo)} | ({head} if head is not None else set())
+    found = {raw: commit for tip in tips for raw, commit in porcelain.log(repo, rev=tip.hex(), limit=count)}
+    with repo.backend.read():
+        order = sorted(found, key=lambda raw: (repo.corrected_time(found[raw]), raw), reverse=True)
+    return [(raw, found[raw]) for raw in order[:count]]
 
 
 def commit_changes(repo: Repo, rev: str, offset: int, limit: int) -> dict[str, Any]:

@@ -89,10 +89,10 @@ def test_pages_are_bounded_and_bad_bounds_are_refused(story):
         for path in paths:
             assert error_of(client.get(path + query), 400)["code"] == "usage", path + query
     first = client.get("/api/facts", params={"limit": 50}).json()
-    assert first["total"] == 62 and len(first["facts"]) == 50 and first["facts"][0]["id"] == "customer-4821"
+    assert first["total"] == 63 and len(first["facts"]) == 50 and first["facts"][0]["id"] == "contract"
     rest = client.get("/api/facts", params={"limit": 50, "offset": 50}).json()
-    assert len(rest["facts"]) == 12 and rest["facts"][-1]["id"] == "seats"
-    assert len(client.get("/api/facts", params={"limit": 200}).json()["facts"]) == 62
+    assert len(rest["facts"]) == 13 and rest["facts"][-1]["id"] == "seats"
+    assert len(client.get("/api/facts", params={"limit": 200}).json()["facts"]) == 63
     log = client.get("/api/log", params={"limit": 2}).json()
     assert len(log["commits"]) == 2 and log["more"] is True
     tail = client.get("/api/log", params={"limit": 50, "offset": 3}).json()
@@ -135,7 +135,32 @@ def test_a_commit_opens_its_change_set_and_memory_at_it(story):
     loaded = client.get(f"/api/commit/{log[-2]['id']}", params={"limit": 7, "offset": 56}).json()
     assert loaded["total"] == 60 and len(loaded["changes"]) == 4
     then = client.get("/api/facts", params={"at": log[-1]["id"]}).json()
-    assert [f["content"] for f in then["facts"]] == ["on the Enterprise plan"]
+    assert [f["id"] for f in then["facts"]] == ["contract", "customer-4821"]
+    assert then["facts"][1]["content"] == "on the Enterprise plan"
+
+
+def test_the_log_of_every_branch(story):
+    """``all=1``: the history of every branch at once, newest first, each commit once, paged like one branch's."""
+    _, client = story
+    every = client.get("/api/log", params={"all": "1"}).json()
+    messages = [c["message"] for c in every["commits"]]
+    assert messages == ["try annual billing", "merge hypothesis/seats into main", "reconcile the plan tier",
+                        "try 40 seats", "import the knowledge base", "open the case"]
+    assert every["more"] is False and every["commit"] is None
+    assert messages[1:] == [c["message"] for c in client.get("/api/log").json()["commits"]]
+    page = client.get("/api/log", params={"all": "1", "offset": 2, "limit": 3}).json()
+    assert [c["message"] for c in page["commits"]] == messages[2:5] and page["more"] is True
+    for bad in ("yes", "2", ""):
+        error = error_of(client.get("/api/log", params={"all": bad}), 400)
+        assert error["code"] == "usage" and "all=1" in error["message"]
+    error = error_of(client.get("/api/log", params={"all": "1", "at": "main"}), 400)
+    assert error["code"] == "usage"
+
+
+def test_set_by_is_the_commit_that_wrote_the_value_with_its_author(story):
+    _, client = story
+    seats = client.get("/api/facts", params={"q": "crm-export"}).json()["facts"]
+    assert [(f["set_by"]["author"], f["set_by"]["message"]) for f in seats] == [("planner", "try 40 seats")]
 
 
 def test_nothing_writes(story):

@@ -29,28 +29,41 @@ T0 = 1_772_442_000_000
 MINUTE = 60_000
 #: Filler facts, so the memory view has two pages (50 a page).
 FILLER = 60
+#: The ``contract`` fact's value: a JSON map with long tokens.
+CONTRACT = {"billing": "monthly", "contact": "finance@customer-4821.example", "renews": "2027-03-01", "seats": 25,
+            "tier": "Enterprise"}
 
 
 def build_story(root: Path) -> Path:
-    """The README's support-agent story, a merged hypothesis branch and filler facts; returns the store root.
+    """The README's support-agent story, two hypothesis branches and filler facts; returns the store root.
 
-    Built in process (what ``mnem write``, ``checkout`` and ``merge`` run), one commit per step of the story.
+    Built in process (what ``mnem write``, ``checkout`` and ``merge`` run), one commit per step of the story:
+    ``hypothesis/seats`` (a claim) is merged back, ``hypothesis/annual`` is not, so the graph of every branch
+    holds a commit that HEAD's history lacks (one that removes ``note-00``).  ``contract`` is a JSON map, so values can be checked for wrapping.
     """
     with Repo.init(root) as repo:
         def write(message: str, author: str, minute: int, *nodes: MemoryNode) -> None:
             porcelain.write(repo, list(nodes), [], message, author, T0 + minute * MINUTE)
 
+        ticket = Provenance(source="ticket-4821")
         write("open the case", "agent", 0,
-              MemoryNode("customer-4821", "on the Enterprise plan", provenance=Provenance(source="ticket-4821")))
+              MemoryNode("customer-4821", "on the Enterprise plan", provenance=ticket),
+              MemoryNode("contract", CONTRACT, provenance=ticket))
         write("import the knowledge base", "loader", 1,
               *(MemoryNode(f"note-{i:02d}", f"note {i}", provenance=Provenance(source="kb")) for i in range(FILLER)))
         porcelain.checkout(repo, None, create="hypothesis/seats")
         write("try 40 seats", "planner", 2,
-              MemoryNode("seats", 40, provenance=Provenance(source="crm-export", agent_step="step-12")))
+              MemoryNode("seats", 40, "claim", provenance=Provenance(source="crm-export", agent_step="step-12")))
         porcelain.checkout(repo, "main")
         write("reconcile the plan tier", "agent", 3,
               MemoryNode("customer-4821", "downgraded to Pro last month",
-                         provenance=Provenance(source="billing-note-8842", agent_step="step-31")))
+                         provenance=Provenance(source="billing-note-8842", agent_step="step-31",
+                                               observation="the February invoice bills the Pro plan")))
+        porcelain.checkout(repo, None, create="hypothesis/annual")
+        porcelain.write(repo, [MemoryNode("contract", {**CONTRACT, "billing": "annual"},
+                                          provenance=Provenance(source="crm-export"))],
+                        ["note-00"], "try annual billing", "planner", T0 + 5 * MINUTE)
+        porcelain.checkout(repo, "main")
         porcelain.merge(repo, "hypothesis/seats", author="agent", time_ms=T0 + 4 * MINUTE)
     return root
 

@@ -5,7 +5,17 @@
 "use strict";
 
 const POLL_MS = 2000;
-const state = { head: null, branches: [], ready: null, focus: null };
+// head: HEAD's commit as last polled (undefined before the first poll; null in a store without commits).
+const state = { head: undefined, where: null, branches: [], ready: null, focus: null };
+
+// The ADR's words for the store's fields: the page names a field by these, never by its name in the store.
+const PROVENANCE = [["source", "source"], ["agent_step", "step"], ["observation", "observation"], ["tool_call", "tool call"], ["note", "note"]];
+const FIELD_LABELS = {
+  content: "value", content_kind: "kind", event_time: "event time",
+  ...Object.fromEntries(PROVENANCE.map(([name, label]) => ["provenance." + name, label])),
+};
+// A diff's field as a person reads it; a key of a map value is "value.KEY".
+const fieldLabel = (field) => FIELD_LABELS[field] ?? field.replace(/^content\./, "value.");
 
 // ------------------------------------------------------------------ helpers
 function el(tag, attrs, ...children) {
@@ -38,6 +48,7 @@ async function api(path, params) {
   const body = await response.json();
   if (!response.ok) {
     const error = new Error(body.error ? body.error.message : response.statusText);
+    error.status = response.status;
     error.code = body.error ? body.error.code : "error";
     throw error;
   }
@@ -45,8 +56,19 @@ async function api(path, params) {
 }
 
 const short = (id) => id.slice(0, 12);
+// "as of" a commit (its id shortened) or of a branch (its name whole): what an `at` in a URL names.
+const asOf = (at) => (/^[0-9a-f]{4,64}$/.test(at) ? ["as of commit ", el("code", {}, short(at))] : ["as of ", el("code", {}, at)]);
 const when = (ms) => new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
-const json = (value) => (value === undefined ? "" : JSON.stringify(value));
+// Text that wraps between words only: a browser also breaks a line after a hyphen, inside "customer-4821",
+// so each run without whitespace of up to LONG_WORD characters is kept on one line (.word in style.css);
+// a longer one may break anywhere rather than widen the page.
+const LONG_WORD = 40;
+const words = (text) => text.split(/(\s+)/).filter(Boolean)
+  .map((part) => (/\s/.test(part) || part.length > LONG_WORD ? part : el("span", { class: "word" }, part)));
+
+// A value as pretty JSON (maps and lists indented), keeping its line breaks and indents (.json in style.css);
+// undefined (no value: a fact added or removed) shows as a dash.
+const jsonValue = (tag, value, cls) => el(tag, { class: `json ${cls}` }, value === undefined ? "—" : words(JSON.stringify(value, null, 2)));
 const firstLine = (text) => text.split("\n")[0];
 
 function href(path, params) {
@@ -61,10 +83,9 @@ function commitLink(commit) {
 }
 
 function provenanceList(node) {
-  const labels = { source: "source", agent_step: "step", observation: "observation", tool_call: "tool call", note: "note" };
-  const rows = Object.entries(labels).filter(([name]) => node.provenance[name] !== null);
+  const rows = PROVENANCE.filter(([name]) => node.provenance[name] !== null);
   if (!rows.length) return el("p", { class: "dim" }, "(no provenance recorded)");
-  return el("dl", { class: "provenance" }, rows.map(([name, label]) => [el("dt", {}, label), el("dd", { "data-field": name }, node.provenance[name])]));
+  return el("dl", { class: "provenance" }, rows.map(([name, label]) => [el("dt", {}, label), el("dd", { "data-field": name }, words(node.provenance[name]))]));
 }
 
 function diffTable(diff, caption) {
@@ -73,13 +94,37 @@ function diffTable(diff, caption) {
     el("caption", {}, caption),
     el("thead", {}, el("tr", {}, el("th", { scope: "col" }, "field"), el("th", { scope: "col" }, "before"), el("th", { scope: "col" }, "after"))),
     el("tbody", {}, diff.map((d) => el("tr", {},
-      el("th", { scope: "row" }, d.field),
-      el("td", { class: "before" }, d.before === null ? "—" : json(d.before)),
-      el("td", { class: "after" }, d.after === null ? "—" : json(d.after))))));
+      el("th", { scope: "row" }, fieldLabel(d.field)),
+      jsonValue("td", d.before ?? undefined, "before"),  // a diff's null: the field is absent on that side
+      jsonValue("td", d.after ?? undefined, "after")))));
 }
 
+// An error in part of a view: the server's sentence, which says what went wrong and what to do.
 function failure(error) {
-  return el("p", { class: "error", role: "alert" }, `${error.code || "error"}: ${error.message}`);
+  return el("p", { class: "error", role: "alert" }, error.message);
+}
+
+// Whether an answer says the thing asked for does not exist (an unknown id, branch or commit).
+const isMissing = (error) => error.code === "not_found" || error.code === "invalid_ref";
+
+// A whole view for something that is not there: what is missing, why, and links to go on from.
+function missing(title, explanation, links) {
+  show(el("h1", {}, title), el("p", {}, explanation),
+    el("ul", { class: "next" }, links.map(([text, target]) => el("li", {}, el("a", { href: target }, text)))));
+}
+
+function noRevision(at) {
+  missing(`No branch or commit “${at}”`,
+    `This store has no branch named “${at}” and no commit whose id starts with it.`,
+    [["See the history of every branch", href("/history")], ["Back to memory now", href("/")]]);
+}
+
+// A store without commits: nothing is wrong, and the page follows the first commit by itself.
+function noCommits() {
+  show(el("h1", {}, "No commits yet"),
+    el("p", {}, "This store holds no commit, so its memory is empty. Facts appear here when an agent commits them ",
+      "(through mnem-mcp, MnemosyneStore, or ", el("code", {}, "mnem add ID VALUE"), " then ",
+      el("code", {}, "mnem commit -m MESSAGE"), "), and this page updates by itself."));
 }
 
 function show(...children) {
@@ -97,10 +142,32 @@ function pager(label, offset, limit, total, go) {
 }
 
 // ------------------------------------------------------------------ views
+// The facts table's columns after the id: each says when it is shown (a column empty on every row of the
+// page is left out, and so is kind while every fact is a note) and what a row's cell holds.
+const FACT_COLUMNS = [
+  { label: "value", cell: (fact) => jsonValue("td", fact.content, "value") },
+  { label: "kind", shown: (fact) => fact.content_kind !== "note", cell: (fact) => el("td", {}, fact.content_kind) },
+  ...PROVENANCE.map(([name, label]) => ({
+    label, shown: (fact) => fact.provenance[name] !== null, cell: (fact) => el("td", {}, words(fact.provenance[name] ?? "")),
+  })),
+  { label: "set by", cell: (fact) => el("td", { class: "set-by" },
+    el("span", { class: "word" }, el("span", { class: "author" }, fact.set_by.author), " in ",
+      el("a", { href: href("/commit/" + fact.set_by.id), "aria-label": `commit ${short(fact.set_by.id)}: ${firstLine(fact.set_by.message)}` },
+        el("code", {}, short(fact.set_by.id).slice(0, 8)))),
+    " ", el("span", { class: "word" }, "at ", el("span", { class: "time" }, when(fact.time))) ) },
+];
+
 async function memoryView(params) {
   const at = params.get("at"), q = params.get("q") || "", offset = Number(params.get("offset") || 0);
   const limit = 50;
-  const data = await api("/api/facts", { at, q, offset, limit });
+  let data;
+  try {
+    data = await api("/api/facts", { at, q, offset, limit });
+  } catch (error) {
+    if (at && isMissing(error)) return noRevision(at);
+    throw error;
+  }
+  if (data.commit === null) return noCommits();
   const heading = at
     ? el("h1", {}, "Memory at commit ", el("code", {}, short(data.commit || at)))
     : el("h1", {}, "Memory now");
@@ -113,64 +180,70 @@ async function memoryView(params) {
   });
   const form = el("form", { role: "search", onsubmit: (event) => { event.preventDefault(); navigate(href("/", { at, q: search.value }), true, "search"); } },
     el("label", { for: "search" }, "Search facts "), search);
-  const columns = ["fact", "value", "kind", "source", "step", "observation", "tool call", "note", "set by"];
+  const columns = FACT_COLUMNS.filter((column) => !column.shown || data.facts.some(column.shown));
   const rows = data.facts.map((fact) => el("tr", {},
-    el("th", { scope: "row" }, el("a", { href: href("/fact", { id: fact.id, at }) }, fact.id)),
-    el("td", { class: "value" }, json(fact.content)),
-    el("td", {}, fact.content_kind),
-    ...["source", "agent_step", "observation", "tool_call", "note"].map((name) => el("td", {}, fact.provenance[name] ?? "")),
-    el("td", { class: "set-by" }, el("a", { href: href("/commit/" + fact.set_by.id), "aria-label": `commit ${short(fact.set_by.id)}: ${firstLine(fact.set_by.message)}` },
-      el("code", {}, short(fact.set_by.id).slice(0, 8))), " ", el("span", { class: "time" }, when(fact.time)))));
+    el("th", { scope: "row" }, el("a", { href: href("/fact", { id: fact.id, at }) }, words(fact.id))),
+    columns.map((column) => column.cell(fact))));
   const noun = data.total === 1 ? "fact" : "facts";
   const caption = q ? `${data.total} ${noun} matching “${q}”` : `${data.total} ${noun}`;
-  const table = el("table", { class: "facts" },
+  const table = el("div", { class: "scroll" }, el("table", { class: "facts" },
     el("caption", {}, caption),
-    el("thead", {}, el("tr", {}, columns.map((name) => el("th", { scope: "col" }, name)))),
-    el("tbody", {}, rows));
+    el("thead", {}, el("tr", {}, ["fact", ...columns.map((column) => column.label)].map((name) => el("th", { scope: "col" }, name)))),
+    el("tbody", {}, rows)));
   show(heading, back, form, data.total ? table : el("p", { class: "dim" }, q ? "No fact matches." : "Memory is empty."),
     data.total > limit ? pager("Facts pages", offset, limit, data.total, (o) => navigate(href("/", { at, q, offset: o }))) : null);
 }
 
 async function factView(params) {
   const id = params.get("id"), at = params.get("at");
+  const [blame, first] = await Promise.allSettled([api("/api/blame", { id, at }), api("/api/timeline", { id, at, limit: 20 })]);
+  if (first.status === "rejected" && !isMissing(first.reason)) throw first.reason;
+  if (first.status === "rejected" || !first.value.entries.length) {
+    const where = at ? `the history of ${at}` : "the history of HEAD";
+    return missing(`No fact “${id}”`, `No commit on ${where} has held a fact with the id “${id}”. Check the id, or search the memory for it.`,
+      [[`Search the memory for “${id}”`, href("/", { q: id, at })], ["Back to memory now", href("/")]]);
+  }
   const why = el("section", { "aria-labelledby": "why-title" }, el("h2", { id: "why-title" }, "Why it holds this value"));
   const story = el("section", { "aria-labelledby": "timeline-title" }, el("h2", { id: "timeline-title" }, "Timeline"));
   const list = el("ol", { class: "timeline", "aria-label": "values, newest first" });
   story.append(list);
-  show(el("h1", {}, "Fact ", el("code", {}, id)), at ? el("p", { class: "dim" }, "as of commit ", el("code", {}, short(at))) : null, why, story);
-  try {
-    const blame = await api("/api/blame", { id, at });
+  show(el("h1", {}, "Fact ", el("code", {}, id)), at ? el("p", { class: "dim" }, asOf(at)) : null, why, story);
+  if (blame.status === "fulfilled") {
+    const commit = blame.value.commit;
     why.append(el("div", { class: "blame" },
-      el("p", { class: "value" }, json(blame.node.content)),
-      el("p", {}, "Set by ", commitLink(blame.commit), ` by ${blame.commit.author} at ${when(blame.commit.time)}`),
-      provenanceList(blame.node)));
-  } catch (error) {
-    why.append(failure(error));
+      jsonValue("p", blame.value.node.content, "value"),
+      el("p", {}, "Set by ", commitLink(commit), ` by ${commit.author} at ${when(commit.time)}`),
+      provenanceList(blame.value.node)));
+  } else if (first.value.entries[0].kind === "removed") {  // it was in memory once: the timeline says when it left
+    why.append(el("p", {}, at ? "Not in memory at this commit: " : "Not in memory now: ", "it was removed by ",
+      commitLink(first.value.entries[0].commit), ` by ${first.value.entries[0].commit.author}.`));
+  } else {
+    why.append(failure(blame.reason));
   }
-  await timelinePage(id, at, list, story);
+  showTimeline(id, first.value, list, story);
 }
 
-async function timelinePage(id, at, list, story) {
-  let data;
-  try {
-    data = await api("/api/timeline", { id, at, limit: 20 });
-  } catch (error) {
-    story.append(failure(error));
-    return;
-  }
+// Append a page of a fact's timeline, with a button for the next page that fetches and shows it in turn.
+function showTimeline(id, data, list, story) {
   for (const entry of data.entries) list.append(timelineEntry(id, entry));
-  if (data.next) {
-    const more = el("button", { type: "button", class: "more" }, "Show older values");
-    more.addEventListener("click", async () => { more.remove(); await timelinePage(id, data.next, list, story); });
-    story.append(more);
-  }
+  if (!data.next) return;
+  const more = el("button", { type: "button", class: "more" }, "Show older values");
+  more.addEventListener("click", async () => {
+    more.remove();
+    try {
+      showTimeline(id, await api("/api/timeline", { id, at: data.next, limit: 20 }), list, story);
+    } catch (error) {
+      story.append(failure(error));
+    }
+  });
+  story.append(more);
 }
 
 function timelineEntry(id, entry) {
   const value = entry.value;
   const item = el("li", { class: `step ${entry.kind}` },
     el("h3", {}, `${entry.kind} at ${when(entry.commit.time)}`),
-    value ? el("p", { class: "value" }, json(value.content)) : el("p", { class: "dim" }, "(removed from memory)"),
+    value ? jsonValue("p", value.content, "value") : el("p", { class: "dim" }, "(removed from memory)"),
     el("p", {}, "Commit ", commitLink(entry.commit), ` by ${entry.commit.author}`),
     entry.origin.id !== entry.commit.id
       ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), ` by ${entry.origin.author}, merged here`)
@@ -184,7 +257,7 @@ function timelineEntry(id, entry) {
       answer.replaceChildren("Searching…");
       try {
         const found = await api("/api/when", { id, value: JSON.stringify(value.content), at: entry.commit.id });
-        answer.replaceChildren("First held at ", commitLink(found.commit), ` (${when(found.commit.time)})`);
+        answer.replaceChildren("First held at ", commitLink(found.commit), ` by ${found.commit.author} (${when(found.commit.time)})`);
       } catch (error) {
         answer.replaceChildren(failure(error));
       }
@@ -194,17 +267,26 @@ function timelineEntry(id, entry) {
   return item;
 }
 
+// The branch picker: "All branches" (the default) or one branch, the current one first.
+function branchPicker(at) {
+  const where = state.where || {};
+  const current = where.branch || where.commit;
+  const select = el("select", { id: "branch", onchange: () => navigate(href("/history", { at: select.value })) },
+    where.branch ? null : el("option", { value: where.commit || "" }, "detached HEAD (current)"),
+    state.branches.map((b) => el("option", { value: b.name, selected: b.name === (at || current) }, b.current ? `${b.name} (current)` : b.name)));
+  const choice = (label, checked, target) => el("label", {},
+    el("input", { type: "radio", name: "scope", checked, onchange: () => navigate(href("/history", { at: target })) }), ` ${label}`);
+  return el("fieldset", { class: "scope" }, el("legend", {}, "Show"),
+    choice("All branches", !at, null), " ", choice("One branch", Boolean(at), at || current), " ",
+    el("label", { for: "branch", class: "visually-hidden" }, "Branch"), select);
+}
+
 async function historyView(params) {
   await state.ready;
   const at = params.get("at");
-  const select = el("select", { id: "branch", onchange: () => navigate(href("/history", { at: select.value })) },
-    el("option", { value: "" }, "HEAD"),
-    state.branches.map((b) => el("option", { value: b.name, selected: b.name === at }, b.name)));
   const rows = el("ol", { class: "commits", "aria-label": "commits, newest first" });
   const graph = svg("svg", { class: "graph", role: "img", width: 20, height: 0 });
   const more = el("button", { type: "button", class: "more" }, "Load older commits");
-  show(el("h1", {}, "History"), el("p", {}, el("label", { for: "branch" }, "Branch "), select),
-    el("div", { class: "history" }, graph, rows), more);
   const loaded = [];
   rows.addEventListener("keydown", (event) => {
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
@@ -216,7 +298,7 @@ async function historyView(params) {
   });
   async function page() {
     more.disabled = true;
-    const data = await api("/api/log", { at, offset: loaded.length, limit: 50 });
+    const data = await api("/api/log", { at, all: at ? null : 1, offset: loaded.length, limit: 50 });
     loaded.push(...data.commits);
     const tips = new Map(state.branches.map((b) => [b.commit, []]));
     for (const b of state.branches) tips.get(b.commit).push(b.name);
@@ -231,8 +313,15 @@ async function historyView(params) {
     more.hidden = !data.more;
     more.disabled = false;
   }
-  more.addEventListener("click", page);
-  await page();
+  try {
+    await page();
+  } catch (error) {
+    if (at && isMissing(error)) return noRevision(at);
+    throw error;
+  }
+  if (!loaded.length) return noCommits();
+  show(el("h1", {}, "History"), branchPicker(at), el("div", { class: "history" }, graph, rows), more);
+  more.addEventListener("click", () => page().catch((error) => more.replaceWith(failure(error))));
 }
 
 // Lanes: each commit takes the lane that was waiting for it (or a free one); its first parent
@@ -259,7 +348,7 @@ function drawGraph(graph, commits) {
   graph.setAttribute("height", height);
   graph.setAttribute("viewBox", `0 0 ${width} ${height}`);
   const merges = commits.filter((c) => c.parents.length > 1).length;
-  graph.setAttribute("aria-label", `commit graph: ${commits.length} commits, ${merges} merges`);
+  graph.setAttribute("aria-label", `commit graph: ${commits.length} ${commits.length === 1 ? "commit" : "commits"}, ${merges} ${merges === 1 ? "merge" : "merges"}`);
   for (const edge of edges) {
     const a = place.get(edge.from), b = place.get(edge.to);
     const endRow = b ? b.row : commits.length;
@@ -279,18 +368,25 @@ function drawGraph(graph, commits) {
 
 async function commitView(id, params) {
   const offset = Number(params.get("offset") || 0), limit = 50;
-  const data = await api("/api/commit/" + encodeURIComponent(id), { offset, limit });
+  let data;
+  try {
+    data = await api("/api/commit/" + encodeURIComponent(id), { offset, limit });
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    return missing(`No commit ${id}`, `No commit in this store has an id that starts with ${id}. Commit ids are hexadecimal; the history lists every commit.`,
+      [["Pick a commit in the history", href("/history")], ["Back to memory now", href("/")]]);
+  }
   const commit = data.commit;
   const rows = data.changes.map((change) => el("tr", { class: change.kind },
     el("th", { scope: "row" }, el("a", { href: href("/fact", { id: change.id, at: commit.id }) }, change.id)),
     el("td", {}, change.kind),
-    el("td", { class: "before" }, change.old ? json(change.old.content) : "—"),
-    el("td", { class: "after" }, change.new ? json(change.new.content) : "—"),
+    jsonValue("td", change.old?.content, "before"),
+    jsonValue("td", change.new?.content, "after"),
     el("td", {}, change.new ? (change.new.provenance.source ?? "") : "")));
-  const table = el("table", { class: "changes" },
+  const table = el("div", { class: "scroll" }, el("table", { class: "changes" },
     el("caption", {}, `${data.total} ${data.total === 1 ? "fact" : "facts"} changed`),
     el("thead", {}, el("tr", {}, ["fact", "change", "before", "after", "source"].map((name) => el("th", { scope: "col" }, name)))),
-    el("tbody", {}, rows));
+    el("tbody", {}, rows)));
   show(el("h1", {}, "Commit ", el("code", {}, short(commit.id))),
     el("p", { class: "message" }, commit.message),
     el("dl", { class: "meta" },
@@ -324,8 +420,9 @@ async function render() {
     else if (path.startsWith("/commit/")) await commitView(decodeURIComponent(path.slice("/commit/".length)), params);
     else await memoryView(params);
     document.title = `mnem ui · ${document.querySelector("h1")?.textContent ?? ""}`;
-  } catch (error) {
-    show(el("h1", {}, "Not shown"), failure(error), el("p", {}, el("a", { href: "#/" }, "Back to memory now")));
+  } catch (error) {  // not a missing thing (each view says that itself): the store or the server failed
+    show(el("h1", {}, "This view could not be loaded"), failure(error),
+      el("p", {}, "Reload to try again; the terminal running mnem ui may say more. ", el("a", { href: "#/" }, "Back to memory now")));
   }
   if (state.focus === "search") {
     const search = document.getElementById("search");
@@ -339,11 +436,12 @@ async function poll() {
   try {
     const head = await api("/api/head");
     state.branches = head.branches;
+    state.where = { branch: head.branch, commit: head.commit };
     const store = document.getElementById("store");
     store.textContent = head.name;
     store.title = head.store;
     document.getElementById("head").textContent = head.branch ? `on ${head.branch}` : "detached HEAD";
-    const changed = state.head !== null && head.commit !== state.head;
+    const changed = state.head !== undefined && head.commit !== state.head;
     state.head = head.commit;
     if (changed) {
       document.getElementById("live").textContent = `Memory updated: new commit ${short(head.commit || "")}`;

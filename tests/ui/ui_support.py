@@ -39,7 +39,8 @@ def build_story(root: Path) -> Path:
 
     Built in process (what ``mnem write``, ``checkout`` and ``merge`` run), one commit per step of the story:
     ``hypothesis/seats`` (a claim) is merged back, ``hypothesis/annual`` is not, so the graph of every branch
-    holds a commit that HEAD's history lacks (one that removes ``note-00``).  ``contract`` is a JSON map, so values can be checked for wrapping.
+    holds a commit that HEAD's history lacks (one that removes ``note-00``).  ``contract`` is a JSON map, so
+    values can be checked for wrapping.
     """
     with Repo.init(root) as repo:
         def write(message: str, author: str, minute: int, *nodes: MemoryNode) -> None:

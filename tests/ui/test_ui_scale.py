@@ -55,6 +55,14 @@ def test_a_page_of_history_reads_about_its_commits(counted):
     assert commits.call_count <= 51 + 2
 
 
+def test_a_page_of_every_branch_reads_about_its_commits_per_branch(counted):
+    repo, commits, _ = counted
+    page = queries.history(repo, None, 0, 50, every=True)
+    assert len(page["commits"]) == 50 and page["more"]
+    assert commits.call_count <= 51 + 3  # one branch here: its walk, and its tip's message in the branch list
+    assert page["commits"] == queries.history(repo, None, 0, 50)["commits"]
+
+
 def test_a_timeline_follows_the_facts_changes_not_the_history(counted):
     repo, commits, nodes = counted
     steps = queries.timeline(repo, "rare", None, 20)["entries"]

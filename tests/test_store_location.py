@@ -275,8 +275,8 @@ def test_store_paths_resolve_against_a_writable_working_directory_and_expand_the
 
 
 def test_a_relative_store_in_a_folder_the_user_cannot_write_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A root-owned folder for a user; for root, /proc/sys, which is read-only in a container."""
-    unwritable = next(folder for folder in ("/usr", "/proc/sys") if not os.access(folder, os.W_OK))
+    """A root-owned folder for a user; for root, /proc/sys or /sys, which are read-only in a container."""
+    unwritable = next(folder for folder in ("/usr", "/proc/sys", "/sys") if not os.access(folder, os.W_OK))
     monkeypatch.chdir(unwritable)
     refused = locate_store("agent-memory").refused
     assert refused is not None and refused.startswith(

@@ -106,7 +106,6 @@ def parser() -> argparse.ArgumentParser:
                       "https://memory.example.com/mcp); tokens must carry it in aud")
     http.add_argument("--jwks-url", metavar="URL", help="the issuer's key set (default: jwks_uri from the "
                       "issuer's /.well-known/openid-configuration, else /.well-known/oauth-authorization-server)")
-    p.add_argument("--conformance-fixtures", action="store_true", help=argparse.SUPPRESS)  # tests only: conformance
     return p
 
 
@@ -158,10 +157,6 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
 
     sdk_loaded.set()
     server = build_server(location.path, tools=args.tools, binding=binding, author=args.author, **_auth(args))
-    if args.conformance_fixtures:  # test-only: the conformance suite's reference fixtures
-        from .conformance import add_fixtures
-
-        add_fixtures(server)
     return server, args
 
 

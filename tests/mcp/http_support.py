@@ -76,14 +76,15 @@ class HttpServer:
         extra: Any further arguments.
         port: The port (default: a free one).
         transport: The ``--transport`` value (``http`` is the short name of ``streamable-http``).
+        program: The command that is ``mnem-mcp`` (default: the installed console script).
     """
 
     def __init__(self, store: Path | str, auth: Sequence[str], *extra: str, port: int | None = None,
-                 transport: str = "streamable-http") -> None:
+                 transport: str = "streamable-http", program: Sequence[str] = (MNEM_MCP,)) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read back by stop()
-        argv = [MNEM_MCP, "--store", str(store), "--transport", transport, "--port", str(self.port),
+        argv = [*program, "--store", str(store), "--transport", transport, "--port", str(self.port),
                 *auth, *extra]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                         stderr=self._stderr, env=server_env())

@@ -3,10 +3,10 @@
 The suite connects to a real ``mnem-mcp --transport streamable-http`` as a
 client and checks its wire behaviour against the spec, once per spec
 revision: 2025-11-25 (the ``initialize`` handshake and sessions) and
-2026-07-28 (stateless).  The server runs with the hidden
-``--conformance-fixtures`` flag, which adds the tools, resources and
-prompts of the suite's reference server that many scenarios call
-(``mnem_mcp/conformance.py``); the memory tools are served beside them.
+2026-07-28 (stateless).  The server is ``mnem-mcp`` run through
+``conformance_server.py``, which adds the tools, resources and prompts of
+the suite's reference server that many scenarios call
+(``conformance_fixtures.py``); the memory tools are served beside them.
 ``conformance-expected-failures.yml`` lists the
 scenarios expected to fail, each with its reason; the suite itself fails
 the run on any other failure and on an entry that passes.
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -29,12 +30,14 @@ from http_support import HttpServer
 ROOT = Path(__file__).resolve().parents[2]
 SUITE = ROOT / ".cache" / "npm" / "bin" / "mcp-conformance"
 EXPECTED = Path(__file__).with_name("conformance-expected-failures.yml")
+#: ``mnem-mcp`` with the suite's reference fixtures (test code, so not a flag of the product).
+FIXTURE_SERVER = Path(__file__).with_name("conformance_server.py")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HttpServer]:
     store = new_store(tmp_path_factory.mktemp("conformance") / "store", "sqlite")
-    served = HttpServer(store, ["--auth", "none"], "--conformance-fixtures")
+    served = HttpServer(store, ["--auth", "none"], program=[sys.executable, str(FIXTURE_SERVER)])
     try:
         yield served
     finally:

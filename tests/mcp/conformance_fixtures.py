@@ -1,11 +1,11 @@
-"""Test-only fixtures for the official MCP conformance suite (``mnem-mcp --conformance-fixtures``, hidden).
+"""Fixtures for the official MCP conformance suite, added to a real ``mnem-mcp`` by ``conformance_server.py``.
 
 Many of the suite's server scenarios call a fixture of its reference
 server by name: a tool that answers an image, a resource at
 ``test://static-text``, a prompt with arguments, a completion handler.  None
-of them belongs to a memory server, so they are registered only with the
-hidden ``--conformance-fixtures`` flag that ``tests/mcp/test_mcp_conformance.py``
-passes; each answers exactly what its scenario's description asks for.
+of them belongs to a memory server, so they live here, in the tests, and
+only the server ``tests/mcp/test_mcp_conformance.py`` starts has them; each
+answers exactly what its scenario's description asks for.
 The memory tools and resources are served beside them unchanged, so the
 scenarios that do not need a fixture still check mnem-mcp's own surface.
 

@@ -547,6 +547,7 @@ class Repo:
         self, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]
     ) -> tuple[bytes, list[Change]]:
         """Store ``commit`` and its graph and change rows; ``touched`` covers every node id that may differ."""
+        self._in_write()  # before the first byte: a commit's rows are written only inside a write transaction
         effective = diff_nodes({k: base.nodes[k] for k in touched if k in base.nodes},
                                {k: image.nodes[k] for k in touched if k in image.nodes})
         commit_raw, data = encode_object(commit)

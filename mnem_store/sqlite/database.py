@@ -229,6 +229,7 @@ class Database(Session):
                 self._check_schema()
                 if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA query_only=ON")  # only write() lifts it: a stray write fails before a byte
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self.close()  # an open connection would keep the -wal file of a store that failed to open
             raise _translate(exc) from None
@@ -334,6 +335,14 @@ class Database(Session):
         self.memo.clear()
         self._version = None
         try:
+            yield from self._transaction()
+        finally:
+            self._guard()
+
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE``, the body (the one value yielded), then ``COMMIT``, or a rollback on any failure."""
+        try:
+            self.conn.execute("PRAGMA query_only=OFF")
             self.conn.execute("BEGIN IMMEDIATE")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             raise _translate(exc) from None
@@ -354,6 +363,15 @@ class Database(Session):
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self._rollback()
             raise _translate(exc) from None
+
+    def _guard(self) -> None:
+        """Outside ``write()`` the connection may not write (``query_only``): the write guard sits in the session.
+
+        A write that reaches the database without a transaction (a bug) then
+        fails before its first byte instead of committing on its own.
+        """
+        with suppress(sqlite3.Error):  # a connection that broke refuses everything anyway
+            self.conn.execute("PRAGMA query_only=ON")
 
     def _rollback(self) -> None:
         """Undo the open transaction; on a damaged file the rollback may fail too, and must not hide why."""

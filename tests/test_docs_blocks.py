@@ -1,4 +1,4 @@
-"""Every code block in README.md and docs/*.md runs (or, where it cannot, is checked another way).
+"""Every code block in README.md and docs/*.md runs, and every ```text block is checked against the product.
 
 Each block is looked up in ``HOW`` by its file and first line; a block that is
 not there fails ``test_every_block_is_classified``, so a new block cannot go
@@ -16,17 +16,44 @@ untested silently, and an entry that matches no block fails too.
   this checkout's ``.venv``, ``.cache`` and ``bin``; it must succeed.
 * ``json`` / ``jsonl``: parsed; an MCP server entry's ``command`` must be an
   absolute path (clients do not start servers from your shell).
-* ``skip``: cannot run as-is; the reason says what covers it instead.
+* ``commands``: the commands run in a temporary folder that links this
+  checkout's ``.venv`` and ``examples``, except the installs: those are
+  checked to be .ci/run's install (which CI runs from a clean clone) without
+  its test extras and ``-e``, since a fresh install takes ~40 s here.  With
+  ``ci``, one of the commands must be exactly .ci/run's command, the CI
+  itself, which cannot run inside the suite.
+* ``server``: each command (after a setup script) starts a server that runs
+  until stopped, in the background in a temporary folder, with its own port
+  (the doc's, so these hold a lock that serializes the blocks with fixed
+  ports).  It must answer on that port, print what a ``# prints:`` comment
+  promises, answer one real request, and leave no process after SIGTERM.
+  ``BROWSER`` is a stand-in that records what ``--open`` would open.
+* ``claude``: the Claude Code CLI, which cannot be installed here, is a
+  stand-in first on PATH that records its argv; the server entry each
+  ``claude mcp add`` would add must be the one the docs' JSON shows.
+* ``text``: documentation text, not code (a synopsis, URL forms, sample
+  output, a protocol exchange, a proxy's config); ``TEXT_CHECKS`` names what
+  is checked about each against the product.
 """
 
 from __future__ import annotations
 
 import ast
+import fcntl
 import json
 import os
 import re
+import shlex
+import signal
+import socket
 import subprocess
 import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,15 +95,16 @@ def find_blocks() -> list[Block]:
 
 BLOCKS = find_blocks()
 
+INIT = "mnem init agent-memory >/dev/null"
 STORE_AND_NS = (
     'from mnem_langgraph import MnemosyneStore\nstore = MnemosyneStore("agent-memory")\nns = ("customers", "acme")\n'
 )
 
-#: (file, first line) -> (how, detail): a prelude for python, a setup script for console, a reason for skip.
+#: (file, first line) -> (how, detail): a prelude for python, a setup script for console and server, the
+#: check for text; see the module's docstring.
 HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("README.md", "# Install, then run the main job: an MCP client drives mnem-mcp over stdio, remembers two"): (
-        "skip", "the README's two top-level commands: CI runs the second from a clean clone (.ci/run), and its "
-        "tests run the first's example (tests/examples); installing here would take minutes"),
+        "commands", "ci"),
     ("README.md", "$ mnem init ./agent-memory && cd agent-memory"): ("console", ""),
     ("README.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                   '["--store", "/absolute/path/to/agent-memory"]}}}'): ("json", "Claude Desktop config"),
@@ -86,26 +114,20 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--file F | < stdin]"): (
-        "skip", "a synopsis, not a command; tests/store/test_cli_json.py runs mnem write"),
+        "text", "synopsis"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
-    ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): (
-        "skip", "a synopsis, not a command; tests/store/test_stamps.py runs mnem stamps"),
+    ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "write", "-m", "x"], "stdin_bytes": 42, '
-                         '"framed": true}'): (
-        "skip", "a framed exchange with placeholders for its raw bytes; tests/store/test_serve.py runs framed "
-        "requests"),
+                         '"framed": true}'): ("text", "framed"),
     ("docs/langgraph.md", "from langgraph.graph import StateGraph"): ("python", ""),
-    ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): (
-        "skip", "URL forms, not a command; tests/store/test_postgres.py and the postgresql fixtures use them"),
+    ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): ("text", "urls"),
     ("docs/postgres.md", "import subprocess, sys"): ("python", ""),
     ("docs/postgres.md", "no_store: no mnemosyne store named 'agent-memroy' at postgresql://agent@db.internal/memory"
                          "?store=agent-memroy; that database holds the stores agent-memory, team: if you meant one of "
                          "them, fix store= in the URL; to create this one, run `mnem init …` (or use the create "
-                         "option: …)"): (
-        "skip", "sample output for a server that is not here; tests/store/test_postgres.py and "
-        "tests/test_store_location.py check that message on the suite's server"),
+                         "option: …)"): ("text", "no_store"),
     ("docs/postgres.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                          '["--store", "postgresql://agent@db.internal/memory?store=team"], "env": {"PGPASSWORD": '
                          '"the role\'s password"}}}}'): (
@@ -117,40 +139,27 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
         "python", STORE_AND_NS + 'store.put(("customers", "acme"), "seats", {"count": 35})\n'
         'def confirmed(item):\n    return item is not None and item.value == {"count": 40}\n'),
     ("docs/mcp.md", "pip install .                          # from this repository: installs mnem and mnem-mcp"): (
-        "skip", "installs the package (the README's commands do); tests/mcp/test_mcp_cli.py runs mnem-mcp --help "
-        "and tests/examples runs examples/mcp_client.py"),
+        "commands", ""),
     ("docs/mcp.md", "{"): ("json", "Claude Desktop / .mcp.json config"),
     ("docs/mcp.md", "claude mcp add mnem -- /absolute/path/to/.venv/bin/mnem-mcp --store "
-                    "/absolute/path/to/agent-memory"): (
-        "skip", "needs the Claude Code CLI and real absolute paths; test_claude_code_commands_use_absolute_paths "
-        "checks the mnem-mcp path"),
-    ("docs/mcp.md", 'invalid_ref: blame: "ghost" is not in memory at 3fb1a6e2…'): (
-        "skip", "sample output of a failed tool call; tests/mcp/test_mcp_errors.py checks that format"),
+                    "/absolute/path/to/agent-memory"): ("claude", ""),
+    ("docs/mcp.md", 'invalid_ref: blame: "ghost" is not in memory at 3fb1a6e2…'): ("text", "mcp_error"),
     ("docs/mcp.md", "bin/install-inspector     # the official Inspector CLI and a Node 22, into .cache/npm/"): (
         "bash", "agent-memory/.mnem"),
     ("docs/mcp-http.md", "# on loopback, no authentication (a trusted local process, or behind a proxy that "
-                         "authenticates):"): (
-        "skip", "starts servers that run until stopped; tests/mcp/test_http_transport.py and test_http_auth.py start "
-        "mnem-mcp --transport streamable-http with these options as processes and drive them"),
-    ("docs/mcp-http.md", "memory.example.com {"): (
-        "skip", "a Caddyfile for a public host name, not a command; the proxy only forwards to the server above"),
+                         "authenticates):"): ("server", INIT),
+    ("docs/mcp-http.md", "memory.example.com {"): ("text", "caddy"),
     ("docs/mcp-http.md", "mnem-mcp --store ./agent-memory --transport streamable-http --port 8765 \\"): (
-        "skip", "starts a server that runs until stopped, for a real issuer; tests/mcp/test_http_auth.py runs the "
-        "same options against a local test issuer"),
+        "server", INIT),
     ("docs/mcp-http.md", 'claude mcp add --transport http mnem https://memory.example.com/mcp --header '
-                         '"Authorization: Bearer $TOKEN"'): (
-        "skip", "needs the Claude Code CLI, a deployed server and a token"),
+                         '"Authorization: Bearer $TOKEN"'): ("claude", ""),
     ("docs/mcp-http.md", "import httpx2"): ("python", ""),
     ("docs/mcp-http.md", "# 1. the development issuer, on http://127.0.0.1:9000, minting tokens for the server's "
                          "URL"): ("bash", "agent-memory/.mnem"),
     ("README.md", ".venv/bin/python examples/mcp_client.py ./support-memory && .venv/bin/mnem ui --store "
-                  "./support-memory --open"): (
-        "skip", "starts a server that runs until interrupted (and a browser); tests/examples runs the example with a "
-        "kept store and tests/ui starts `mnem ui --store ... --port 0` as a process and drives it in Chromium"),
+                  "./support-memory --open"): ("server", ""),
     ("docs/ui.md", "mnem ui --store ./agent-memory            # prints: mnem ui: … at http://127.0.0.1:8470/ "
-                   "(read-only; Ctrl-C stops it)"): (
-        "skip", "starts a server that runs until interrupted; tests/ui/ui_support.py starts it with --port 0 and "
-        "reads that line"),
+                   "(read-only; Ctrl-C stops it)"): ("server", INIT),
 }
 
 
@@ -159,7 +168,11 @@ def test_every_block_is_classified() -> None:
     unknown = [f"{block} {block.key[1]!r}" for block in BLOCKS if block.key not in HOW]
     assert unknown == [], "add these blocks to HOW in tests/test_docs_blocks.py"
     assert [key for key in HOW if key not in keys] == [], "HOW lists blocks that no longer exist"
-    assert all(detail for how, detail in HOW.values() if how == "skip"), "every skipped block needs a reason"
+    assert {how for how, _ in HOW.values()} <= set(KINDS), "no block is skipped: each runs or is checked"
+    for block in BLOCKS:
+        how, detail = HOW[block.key]
+        assert (block.lang == "text") == (how == "text"), f"{block}: only ```text blocks are text, and they are"
+        assert how != "text" or detail in TEXT_CHECKS, f"{block}: no check named {detail!r}"
 
 
 def env() -> dict[str, str]:
@@ -276,3 +289,349 @@ def test_claude_code_commands_use_absolute_paths() -> None:
     text = "\n".join((ROOT / name).read_text(encoding="utf-8") for name in FILES)
     commands = re.findall(r"claude mcp add [^`\n]*?-- (\S+)", text)
     assert commands and all(command.startswith("/") for command in commands), commands
+
+
+# ------------------------------------------------------------------------------- shared
+def commands(text: str) -> list[str]:
+    """The commands of a shell block: continuation lines joined, comments and blank lines left out."""
+    joined = re.sub(r"\\\n\s*", "", text)
+    found = [re.sub(r"\s+#\s.*$", "", line).strip() for line in joined.splitlines()]
+    return [line for line in found if line and not line.startswith("#")]
+
+
+def checkout_like(folder: Path) -> None:
+    """Let ``folder`` stand for the repository's folder: this checkout's ``.venv``, ``examples`` and ``bin``."""
+    for name in (".venv", "examples", "bin"):
+        (folder / name).symlink_to(VENV_BIN.parent if name == ".venv" else ROOT / name)
+
+
+def doc_block(file: str, first_line: str, after: str = "") -> Block:
+    """The block of ``file`` that starts with ``first_line`` (the first one after the text ``after``)."""
+    text = (ROOT / file).read_text(encoding="utf-8")
+    line = text[: text.index(after)].count("\n") + 1
+    return next(block for block in BLOCKS if block.key == (file, first_line) and block.line > line)
+
+
+def mnem(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(VENV_BIN / "mnem"), *args], cwd=cwd, env=env(), input=stdin, capture_output=True,
+                          text=True, timeout=60)
+
+
+# ------------------------------------------------------------------------------- commands
+CI_RUN = ROOT / ".ci" / "run"
+
+
+def ci_command() -> str:
+    """The command .ci/run runs (its last line)."""
+    return CI_RUN.read_text(encoding="utf-8").strip().splitlines()[-1]
+
+
+def pip_target(part: str) -> list[str]:
+    """What a ``pip install`` installs, without ``-q``, ``-e`` and extras: ``["."]`` for this checkout."""
+    words = shlex.split(part)
+    return [re.sub(r"\[.*\]$", "", word) for word in words[2:] if word not in ("-q", "-e")]
+
+
+def is_install(part: str) -> bool:
+    return part == "python3 -m venv .venv" or bool(re.fullmatch(r"(\.venv/bin/)?pip install .*", part))
+
+
+@pytest.mark.parametrize("block", by("commands"), ids=str)
+def test_command_blocks_run_and_install_as_ci_does(block: Block, tmp_path: Path) -> None:
+    ci = ci_command()
+    ci_installs = [part for part in ci.split(" && ") if is_install(part)]
+    assert ci_installs[0] == "python3 -m venv .venv" and pip_target(ci_installs[1]) == ["."], ci
+    shown = commands(block.text)
+    if HOW[block.key][1] == "ci":
+        assert ci in shown, f"{block}: .ci/run runs {ci!r}, which the block does not show"
+    to_run = []
+    for command in shown:
+        if command == ci:
+            continue  # the CI itself: .ci/run runs exactly this from a clean clone
+        for part in command.split(" && "):
+            if not is_install(part):
+                to_run.append(part)
+            elif part.startswith("python3 -m venv"):
+                assert part in ci_installs, f"{block}: {part!r} is not how .ci/run makes the virtualenv"
+            else:
+                words = shlex.split(part)
+                assert words[0] in ("pip", ".venv/bin/pip") and pip_target(part) == ["."], f"{block}: {part!r}"
+    assert to_run, f"{block}: nothing to run"
+    checkout_like(tmp_path)
+    for part in to_run:
+        done = subprocess.run(["bash", "-c", part], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                              timeout=120)
+        assert done.returncode == 0, f"{block}: `{part}` exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+
+
+# ------------------------------------------------------------------------------- server
+FIXED_PORTS = Path(tempfile.gettempdir()) / "mnem-docs-fixed-ports.lock"
+DEFAULT_PORTS = {"ui": 8470, "mnem-mcp": 8765}
+
+
+@contextmanager
+def fixed_ports() -> Iterator[None]:
+    """Held while a block listens on a port of the doc's: the blocks of this file run on two workers."""
+    with FIXED_PORTS.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def answers(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def port_of(command: str) -> int:
+    given = re.search(r"--port (\d+)", command)
+    program = "ui" if " ui " in f" {command} " else "mnem-mcp"
+    return int(given[1]) if given else DEFAULT_PORTS[program]
+
+
+def http(url: str, data: bytes | None = None, headers: dict[str, str] | None = None) -> tuple[int, str, str]:
+    """Status, the ``WWW-Authenticate`` header and body of one request (no proxy: the server is local)."""
+    request = urllib.request.Request(url, data=data, headers=headers or {})
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+    try:
+        with opener.open(request, timeout=10) as response:
+            return response.status, "", response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.headers.get("WWW-Authenticate", ""), exc.read().decode()
+
+
+INITIALIZE = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "docs", "version": "0"}}}).encode()
+
+
+def one_request(command: str, port: int, opened: Path) -> None:
+    """A real request to the server ``command`` started, and what ``--open`` opened."""
+    base = f"http://127.0.0.1:{port}"
+    if " ui " in f" {command} ":
+        status, _, body = http(f"{base}/")
+        assert status == 200 and "<html" in body.lower(), (status, body[:200])
+        if "--open" in command.split():
+            deadline = time.monotonic() + 10
+            while not opened.exists() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert opened.read_text().split() == [f"{base}/"], "--open opens the page's address"
+    elif "--auth none" in command:
+        status, _, body = http(f"{base}/mcp", INITIALIZE, {"Content-Type": "application/json",
+                                                          "Accept": "application/json, text/event-stream"})
+        assert status == 200 and '"serverInfo"' in body, (status, body[:300])
+    else:  # --auth jwt: a request without a token is refused, pointing to the issuer's metadata
+        status, challenge, body = http(f"{base}/mcp", INITIALIZE, {"Content-Type": "application/json",
+                                                                  "Accept": "application/json, text/event-stream"})
+        assert status == 401 and challenge.startswith("Bearer") and "resource_metadata=" in challenge, (
+            status, challenge, body[:300])
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the command's whole process group, then make sure none of it is left."""
+    try:
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=20)
+    finally:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                os.killpg(process.pid, signal.SIGKILL if time.monotonic() > deadline else 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.05)
+        process.wait()
+
+
+@pytest.mark.parametrize("block", by("server"), ids=str)
+def test_server_blocks_serve_until_stopped(block: Block, tmp_path: Path) -> None:
+    checkout_like(tmp_path)
+    subprocess.run(["bash", "-e", "-c", HOW[block.key][1]], cwd=tmp_path, env=env(), check=True, timeout=60)
+    browser, opened = tmp_path / "browser", tmp_path / "opened"
+    browser.write_text(f'#!/bin/sh\necho "$@" > {shlex.quote(str(opened))}\n')
+    browser.chmod(0o755)
+    promised = re.findall(r"#\s*prints:\s*(.+)", block.text)
+    with fixed_ports():
+        for command in commands(block.text):
+            port = port_of(command)
+            assert not answers(port), f"{block}: port {port} is busy, so `{command}` cannot listen on it"
+            log = tmp_path / "stderr"
+            with log.open("wb") as stderr:
+                process = subprocess.Popen(["bash", "-c", command], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                                           stderr=stderr, env={**env(), "BROWSER": str(browser)},
+                                           start_new_session=True)
+            try:
+                deadline = time.monotonic() + 60
+                while not answers(port):
+                    assert process.poll() is None, f"{block}: `{command}` ended:\n{log.read_text()}"
+                    assert time.monotonic() < deadline, f"{block}: `{command}` never answered on {port}"
+                    time.sleep(0.1)
+                one_request(command, port, opened)
+            finally:
+                stop(process)
+            lines = log.read_text().splitlines()
+            for line in promised:
+                assert any(matches([line], [got]) for got in lines), f"{block}: no line {line!r} in:\n{lines}"
+            assert not answers(port), f"{block}: port {port} still answers after `{command}` was stopped"
+
+
+# ------------------------------------------------------------------------------- claude
+def stdio_entry(file: str, first_line: str, after: str = "") -> dict[str, object]:
+    """The ``mnem`` server entry of a doc's JSON block (only what ``claude mcp add`` sets)."""
+    entry = json.loads(doc_block(file, first_line, after).text)["mcpServers"]["mnem"]
+    return {"command": entry["command"], "args": entry["args"]}
+
+
+def audience() -> str:
+    """The public URL the HTTP server blocks of docs/mcp-http.md accept tokens for."""
+    found = set(re.findall(r"--audience (\S+)", doc_block(
+        "docs/mcp-http.md", "mnem-mcp --store ./agent-memory --transport streamable-http --port 8765 \\").text))
+    assert len(found) == 1, found
+    return found.pop()
+
+
+@pytest.mark.parametrize("block", by("claude"), ids=str)
+def test_claude_code_commands_add_the_documented_server(block: Block, tmp_path: Path) -> None:
+    stand_in, record = tmp_path / "stand-in", tmp_path / "argv.jsonl"
+    stand_in.mkdir()
+    (stand_in / "claude").write_text(f"#!{sys.executable}\nimport json, sys\n"
+                                     f"with open({str(record)!r}, 'a') as out:\n"
+                                     "    out.write(json.dumps(sys.argv[1:]) + '\\n')\n")
+    (stand_in / "claude").chmod(0o755)
+    token = "eyJ.token with spaces"
+    done = subprocess.run(["bash", "-e", "-c", block.text], cwd=tmp_path, capture_output=True, text=True,
+                          env={**env(), "PATH": f"{stand_in}{os.pathsep}{env()['PATH']}", "TOKEN": token},
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    calls = [json.loads(line) for line in record.read_text().splitlines()]
+    assert len(calls) == len(commands(block.text))
+    for argv in calls:
+        assert argv[:2] == ["mcp", "add"], argv
+        if "--" in argv:  # a stdio server: the entry claude would write, in the config its scope names
+            cut = argv.index("--")
+            entry = {"command": argv[cut + 1], "args": argv[cut + 2:]}
+            assert argv[cut - 1] == "mnem" and str(entry["command"]).startswith("/"), argv
+            if argv[2:4] == ["--scope", "project"]:
+                assert entry == stdio_entry("docs/mcp.md", "{", "`.mcp.json` looks like this"), argv
+            else:
+                assert entry == stdio_entry("README.md", '{"mcpServers": {"mnem": {"command": '
+                                            '"/absolute/path/to/.venv/bin/mnem-mcp", "args": ["--store", '
+                                            '"/absolute/path/to/agent-memory"]}}}'), argv
+                assert all(arg.startswith("/") for arg in entry["args"][1:]), argv
+        else:  # the remote server: its public URL, and the token as one header
+            assert argv == ["mcp", "add", "--transport", "http", "mnem", audience(), "--header",
+                            f"Authorization: Bearer {token}"], argv
+
+
+# ------------------------------------------------------------------------------- text
+def check_synopsis(block: Block, tmp_path: Path) -> None:
+    """Every option of the synopsis, and its positional argument, are in ``mnem CMD --help``'s usage."""
+    for line in block.text.splitlines():
+        command = line.split()[1]
+        usage = mnem(command, "--help", cwd=tmp_path).stdout.split("\n\n")[0]
+        for option in re.findall(r"(?<![\w-])(--?[a-z][\w-]*)", line):
+            assert re.search(rf"(?<![\w-]){re.escape(option)}(?![\w-])", usage), f"{option} is not in:\n{usage}"
+        for positional in re.findall(r"\[([A-Z]+)\]", line):
+            assert f"[{positional.lower()}]" in usage, f"{positional} is not in:\n{usage}"
+
+
+def check_framed(block: Block, tmp_path: Path) -> None:
+    """The exchange, with a real store and a payload of the shown size, on a real ``mnem serve --stdio``."""
+    request_line, stdin_line, answer_line, output_line = block.text.splitlines()
+    request = json.loads(request_line)
+    size = int(re.fullmatch(r"<(\d+) bytes of stdin>", stdin_line)[1])  # type: ignore[index]
+    payload = b'{"put":[{"id": "plan", "content": "pro"}]}'
+    assert len(payload) == size == request["stdin_bytes"]
+    assert mnem("init", "store", cwd=tmp_path).returncode == 0
+    request["argv"][request["argv"].index("/path/to/store")] = str(tmp_path / "store")
+    done = subprocess.run([str(VENV_BIN / "mnem"), "serve", "--stdio"], input=json.dumps(request).encode() + b"\n"
+                          + payload, capture_output=True, cwd=tmp_path, env=env(), timeout=60)
+    header, _, rest = done.stdout.partition(b"\n")
+    answer, shown = json.loads(header), json.loads(answer_line)
+    assert list(answer) == list(shown) and answer["exit"] == shown["exit"] == 0, (answer, shown)
+    assert answer["stderr_bytes"] == shown["stderr_bytes"] == 0 and len(rest) == answer["stdout_bytes"], done.stdout
+    assert json.loads(rest)["changes"] == {"plan": "added"}
+    assert re.fullmatch(r"<(\d+) bytes of stdout, then (\d+) of stderr>", output_line), output_line
+
+
+def check_urls(block: Block, tmp_path: Path) -> None:
+    """Each URL form is a store address whose store is the ``store=`` shown, and the socket form's host a folder."""
+    from mnem_store.location import StoreUrl, address
+
+    for line in block.text.splitlines():
+        url, _, note = line.partition(" ")
+        parsed = address(url)
+        assert isinstance(parsed, StoreUrl) and parsed.store == url.rsplit("store=", 1)[1], line
+        assert "store=" not in parsed.conninfo
+        if "unix socket" in note:
+            assert re.search(r"[?&]host=/", parsed.conninfo), line
+
+
+def check_no_store(block: Block, tmp_path: Path) -> None:
+    """The message, word for word, from ``mnem`` on a real PostgreSQL database that holds the doc's two stores."""
+    import pg_stores
+
+    pg_stores.server_uri()
+    database = f"memory_{os.getpid()}"
+    pg_stores._server.psql(f"CREATE DATABASE {database};")
+    base = re.sub(r"/postgres\?", f"/{database}?", pg_stores.server_uri(), count=1)
+    for store in ("agent-memory", "team"):
+        assert mnem("init", f"{base}&store={store}", cwd=tmp_path).returncode == 0
+    url = f"{base}&store=agent-memroy"
+    done = mnem("--json", "-C", url, "log", cwd=tmp_path)
+    error = json.loads(done.stdout or done.stderr)["error"]
+    shown = re.search(r"at (postgresql://\S+);", error["message"])[1]  # type: ignore[index]
+    expected = block.text.strip().replace("postgresql://agent@db.internal/memory?store=agent-memroy", shown)
+    assert matches([expected], [f"{error['code']}: {error['message']}"]), error
+
+
+MCP_ERROR = """\
+import asyncio, json, os, sys
+from mcp import Client, StdioServerParameters
+
+async def main() -> None:
+    env = {name: os.environ[name] for name in ("PATH", "MNEM_BIN") if name in os.environ}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "mnem_mcp", "--store", "store"], env=env)
+    async with Client(server) as client:
+        await client.call_tool("remember", {"id": "plan", "content": "pro"})
+        result = await client.call_tool("why", {"id": "ghost"})
+        print(json.dumps([result.is_error, result.content[0].text]))
+
+asyncio.run(main())
+"""
+
+
+def check_mcp_error(block: Block, tmp_path: Path) -> None:
+    """A real ``mnem-mcp``'s answer to ``why`` of an id not in memory: the doc's text, paths and commit filled in."""
+    done = subprocess.run([sys.executable, "-c", MCP_ERROR], cwd=tmp_path, env=env(), capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    is_error, text = json.loads(done.stdout)
+    store = str(tmp_path / "store")
+    rerun = re.search(r"rerun: (\S+) -C ", text)[1]  # type: ignore[index]
+    expected = block.text.strip().replace("/path/to/mnem", rerun).replace("/path/to/store", store)
+    pattern = ".*?".join(map(re.escape, re.sub(r"[0-9a-f]+…", "\0", expected).split("\0")))
+    assert is_error and re.fullmatch(pattern.replace(".*?", "[0-9a-f]{64}"), text), text
+
+
+def check_caddy(block: Block, tmp_path: Path) -> None:
+    """The proxy serves the server's public host name and forwards to where the command below it listens."""
+    site, target = re.fullmatch(r"(\S+) \{\n\s+reverse_proxy (\S+)\n\}\n", block.text).groups()  # type: ignore[union-attr]
+    command = commands(doc_block(
+        "docs/mcp-http.md", "mnem-mcp --store ./agent-memory --transport streamable-http --port 8765 \\").text)[0]
+    assert "--host" not in command and target == f"127.0.0.1:{port_of(command)}", (target, command)
+    assert audience().startswith(f"https://{site}/"), site
+
+
+TEXT_CHECKS: dict[str, Callable[[Block, Path], None]] = {
+    "synopsis": check_synopsis, "framed": check_framed, "urls": check_urls, "no_store": check_no_store,
+    "mcp_error": check_mcp_error, "caddy": check_caddy,
+}
+KINDS = ("python", "console", "bash", "json", "jsonl", "commands", "server", "claude", "text")
+
+
+@pytest.mark.parametrize("block", by("text"), ids=str)
+def test_text_blocks_say_what_the_product_does(block: Block, tmp_path: Path) -> None:
+    TEXT_CHECKS[HOW[block.key][1]](block, tmp_path)

@@ -42,7 +42,7 @@ def test_repo_refuses_a_commit_or_an_object_outside_a_write_transaction(written:
 @pytest.mark.parametrize("inside_a_read", [True, False], ids=["in-a-read", "alone"])
 def test_the_session_refuses_a_raw_write_outside_a_write_transaction(written: Path, inside_a_read: bool) -> None:
     before = store_fingerprint(written)
-    with open_repo(written) as repo, pytest.raises(Exception) as raised:  # noqa: PT011 - each driver's own error
+    with open_repo(written) as repo, pytest.raises(Exception) as raised:
         if inside_a_read:
             with repo.backend.read():
                 repo.backend.objects.insert(b"\x01" * 32, "memory_node", b"\xa0")

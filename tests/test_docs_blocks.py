@@ -53,7 +53,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -220,8 +220,9 @@ def checked_python(code: str) -> tuple[str, list[str]]:
 def test_python_blocks_run(block: Block, tmp_path: Path) -> None:
     prelude = HOW[block.key][1]
     code, printed = checked_python(block.text)
-    done = subprocess.run([sys.executable, "-c", prelude + code], cwd=tmp_path, env=env(), capture_output=True,
-                          text=True, timeout=120)
+    with own_server(block):
+        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=tmp_path, env=env(), capture_output=True,
+                              text=True, timeout=120)
     assert done.returncode == 0, f"{block} failed:\n{done.stderr}"
     assert matches(printed, done.stdout.splitlines()), f"{block} printed:\n{done.stdout}\nexpected:\n{printed}"
 
@@ -261,7 +262,7 @@ def test_bash_blocks_run(block: Block, tmp_path: Path) -> None:
     (tmp_path / ".venv").symlink_to(VENV_BIN.parent)
     (tmp_path / ".cache").symlink_to(ROOT / ".cache")
     (tmp_path / "bin").symlink_to(ROOT / "bin")
-    with fixed_ports() if re.search(r"--port \d", block.text) else nullcontext():  # the OAuth script's 8765
+    with fixed_ports() if re.search(r"--port \d", block.text) else nullcontext(), own_server(block):
         done = subprocess.run(["bash", "-e", "-c", block.text], cwd=tmp_path, env=env(), capture_output=True,
                               text=True, timeout=300)
     assert done.returncode == 0, f"{block} failed:\n{done.stdout}\n{done.stderr}"
@@ -370,15 +371,30 @@ FIXED_PORTS = Path(tempfile.gettempdir()) / "mnem-docs-fixed-ports.lock"
 DEFAULT_PORTS = {"ui": 8470, "mnem-mcp": 8765}
 
 
+#: Held while a block starts its own PostgreSQL (pgserver): pg_ctl gives a server 10 s to start, which two
+#: initdb-and-starts at once on a loaded 2-core machine can miss.
+PG_STARTS = Path(tempfile.gettempdir()) / "mnem-docs-pgserver.lock"
+
+
 @contextmanager
-def fixed_ports() -> Iterator[None]:
-    """Held while a block listens on a port of the doc's: the blocks of this file run on two workers."""
-    with FIXED_PORTS.open("w") as lock:
+def one_at_a_time(path: Path) -> Iterator[None]:
+    """An exclusive lock across this file's workers (the blocks run on two)."""
+    with path.open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def fixed_ports() -> AbstractContextManager[None]:
+    """Held while a block listens on a port of the doc's."""
+    return one_at_a_time(FIXED_PORTS)
+
+
+def own_server(block: Block) -> AbstractContextManager[None]:
+    """Held while a block that starts its own PostgreSQL runs (see ``PG_STARTS``)."""
+    return one_at_a_time(PG_STARTS) if "pgserver" in block.text else nullcontext()
 
 
 def answers(port: int) -> bool:

@@ -107,3 +107,44 @@ def test_command_modules_do_not_import_their_parent_package() -> None:
         if "mnem_store.cli" in imports(path)
     }
     assert offenders == {}
+
+
+def runtime_imports(path: Path, modules: set[str]) -> set[str]:
+    """The project modules ``path`` imports when it runs (imports under ``if TYPE_CHECKING:`` are for types only)."""
+    here = module_name(path).split(".")
+    package = here if path.name == "__init__.py" else here[:-1]
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    typing_only = {id(inner) for node in ast.walk(tree)
+                   if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                   for inner in ast.walk(node)}
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name in modules)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                target = f"{module}.{alias.name}"
+                found.add(target if target in modules else module)
+    return (found & modules) - {module_name(path)}
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    """No import cycles: a cycle means two modules that cannot be understood (or loaded) one without the other."""
+    paths = {module_name(path): path for package in FORBIDDEN for path in sources(package)}
+    graph = {name: runtime_imports(path, set(paths)) for name, path in paths.items()}
+    cycles = []
+    for start in graph:  # a module is on a cycle when it can reach itself
+        seen, todo = set(), list(graph[start])
+        while todo:
+            name = todo.pop()
+            if name == start:
+                cycles.append(start)
+                break
+            if name not in seen:
+                seen.add(name)
+                todo.extend(graph[name])
+    assert cycles == [], f"modules on an import cycle: {sorted(cycles)}"

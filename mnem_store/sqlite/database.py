@@ -27,6 +27,7 @@ from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
 from ..sql.session import BRIEF, MEMO_LIMIT
+from .schema import SCHEMA
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
 
@@ -44,38 +45,7 @@ DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: into more pages.
 PAGE_SIZE = 2048
 
-#: Schema 4's tables, also what ``migrate.upgrade_from_3`` adds.
-SIDE_TABLES = """
-CREATE TABLE IF NOT EXISTS leases (
-    branch TEXT NOT NULL, node_id TEXT NOT NULL, expires INTEGER NOT NULL, ttl INTEGER NOT NULL,
-    PRIMARY KEY (branch, node_id)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS leases_by_expiry ON leases (branch, expires);
-CREATE TABLE IF NOT EXISTS vectors (
-    model TEXT NOT NULL, object BLOB NOT NULL, field TEXT NOT NULL, vector BLOB NOT NULL,
-    UNIQUE (model, object, field)
-);
-"""
 
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS objects (key INTEGER PRIMARY KEY, id BLOB NOT NULL UNIQUE, kind INTEGER NOT NULL, data BLOB);
-CREATE TABLE IF NOT EXISTS refs (name TEXT PRIMARY KEY, target BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS staging (node_id TEXT PRIMARY KEY, object BLOB NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS tombstones (node_id TEXT PRIMARY KEY) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS names (key INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS commits (
-    key INTEGER PRIMARY KEY, parent INTEGER, state INTEGER NOT NULL, lane INTEGER NOT NULL, since INTEGER NOT NULL,
-    corrected BLOB NOT NULL
-);
-CREATE INDEX IF NOT EXISTS commits_by_state ON commits (state);
-CREATE TABLE IF NOT EXISTS lanes (lane INTEGER PRIMARY KEY, head INTEGER NOT NULL);
-CREATE TABLE IF NOT EXISTS changes (
-    commit_key INTEGER NOT NULL, name INTEGER NOT NULL, kind INTEGER NOT NULL, object INTEGER,
-    PRIMARY KEY (commit_key, name)
-) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
-{SIDE_TABLES}"""
 
 
 
@@ -219,7 +189,7 @@ class Database(Session):
             self.conn.execute("PRAGMA synchronous=FULL")
             if create:
                 with self.write():
-                    for statement in filter(str.strip, _SCHEMA.split(";")):
+                    for statement in filter(str.strip, SCHEMA.split(";")):
                         self.conn.execute(statement)
                     rows = {**(meta or {}), "schema_version": str(SCHEMA_VERSION)}
                     self.conn.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", rows.items())

@@ -13,12 +13,17 @@ removed (a kill before that leaves stale files that nothing reads).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import CorruptStoreError, StoreIoError
 from ..layout import parse_config, parse_head
 from ..logs import logger
 from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
-from .database import SIDE_TABLES, Database
+from .schema import SIDE_TABLES
+
+if TYPE_CHECKING:
+    from .database import Database
 
 __all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3"]
 

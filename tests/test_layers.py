@@ -11,6 +11,7 @@ keeps open), never through a backend module.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,23 @@ def test_no_module_imports_itself_back_through_others() -> None:
                 seen.add(name)
                 todo.extend(graph[name])
     assert cycles == [], f"modules on an import cycle: {sorted(cycles)}"
+
+
+def test_docs_engine_names_the_modules_that_exist() -> None:
+    """docs/engine.md's layer table names every engine module, and only modules that exist."""
+    table = [line for line in (ROOT / "docs" / "engine.md").read_text(encoding="utf-8").splitlines()
+             if line.startswith("| ") and not line.startswith(("| layer", "| ---"))]
+    named = set()
+    for row in table[:next(i for i, line in enumerate(table) if "`ui/`" in line) + 1]:
+        modules = row.split("|")[2]
+        for folder, inside in re.findall(r"`(\w+)/`(?: \(([^)]*)\))?", modules):  # `sql/` (`a`, `b`): its modules
+            named.add(f"mnem_store.{folder}")
+            named.update(f"mnem_store.{folder}.{name}" for name in re.findall(r"`(\w+)`", inside))
+        top_level = re.sub(r"`\w+/`(?: \([^)]*\))?", "", modules)
+        named.update(f"mnem_store.{name}" for name in re.findall(r"`(\w+)`", top_level))
+    existing = {module_name(path) for path in sources("mnem_store")}
+    assert named - existing == set(), "docs/engine.md names modules that do not exist"
+    top = {name for name in existing if name.count(".") == 1} | {
+        name for name in existing if name.count(".") == 2 and name.split(".")[1] in ("sql", "sqlite", "postgres")}
+    unnamed = top - named - {"mnem_store.__main__"}
+    assert unnamed == set(), "engine modules docs/engine.md's layer table does not name"

@@ -1,0 +1,84 @@
+"""What a batch costs in ``mnem`` calls, as docs/langgraph.md ("What a batch does") promises it.
+
+Each call is counted from the bridge's echo log (``mnem_bridge.echo``, one
+line per invocation, as a user sees it with ``MNEM_ECHO=1``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import MNEM
+from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
+
+from mnem_langgraph import MnemosyneStore
+
+pytest_plugins = ["langgraph_fixtures"]
+
+VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire", "log", "status", "blame")
+
+
+class Verbs(logging.Handler):
+    """The ``mnem`` verb of each echoed command line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        words = record.getMessage().split()
+        self.seen.append(next((word for word in words if word in VERBS), " ".join(words[:4])))
+
+
+@pytest.fixture
+def verbs() -> Iterator[Verbs]:
+    handler, echo = Verbs(), logging.getLogger("mnem_bridge.echo")
+    level = echo.level
+    echo.setLevel(logging.DEBUG)
+    echo.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        echo.removeHandler(handler)
+        echo.setLevel(level)
+
+
+def calls(store: MnemosyneStore, verbs: Verbs, ops: Sequence[Op]) -> list[str]:
+    verbs.seen.clear()
+    store.batch(ops)
+    return list(verbs.seen)
+
+
+def many_ops() -> list[Op]:
+    """Gets, searches and listings of every kind, then several puts and a delete."""
+    reads: list[Op] = [GetOp(("a",), f"k{i}") for i in range(5)]
+    reads += [SearchOp(("a",), None, 10, 0), SearchOp(("a",), {"x": 1}, 10, 0, "one"), ListNamespacesOp(None, None)]
+    return [*reads, *(PutOp(("a",), f"n{i}", {"x": i}) for i in range(5)), PutOp(("a",), "k0", None)]
+
+
+def test_a_batch_costs_one_stamps_and_one_write_whatever_its_size(mstore: MnemosyneStore, verbs: Verbs) -> None:
+    mstore.put(("a",), "k0", {"x": 1})
+    assert calls(mstore, verbs, many_ops()) == ["stamps", "write"]
+    assert calls(mstore, verbs, many_ops()[:8]) == ["stamps"]
+    assert calls(mstore, verbs, many_ops()[8:]) == ["write"]
+
+
+def test_refresh_on_read_adds_one_touch_to_a_batch_that_reads(store_root: Path, verbs: Verbs) -> None:
+    with MnemosyneStore(store_root, mnem=MNEM, ttl={"default_ttl": 10, "refresh_on_read": True}) as store:
+        store.put(("a",), "k0", {"x": 1})
+        assert calls(store, verbs, many_ops()) == ["stamps", "touch", "write"]
+
+
+def test_a_ranked_query_adds_one_similar(store_root: Path, verbs: Verbs) -> None:
+    def embed(texts: Sequence[str]) -> list[list[float]]:
+        return [[float(len(text)), 1.0] for text in texts]
+
+    index: Any = {"dims": 2, "embed": embed}
+    with MnemosyneStore(store_root, mnem=MNEM, index=index) as store:
+        store.put(("a",), "k0", {"x": "hello"})
+        assert calls(store, verbs, [*many_ops()[:5], SearchOp(("a",), None, 10, 0, "hi"), *many_ops()[8:]]) == [
+            "stamps", "similar", "write"]

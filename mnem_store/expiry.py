@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .clock import now_ms
 from .errors import UsageError
 from .objects import MemoryNode
-from .repo import Repo, now_ms
+from .repo import Repo
 
 __all__ = ["expired_present", "live_leases", "record_leases", "refuse_rev"]
 

@@ -17,11 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .clock import now_ms
 from .errors import CommandError
 from .layout import Head
 from .location import Address
 from .objects import Commit, MemoryNode, encode_object
-from .repo import Change, Nodes, Repo, diff_nodes, now_ms
+from .repo import Change, Nodes, Repo, diff_nodes
 
 if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a one-shot `show` skips merge's import
     from .bisect import Predicate

@@ -14,13 +14,13 @@ from __future__ import annotations
 import heapq
 import os
 import re
-import time as _time
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from .backend import KIND_CODES, Backend, GraphRow
 from .canonical import hex_id
+from .clock import now_ms
 from .errors import (
     CommandError,
     ConflictError,
@@ -45,14 +45,9 @@ from .stateimage import StateImage
 if TYPE_CHECKING:
     from .postgres import Connections, PooledConnections
 
-__all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "StorePools", "default_author", "diff_nodes", "now_ms"]
+__all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "StorePools", "default_author", "diff_nodes"]
 
 Nodes = dict[str, bytes]
-
-
-def now_ms() -> int:
-    """The current time in Unix milliseconds."""
-    return _time.time_ns() // 1_000_000
 
 
 def default_author(explicit: str | None) -> str:

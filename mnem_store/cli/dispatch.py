@@ -19,7 +19,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
-from .. import CONTRACT_VERSION, __version__
+from .. import CONTRACT_VERSION, __version__, clock
 from ..errors import MnemError, StoreIoError, UsageError
 from ..location import Address
 from ..repo import Repo
@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
-            "vectors"]
+            "vectors", "now"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -76,6 +76,10 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
     )
     parser.add_argument(
         "-C", "--store", dest="store", metavar="PATH", default=default, help="act as if started in PATH"
+    )
+    parser.add_argument(  # kept as text and checked by ``invoke``: a worker's parse cache then fills it in
+        "--now", metavar="MS", default=default,
+        help="the time now, in Unix ms, for commits without --time and TTL leases (default: the system clock)",
     )
 
 
@@ -89,10 +93,10 @@ def subcommand_of(argv: list[str]) -> str | None:
     for token in tokens:
         if token in ("--json", "-V", "--version"):
             continue
-        if token in ("-C", "--store"):
+        if token in ("-C", "--store", "--now"):
             next(tokens, None)
             continue
-        if token.startswith("--store=") or (token.startswith("-C") and len(token) > 2):
+        if token.startswith(("--store=", "--now=")) or (token.startswith("-C") and len(token) > 2):
             continue
         return token if token in COMMANDS else None
     return None
@@ -230,14 +234,19 @@ def invoke(
     This is the single code path of both a one-shot process and each request
     of a worker (``mnem serve``), so the two can never disagree.  A worker
     passes a prebuilt ``parser`` (a ``ParseCache``) and an ``opener`` that keeps stores open.
+    ``--now`` fixes the clock for this invocation only: a worker's next
+    request reads the clock the worker itself was started with.
     """
     want_json = "--json" in argv
     ctx: Context | None = None
+    outer_now = clock.fixed()
     try:
         args = (parser or build_parser(only=subcommand_of(argv))).parse_args(argv)
         want_json = bool(args.json)
         if not _is_text(argv):  # undecodable bytes from the OS (a worker's JSON request cannot hold any)
             _check_text_arguments(args)
+        if args.now is not None:
+            clock.fix(clock.parse_now(args.now))
         if args.version:
             _emit(streams.stdout, _json_doc(self_description()) if want_json else f"mnem {__version__}\n")
             return 0
@@ -272,6 +281,7 @@ def invoke(
             raise
         return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json, streams)
     finally:
+        clock.fix(outer_now)
         if ctx is not None:
             ctx.close()
 

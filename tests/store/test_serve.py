@@ -135,6 +135,30 @@ def test_worker_follows_a_store_named_two_ways_through_its_deletion(tmp_path, wo
         assert list(orjson.loads(worker.ask("-C", name, "--json", "show")["stdout"])) == ["b"]
 
 
+def test_a_request_s_now_holds_for_that_request_only(tmp_path, worker):
+    """``--now`` is one invocation's clock: a worker's next request reads the system clock again.
+
+    The two ``--now`` reads have one shape, so the second is answered from the parse cache with its own value.
+    """
+    store = str(tmp_path / "s")
+    run_mnem("init", store)
+
+    def live(*now: str) -> list[str]:
+        answer = worker.ask("-C", store, "--json", *now, "ls", "--live")
+        assert answer["exit"] == 0, answer
+        return orjson.loads(answer["stdout"])
+
+    written = worker.ask("-C", store, "--json", "--now=1000", "write", "-m", "w",
+                         stdin='{"put": [{"id": "x", "content": 1, "ttl": 500}]}')
+    assert orjson.loads(written["stdout"])["commit"]["time"] == 1000
+    assert live("--now=1500") == []
+    assert live("--now=1499") == ["x"]
+    assert live() == []  # 1499 did not outlive its request: the system clock is far past 1500
+    refused = worker.ask("-C", store, "--json", "--now=soon", "ls", "--live")
+    assert refused["exit"] == 2 and orjson.loads(refused["stdout"])["error"]["code"] == "usage"
+    assert live() == []
+
+
 def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, worker):
     for line in (b"garbage", b'{"argv": "log"}', b'{"argv": [1]}', b'{"argv": ["log"], "stdin": 5}', b"[]"):
         answer = worker.raw(line)

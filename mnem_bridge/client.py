@@ -25,7 +25,15 @@ import orjson
 from .address import StoreUrl
 from .binary import FIX, Binary, describe, find_binary
 from .echo import ShellLine, echo
-from .errors import BinaryNotFoundError, CommandTimeoutError, ProtocolError, SignalError, UsageError, error_class
+from .errors import (
+    BinaryNotFoundError,
+    CommandTimeoutError,
+    ContractError,
+    ProtocolError,
+    SignalError,
+    UsageError,
+    error_class,
+)
 from .process import Runner, RunResult, SubprocessRunner
 from .text import is_utf8, shown, text_problem
 from .worker import WorkerRunner
@@ -47,6 +55,9 @@ Where = str | os.PathLike[str] | StoreUrl
 #: busy store, so only a wedged process ever hits it.
 DEFAULT_TIMEOUT = 60.0
 
+#: The latest time a clock may answer, as ``mnem --now`` takes it (docs/cli-json.md): 2**62 Unix ms.
+MAX_NOW_MS = 2**62
+
 
 class Mnem:
     """Runs the ``mnem`` binary for a ``Store``.
@@ -58,6 +69,12 @@ class Mnem:
         mode: ``"worker"`` (one persistent ``mnem serve --stdio`` for this client, when the
             binary lists the ``serve`` feature) or ``"oneshot"`` (one process per call).
             Default: ``$MNEM_BRIDGE_MODE``, else ``"worker"``.  Ignored when ``runner`` is given.
+        clock: What "now" is, in Unix milliseconds, read once per call and sent as
+            ``--now`` (a binary listing the ``now`` feature): the time of commits made
+            without ``time_ms`` and of TTL leases (when one starts, whether it has run
+            out, ``touch``, ``expire``).  For tests that let a TTL run out without
+            waiting, and for replays.  ``None`` (the default) sends nothing, and the
+            binary reads the system clock as it always has.
 
     Raises:
         BinaryNotFoundError: No binary where the lookup order points.
@@ -70,9 +87,11 @@ class Mnem:
         runner: Runner | None = None,
         timeout: float = DEFAULT_TIMEOUT,
         mode: str | None = None,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         self.path = find_binary(binary)
         self.timeout = timeout
+        self.clock = clock
         self.mode = mode or os.environ.get("MNEM_BRIDGE_MODE") or "worker"
         if self.mode not in MODES:
             raise ValueError(f"mode must be one of {', '.join(MODES)}, got {self.mode!r}")
@@ -183,7 +202,7 @@ class Mnem:
         check_arguments(path, args, payload)
         if not is_utf8(path):  # the worker protocol is JSON text; only a process argv carries any path bytes
             runner = self._oneshot
-        argv = [self.path, "-C", path, "--json", *args]
+        argv = [self.path, "-C", path, "--json", *self._now(), *args]
         stdin = None
         if payload is not None:
             payload = payload if payload.endswith("\n") else payload + "\n"
@@ -204,6 +223,29 @@ class Mnem:
                 f"cannot run `mnem` binary {self.path!r}: {exc.strerror or exc}; {FIX}", command=str(command)
             ) from exc
         return interpret(result, command, self.timeout), result, command
+
+    def _now(self) -> tuple[str, ...]:
+        """``--now=MS`` as ``clock`` answers it for this call, or nothing without a clock.
+
+        Raises:
+            UsageError: The clock answered something other than Unix milliseconds (``time.time``'s
+                float seconds, say), which would date commits and leases wrongly.
+            ContractError: The binary cannot take ``--now``, so it would read its own clock instead.
+        """
+        if self.clock is None:
+            return ()
+        now = self.clock()
+        if type(now) is not int or not 0 <= now <= MAX_NOW_MS:
+            raise UsageError(
+                f"clock must return the time in Unix milliseconds, an int from 0 to 2**62 "
+                f"(time.time_ns() // 1_000_000 is the system's); it returned {now!r}"
+            )
+        if "now" not in self.binary.features:
+            raise ContractError(
+                f"the `mnem` at {self.path} does not take --now (it does not list the `now` feature), which "
+                f"a clock needs; {FIX}"
+            )
+        return (f"--now={now}",)
 
     def call_json(self, root: Where, *args: str, payload: str | None = None) -> tuple[Any, bytes]:
         """``call``, returning the decoded document with the exact bytes the binary printed.

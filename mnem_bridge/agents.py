@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from . import inline
 from .errors import BusyError, ConflictError, ProtocolError, UsageError
+from .models import PROVENANCE_KEYS
 from .store import Store
 
 __all__ = ["ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS", "forget", "remember", "remember_many", "with_retry"]
@@ -37,7 +38,7 @@ ATTEMPTS = 4
 #: Sleep after failed attempt ``n`` (0-based, not the last) is ``BACKOFF_SECONDS * (n + 1)``.
 BACKOFF_SECONDS = 0.025
 #: What an item of ``remember_many`` may carry besides ``id`` and ``content``.
-ITEM_KEYS = ("source", "step", "observation", "tool_call", "note")
+ITEM_KEYS = tuple(PROVENANCE_KEYS)
 
 T = TypeVar("T")
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
 __all__ = [
+    "PROVENANCE_KEYS",
     "Blame",
     "ChangeKind",
     "Commit",
@@ -39,6 +40,12 @@ ChangeKind = Literal["added", "removed", "modified"]
 ConflictKind = Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
 MergeStatus = Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
 
+#: The name each provenance field is given by (``remember``'s arguments, ``mnem write``'s keys, ``mnem add``'s
+#: flags), in ADR-0016's order: all are the fields' own but ``step``, upstream's name for ``agent_step``.
+#: tests/bridge/test_models.py checks it against what the ``mnem`` binary records.
+PROVENANCE_KEYS = {"source": "source", "step": "agent_step", "observation": "observation", "tool_call": "tool_call",
+                   "note": "note"}
+
 
 @dataclass(frozen=True, slots=True)
 class Provenance:
@@ -51,14 +58,8 @@ class Provenance:
     note: str | None = None
 
     def to_dict(self) -> dict[str, str | None]:
-        """All five keys, unset ones ``None``, in upstream's order."""
-        return {
-            "agent_step": self.agent_step,
-            "observation": self.observation,
-            "tool_call": self.tool_call,
-            "source": self.source,
-            "note": self.note,
-        }
+        """All five keys, unset ones ``None``, in upstream's order (the fields' own)."""
+        return {name: getattr(self, name) for name in _PROVENANCE_FIELDS}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Provenance:
@@ -70,7 +71,11 @@ class Provenance:
         Returns:
             The provenance.
         """
-        return cls(data["agent_step"], data["observation"], data["tool_call"], data["source"], data["note"])
+        return cls(*[data[name] for name in _PROVENANCE_FIELDS])
+
+
+#: ``Provenance``'s fields in declaration order, named once for the two methods above (``fields()`` is slow).
+_PROVENANCE_FIELDS = tuple(each.name for each in fields(Provenance))
 
 
 @dataclass(frozen=True, slots=True)

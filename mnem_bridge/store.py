@@ -37,13 +37,14 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal, TypeVar
+from typing import Any, Final, Literal, TypeVar, get_args
 
 from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
 from .client import Mnem
 from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
 from .models import (
+    PROVENANCE_KEYS,
     Blame,
     ChangeKind,
     Commit,
@@ -70,17 +71,9 @@ T = TypeVar("T")
 Predicate = Callable[[Memory], bool]
 Resolution = Literal["ours", "theirs", "base", "delete"] | MemoryNode
 
-_CONTENT_KINDS = ("note", "claim")
+_CONTENT_KINDS = get_args(ContentKind)
 _SIDES = ("ours", "theirs", "base", "delete")
 _STRATEGIES = ("ours", "theirs")
-#: Provenance field -> ``mnem add`` flag.
-_PROVENANCE_FLAGS = {
-    "agent_step": "--step",
-    "observation": "--observation",
-    "tool_call": "--tool-call",
-    "source": "--source",
-    "note": "--note",
-}
 
 
 class _Unset:
@@ -449,9 +442,11 @@ class Store:
         args = ["add", f"--content-json={encode_json(content)}"]
         if content_kind != "note":
             args.append(f"--content-kind={content_kind}")
-        for name, value in (provenance or Provenance()).to_dict().items():
+        given = provenance or Provenance()
+        for key, name in PROVENANCE_KEYS.items():
+            value = getattr(given, name)
             if value is not None:
-                args.append(f"{_PROVENANCE_FLAGS[name]}={value}")
+                args.append(f"--{key.replace('_', '-')}={value}")  # each key is a flag of ``mnem add``
         if event_time is not None:
             args.append(f"--event-time={event_time}")
         return str(self._read(lambda doc: doc["object"], *args, "--", id))

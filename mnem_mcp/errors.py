@@ -42,11 +42,11 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 #: Code for arguments the tool refuses (the contract's code for a refused command line).
-USAGE = "usage"
+USAGE = mnem_bridge.UsageError.code
 #: Code for a call the caller's token does not allow (OAuth's name for it, RFC 6750).
 INSUFFICIENT_SCOPE = "insufficient_scope"
 #: Code for anything unforeseen (upstream's fallback code); the traceback stays in the server log.
-UNEXPECTED = "error"
+UNEXPECTED = mnem_bridge.MnemError.code
 
 #: How many argument problems one ``usage`` text lists (pydantic reports each union arm separately).
 MAX_PROBLEMS = 3

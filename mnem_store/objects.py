@@ -21,15 +21,21 @@ from .canonical import (
 )
 from .errors import CorruptStoreError
 
-__all__ = ["PROVENANCE_FIELDS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "decode_object"]
+__all__ = ["PROVENANCE_KEYS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "decode_object"]
 
-#: Provenance fields in upstream's declaration order (the export's order).
-PROVENANCE_FIELDS = ("agent_step", "observation", "tool_call", "source", "note")
 CONTENT_KINDS = ("note", "claim")
+#: The name each provenance field is given by (``mnem add``'s flags, ``mnem write``'s keys, the labels of
+#: upstream's text), in ADR-0016's order: all are the fields' own but ``step``, upstream's flag for ``agent_step``.
+PROVENANCE_KEYS = {"source": "source", "step": "agent_step", "observation": "observation", "tool_call": "tool_call",
+                   "note": "note"}
+_KEY_OF = {field: key for key, field in PROVENANCE_KEYS.items()}
 
 
 class Provenance(NamedTuple):
-    """Where a belief came from; every field optional, empty is legal."""
+    """Where a belief came from; every field optional, empty is legal.
+
+    The fields are in upstream's declaration order, which is the export's.
+    """
 
     agent_step: str | None = None
     observation: str | None = None
@@ -39,11 +45,15 @@ class Provenance(NamedTuple):
 
     def present(self) -> dict[str, str]:
         """The set fields, in declaration order (what is hashed and exported)."""
-        return {name: value for name in PROVENANCE_FIELDS if (value := getattr(self, name)) is not None}
+        return {name: value for name, value in self._asdict().items() if value is not None}
+
+    def labelled(self) -> dict[str, str]:
+        """The set fields under the names they are given by (``PROVENANCE_KEYS``): upstream's text labels."""
+        return {_KEY_OF[name]: value for name, value in self.present().items()}
 
     def to_dict(self) -> dict[str, str | None]:
         """SDK shape: all five keys, unset ones as null."""
-        return {name: getattr(self, name) for name in PROVENANCE_FIELDS}
+        return self._asdict()
 
     @classmethod
     def from_map(cls, data: Any) -> Provenance:
@@ -51,7 +61,7 @@ class Provenance(NamedTuple):
         if not isinstance(data, dict):
             raise CorruptStoreError("bad object: provenance is not a map")
         values: dict[str, str] = {}
-        for name in PROVENANCE_FIELDS:
+        for name in cls._fields:
             value = data.get(name)
             if value is not None and not isinstance(value, str):
                 raise CorruptStoreError(f"bad object: provenance {name} is not text")

@@ -200,6 +200,7 @@ async def test_tools_list_has_every_row_with_its_arguments(server: Any, sqlite_s
     item = listed["remember_many"].input_schema["$defs"]["RememberItem"]
     assert set(item["required"]) == {"id", "content"}, "docs/contract.md: remember_many items need id and content"
     assert {"source", "step", "observation"} <= set(item["properties"]), "docs/contract.md: remember_many items"
+    assert set(item["properties"]) == {"id", "content", *agents.ITEM_KEYS}, "an item takes every provenance key"
 
 
 @pytest.mark.anyio

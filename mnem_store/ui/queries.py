@@ -19,13 +19,10 @@ from .. import porcelain
 from ..bisect import content_equals
 from ..canonical import dump_compact
 from ..errors import CommandError
-from ..objects import Commit, MemoryNode
+from ..objects import PROVENANCE_KEYS, Commit, MemoryNode
 from ..repo import Repo
 
 __all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "value_diff", "when"]
-
-#: Provenance in the order the page shows it: the ADR's source, step and observation first.
-PROVENANCE_ORDER = ("source", "agent_step", "observation", "tool_call", "note")
 
 
 def _commit(raw: bytes, commit: Commit) -> dict[str, Any]:
@@ -94,8 +91,8 @@ def _fields(node: MemoryNode | None, split_content: bool) -> dict[str, Any]:
     else:
         found["content"] = node.content
     found["content_kind"] = node.content_kind
-    found.update({f"provenance.{name}": getattr(node.provenance, name) for name in PROVENANCE_ORDER
-                  if getattr(node.provenance, name) is not None})
+    found.update({f"provenance.{name}": getattr(node.provenance, name) for name in PROVENANCE_KEYS.values()
+                  if getattr(node.provenance, name) is not None})  # in the ADR's order: source, step, observation
     if node.event_time is not None:
         found["event_time"] = node.event_time
     return found

@@ -80,7 +80,7 @@ def test_add_sends_compact_json_and_guards_the_id(store: Store, recorder: Record
               provenance=Provenance(agent_step="s", source="-src", note="a=b"), event_time=5)
     store.add("plain", "text")
     assert _args(recorder, store) == [
-        ["add", '--content-json={"b":[1,"ü"],"a":null}', "--content-kind=claim", "--step=s", "--source=-src",
+        ["add", '--content-json={"b":[1,"ü"],"a":null}', "--content-kind=claim", "--source=-src", "--step=s",
          "--note=a=b", "--event-time=5", "--", "-x"],
         ["add", '--content-json="text"', "--", "plain"],
     ]

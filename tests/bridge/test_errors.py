@@ -9,6 +9,7 @@ import mnem_bridge
 from mnem_bridge import RunResult
 from mnem_bridge.client import interpret
 from mnem_bridge.errors import error_class
+from mnem_store import errors as engine
 
 CODES = {
     "not_found": "NotFoundError", "invalid_ref": "InvalidRefError", "conflict": "ConflictError",
@@ -24,6 +25,14 @@ def test_each_contract_code_has_its_class(code: str, name: str) -> None:
     error = cls("it failed", command="mnem -C /s --json x", stderr=b"raw\xff", exit_status=1)
     assert (str(error), error.command, error.stderr, error.exit_status) == (
         "it failed", "mnem -C /s --json x", b"raw\xff", 1)
+
+
+def test_the_bridge_mirrors_each_code_the_engine_reports() -> None:
+    """One taxonomy on each side of the process boundary: each engine error with a code has its bridge namesake."""
+    codes = {cls.__name__: cls.code for cls in vars(engine).values()
+             if isinstance(cls, type) and issubclass(cls, engine.MnemError) and "code" in vars(cls)}
+    assert {name: getattr(mnem_bridge, name).code for name in codes} == codes
+    assert {code: error_class(code).__name__ for code in codes.values()} == {code: name for name, code in codes.items()}
 
 
 def test_an_unknown_code_keeps_its_code() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Any
 
 import orjson
@@ -20,6 +21,7 @@ from mnem_bridge import (
     Store,
     agents,
 )
+from mnem_bridge.models import PROVENANCE_KEYS
 
 PROV = {"agent_step": "step-31", "observation": "billing-note-8842", "tool_call": None, "source": "s", "note": None}
 NODE = {"id": "plan", "content": {"tier": "pro", "seats": [1, 2]}, "content_kind": "claim", "provenance": PROV,
@@ -97,3 +99,22 @@ def test_blame_matches_the_cli(bstore: Store) -> None:
     cli = run_mnem("--json", "blame", "plan", cwd=bstore.root).json
     assert cli.pop("author") == "agent"  # the extension beside the SDK's three keys (docs/cli-json.md)
     assert _cli_json(cli) == _cli_json(bstore.blame("plan").to_dict())
+
+
+def test_provenance_keys_are_what_the_binary_records(bstore: Store) -> None:
+    """``PROVENANCE_KEYS``, the bridge's one list of provenance fields, against the real ``mnem``.
+
+    Each key is a key of ``mnem write`` and (spelt as a flag) of ``mnem add``
+    that fills its field, and the binary reports exactly ``Provenance``'s
+    fields, in their order; ``remember`` takes each key as an argument.
+    """
+    given = {key: f"{key} given" for key in PROVENANCE_KEYS}
+    recorded = {name: given[key] for key, name in PROVENANCE_KEYS.items()}
+    bstore.write([{"id": "written", "content": 1, **given}], message="every key")
+    agents.remember(bstore, "remembered", 1, **given)
+    bstore.add("added", 1, provenance=Provenance(**recorded))
+    for node_id in ("written", "remembered", "added"):
+        reported = run_mnem("--json", "show", "--node", node_id, cwd=bstore.root).json["provenance"]
+        assert list(reported.items()) == [(each.name, recorded[each.name]) for each in dataclasses.fields(Provenance)]
+    keywords = [name for name, p in inspect.signature(agents.remember).parameters.items() if p.kind is p.KEYWORD_ONLY]
+    assert keywords[:len(PROVENANCE_KEYS)] == list(PROVENANCE_KEYS) == list(agents.ITEM_KEYS)

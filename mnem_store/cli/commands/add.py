@@ -8,7 +8,7 @@ from typing import Any
 from ... import porcelain
 from ...canonical import check_content
 from ...errors import CommandError, UsageError
-from ...objects import MemoryNode, Provenance
+from ...objects import CONTENT_KINDS, PROVENANCE_KEYS, MemoryNode, Provenance
 from ..context import (
     Context,
     Outcome,
@@ -26,7 +26,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("content", nargs="?", help="the content as a plain string; omit to read stdin")
     parser.add_argument("--content-file", metavar="FILE", help="read the content from this file, parsed as JSON")
     parser.add_argument("--content-json", metavar="JSON", help="the content, parsed as JSON")
-    parser.add_argument("--content-kind", choices=("note", "claim"), default="note", help="(extension)")
+    parser.add_argument("--content-kind", choices=CONTENT_KINDS, default="note", help="(extension)")
     parser.add_argument("--step", help="provenance: which step of the run produced this")
     parser.add_argument("--source", help="provenance: an external source identifier")
     parser.add_argument("--observation", help="provenance: what was observed (extension)")
@@ -61,11 +61,10 @@ def read_content(args: argparse.Namespace, ctx: Context) -> Any:
 
 def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
     """The node to stage from the parsed flags, each provenance value checked as UTF-8 text."""
-    fields = {"agent_step": args.step, "source": args.source, "observation": args.observation,
-              "tool_call": args.tool_call, "note": args.note}
-    for name, value in fields.items():
-        if value is not None:
-            check_text(value, f"--{name}")
+    fields = {field: getattr(args, key) for key, field in PROVENANCE_KEYS.items()}  # each key is its flag's dest
+    for key, field in PROVENANCE_KEYS.items():
+        if fields[field] is not None:
+            check_text(fields[field], f"--{key.replace('_', '-')}")
     return MemoryNode(
         check_node_id(args.id), check_content(content), args.content_kind, Provenance(**fields), args.event_time
     )

@@ -63,10 +63,8 @@ def _explain(node_id: str, found: Blame | None, paint: Painter) -> str:
     """Line 2: where the node's value at the boundary came from, or that it is absent there."""
     if found is None:
         return f"  {paint(DIM, f'{node_id} is absent here')}\n"
-    provenance = found.node.provenance
-    bits = [f"{label} {value}" for label, value in
-            (("step", provenance.agent_step), ("observation", provenance.observation), ("source", provenance.source))
-            if value is not None]
+    bits = [f"{label} {value}" for label, value in found.node.provenance.labelled().items()
+            if label in ("step", "observation", "source")]  # the three upstream explains a value by
     tail = f", from {', '.join(bits)}" if bits else ", no provenance recorded"
     return f"  {paint(WARN, f'{node_id} set here')}{paint(DIM, tail)}\n"
 

@@ -29,10 +29,7 @@ def _render(found: Blame, message: str, paint: Painter) -> str:
         f"  {paint(DIM, 'commit: ')} {first_line(message)}",
         f"  {paint(DIM, 'content:')} {compact(found.node.content)}",
     ]
-    provenance = found.node.provenance
-    # Upstream labels agent_step as "step" (the CLI flag's name) and the rest by field name.
-    shown = [("step" if name == "agent_step" else name, value)
-             for name, value in provenance.present().items()]
+    shown = found.node.provenance.labelled().items()
     lines.extend(f"  {paint(DIM, f'{label}:')} {paint(WARN, value)}" for label, value in shown)
     if not shown:
         lines.append(f"  {paint(DIM, '(no provenance recorded)')}")

@@ -24,14 +24,12 @@ from typing import Any
 from ... import porcelain
 from ...canonical import check_content, parse_json
 from ...errors import UsageError
-from ...objects import CONTENT_KINDS, MemoryNode, Provenance
+from ...objects import CONTENT_KINDS, PROVENANCE_KEYS, MemoryNode, Provenance
 from ...repo import default_author
 from ..context import Context, Outcome, check_node_id, check_text, commit_time, read_payload
 from ..render import first_line, short
 
-_PROVENANCE_KEYS = {"step": "agent_step", "source": "source", "observation": "observation",
-                    "tool_call": "tool_call", "note": "note"}
-_PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", *_PROVENANCE_KEYS}
+_PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", *PROVENANCE_KEYS}
 #: The longest lease: a hundred years, so expiry times stay far inside a 64-bit integer.
 _MAX_TTL_MS = 100 * 366 * 24 * 3600 * 1000
 
@@ -77,7 +75,7 @@ def parse_put(item: Any, index: int, into: Payload) -> None:
     if event_time is not None and (type(event_time) is not int or not -(2**63) <= event_time < 2**63):
         raise UsageError(f"{where}.event_time must be an integer (Unix ms)")
     prov: dict[str, str] = {}
-    for key, field in _PROVENANCE_KEYS.items():
+    for key, field in PROVENANCE_KEYS.items():
         value = item.get(key)
         if value is not None and not isinstance(value, str):
             raise UsageError(f"{where}.{key} must be a string or null")

@@ -664,19 +664,19 @@ def similar(
 
 
 # --------------------------------------------------------------- whole-store verbs
-def export(repo: Repo) -> dict[str, Any]:
-    """The whole store as upstream's export document."""
+def export(repo: Repo, *, seal: bool = False) -> dict[str, Any]:
+    """The whole store as upstream's export document; with ``seal``, plus the seal that import checks."""
     from .portable import export_document
 
     with repo.backend.read():
-        return export_document(repo)
+        return export_document(repo, seal=seal)
 
 
-def export_to_file(repo: Repo, path: Path) -> int:
+def export_to_file(repo: Repo, path: Path, *, seal: bool = False) -> int:
     """Write the export to ``path`` atomically (an old file stays whole on failure); returns the object count."""
     from .portable import replace_file
 
-    document = export(repo)
+    document = export(repo, seal=seal)
     replace_file(path, document)
     return len(document["objects"])
 

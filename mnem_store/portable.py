@@ -9,6 +9,13 @@ the refs, or a commit), so a tampered or truncated export cannot create a
 store.  It then replays the commits parents-first so they are stored as
 changes again.  Export -> import -> export is byte-identical.
 
+Upstream's format checksums nothing outside the objects, so a default
+export cannot carry proof of its refs: a branch other than HEAD's renamed
+to another legal name is exactly upstream's export of a store with that
+name, and no importer can tell the two apart.  ``export --seal`` adds one
+key upstream's importer ignores, ``seal`` (see :func:`seal_of`), after the
+six it reads; import refuses a sealed export whose seal does not match.
+
 An export written to a file replaces it atomically (a temporary sibling,
 fsync, rename), so a full disk or a kill leaves the old file whole.
 """
@@ -47,15 +54,24 @@ from .repo import Repo
 from .scratch import remove_dead, scratch_name
 from .sqlite import io_error
 
-__all__ = ["Restored", "dump_export", "export_document", "parse_export", "replace_file", "restore"]
+__all__ = ["Restored", "dump_export", "export_document", "parse_export", "replace_file", "restore", "seal_of"]
+
+#: The key ``export --seal`` adds.  Upstream's importer (serde, without ``deny_unknown_fields``) ignores it.
+SEAL = "seal"
+#: The fields a seal covers besides the object ids: every other field upstream's format has.
+_SEALED_FIELDS = ("format_version", "hash_algo", "default_branch", "head", "refs")
 
 
-def export_document(repo: Repo) -> dict[str, Any]:
-    """The export as a Python value, keys in upstream's order (call inside a read snapshot)."""
+def export_document(repo: Repo, *, seal: bool = False) -> dict[str, Any]:
+    """The export as a Python value, keys in upstream's order (call inside a read snapshot).
+
+    With ``seal``, a ``seal`` key follows the six upstream writes, which
+    stay as they are, byte for byte, ahead of it.
+    """
     objects = {hex_id(raw): decode_object(data).to_portable() for raw, data in repo.all_objects()}
     refs = {name: hex_id(tip) for name, tip in sorted(repo.branches(), key=lambda p: p[0].encode())}
     head = repo.head().text
-    return {
+    document: dict[str, Any] = {
         "format_version": int(repo.config.get("format_version", FORMAT_VERSION)),
         "hash_algo": "blake3",
         "default_branch": repo.config.get("default_branch", "main"),
@@ -63,6 +79,25 @@ def export_document(repo: Repo) -> dict[str, Any]:
         "refs": refs,
         "objects": objects,
     }
+    if seal:
+        document[SEAL] = seal_of(document)
+    return document
+
+
+def seal_of(document: dict[str, Any]) -> str:
+    """The 64-hex BLAKE3 seal of an export: of its header, HEAD, refs and the set of its object keys.
+
+    Those are the parts of an export that nothing else checks: every object
+    must hash to its key, so covering the keys covers the objects too.  The
+    values are sealed as written (a ref's hex in upper case is another
+    file), encoded as canonical CBOR under a ``kind`` of their own so a seal
+    can never equal an object id.  On import the values are whatever JSON
+    the file holds (checked later), which CBOR encodes as well.
+    """
+    covered = {field: document[field] for field in _SEALED_FIELDS}
+    covered["objects"] = sorted(document["objects"])
+    covered["kind"] = "export_seal"
+    return hex_id(object_id(encode(covered)))
 
 
 def dump_export(document: dict[str, Any]) -> str:
@@ -125,14 +160,16 @@ class Restored:
 def restore(doc: Any) -> Restored:
     """Check an export document whole and return what writes it into a new store.
 
-    Checked before anything exists: the header, every object's hash, that
-    every commit's parents and state and every state's nodes are held with
-    the right kind, that every ref names a commit, and that HEAD names a
-    commit or, attached, one of the refs (an attached HEAD may name a
-    missing branch only while there are no refs at all: a store with no
-    commits yet).  So a bad export creates nothing, and a store made by
-    import always verifies.
+    Checked before anything exists: the seal, when the export has one; the
+    header; every object's hash; that every commit's parents and state and
+    every state's nodes are held with the right kind; that every ref names a
+    commit; and that HEAD names a commit or, attached, one of the refs (an
+    attached HEAD may name a missing branch only while there are no refs at
+    all: a store with no commits yet).  So a bad export creates nothing, and
+    a store made by import always verifies.
     """
+    if isinstance(doc, dict) and SEAL in doc:
+        _check_seal(doc)
     version = _require(doc, "format_version", int)
     algo = _require(doc, "hash_algo", str)
     _require(doc, "default_branch", str)
@@ -180,6 +217,24 @@ def restore(doc: Any) -> Restored:
         backend.set_head(head)
 
     return Restored(len(rows), populate)
+
+
+def _check_seal(doc: dict[str, Any]) -> None:
+    """A sealed export must match its seal, before anything else is judged.
+
+    Checked first, so any damage to what the seal covers (a branch's name
+    among them, which nothing else can catch, or a field's name) is refused
+    with the one message that says what happened and what to do.  A field
+    the seal covers that is missing, or objects that are not a map, cannot
+    match it.
+    """
+    whole = all(field in doc for field in (*_SEALED_FIELDS, "objects")) and isinstance(doc["objects"], dict)
+    if not whole or doc[SEAL] != seal_of(doc):
+        raise CorruptStoreError(
+            "the export's seal does not match its header, HEAD, refs or objects: the file was damaged or "
+            "edited after `mnem export --seal` wrote it, and nothing was imported; import an undamaged copy, "
+            "or export the source store again with `mnem export --seal`"
+        )
 
 
 def _check_head(head: Head, ref_names: set[str], rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:

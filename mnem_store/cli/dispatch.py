@@ -67,7 +67,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
-            "vectors", "now"]
+            "vectors", "export-seal", "now"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -9,18 +9,24 @@ refs, the same objects (so the same memory and the same log).  The only field
 an edit may change without changing meaning is ``default_branch``, which is
 informational (a store created by import has its own config).
 
-The store has ONE branch, on purpose.  In upstream's export format a branch
-is just a name in ``refs``; nothing checksums it.  HEAD's branch is checked
-(HEAD must name a branch the export holds, once it holds any), so renaming
-``main`` is caught; but a second branch ``side`` renamed to ``sidf`` imports
-as a store with a branch ``sidf``: a different meaning that no importer can
-detect.  That case is a limit of the format, not of the importer, so the
-sweep does not build a store that has it.
+The default export's store has ONE branch, on purpose.  In upstream's export
+format a branch is just a name in ``refs``; nothing checksums it.  HEAD's
+branch is checked (HEAD must name a branch the export holds, once it holds
+any), so renaming ``main`` is caught; but a second branch ``side`` renamed to
+``sidf`` is exactly the export of a store with a branch ``sidf``, which no
+importer can tell apart (``test_export_seal.py`` pins that).  The sealed
+export (``mnem export --seal``) closes it, so its store has three branches,
+one named with a non-ASCII letter, and an uncommitted node: every edit of it
+is refused with ``corrupt_store`` except one that renames the ``seal`` key
+itself (upstream's importer, and ours, ignore an unknown key, and nothing
+the seal covers changed), and every bit of its header, HEAD and refs is
+covered, each refusal naming the fix.
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -109,8 +115,27 @@ def original(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"root": root, "text": text, "document": document, "view": cli_view(root)}
 
 
+@pytest.fixture(scope="module")
+def sealed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A store with three branches (HEAD on main) and an uncommitted node, and its sealed export."""
+    root = tmp_path_factory.mktemp("sweep") / "sealed"
+    assert run_mnem("init", str(root)).code == 0
+    write(root, "open the account", 1_000, {"put": [{"id": "plan", "content": {"tier": "pro"}, "source": "t-1"}]})
+    for name in ("side", "zweig-\u00e4"):
+        assert run_mnem("branch", name, cwd=root).code == 0
+    assert run_mnem("checkout", "side", cwd=root).code == 0
+    write(root, "try enterprise", 2_000, {"put": [{"id": "plan", "content": "enterprise"}]})
+    assert run_mnem("checkout", "main", cwd=root).code == 0
+    assert run_mnem("add", "draft", "not committed", cwd=root).code == 0
+    text = run_mnem("export", "--seal", cwd=root).out.encode()
+    document = orjson.loads(text)
+    assert document["head"] == "ref: main" and list(document["refs"]) == ["main", "side", "zweig-\u00e4"]
+    assert document["seal"] == portable.seal_of(document)
+    return {"text": text, "document": document}
+
+
 def expected_meaning(document: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in document.items() if key not in INFORMATIONAL}
+    return {key: value for key, value in document.items() if key not in (*INFORMATIONAL, "seal")}
 
 
 # --------------------------------------------------------------------------- the sweep
@@ -121,45 +146,100 @@ def expected_meaning(document: dict[str, Any]) -> dict[str, Any]:
 MASKS = (0x01, 0x10, 0x80)
 
 
-@pytest.mark.parametrize("mask", MASKS, ids=lambda m: f"xor{m:#04x}")
-def test_every_edited_byte_is_refused_or_keeps_the_meaning(original, tmp_path: Path, mask: int) -> None:
-    text: bytes = original["text"]
-    want = expected_meaning(original["document"])
-    problems: list[str] = []
-    accepted: list[tuple[int, Path]] = []
-    refused = 0
-    for offset in range(len(text)):
+@dataclass
+class Swept:
+    """What importing each edit of an export did."""
+
+    #: Edits that went wrong: refused without a ``MnemError``, leaving a store behind, or a changed meaning.
+    problems: list[str] = field(default_factory=list)
+    #: Edits imported with the original's meaning: (offset, the store made).
+    accepted: list[tuple[int, Path]] = field(default_factory=list)
+    #: Edits refused: (offset, the text as edited, the error).
+    refused: list[tuple[int, bytes, MnemError]] = field(default_factory=list)
+
+
+def sweep(text: bytes, want: dict[str, Any], mask: int, tmp_path: Path, offsets: range | None = None) -> Swept:
+    """Import ``text`` with each byte in ``offsets`` (default: all) XORed with ``mask``, one at a time."""
+    swept = Swept()
+    for offset in offsets if offsets is not None else range(len(text)):
         edited = bytearray(text)
         edited[offset] ^= mask
-        target = tmp_path / f"edit-{offset}"
+        target = tmp_path / f"edit-{mask}-{offset}"
         context = bytes(text[max(0, offset - 24):offset + 8])
         where = f"byte {offset} ({context!r}, {text[offset]:#04x}->{edited[offset]:#04x})"
         try:
             repo = import_text(target, bytes(edited))
-        except MnemError:
-            refused += 1
-            if (target / ".mnem").exists():
-                problems.append(f"{where}: refused, but left {target / '.mnem'} behind")
+        except MnemError as exc:
+            swept.refused.append((offset, bytes(edited), exc))
+            if target.exists():
+                swept.problems.append(f"{where}: refused, but left {target} behind")
             continue
         except Exception as exc:
-            problems.append(f"{where}: refused with {type(exc).__name__} (not a MnemError): {exc}")
+            swept.problems.append(f"{where}: refused with {type(exc).__name__} (not a MnemError): {exc}")
             continue
         got = meaning(repo)
         if got != want:
             changed = sorted(key for key in set(got) | set(want) if got.get(key) != want.get(key))
             shown = {key: "<objects differ>" if key == "objects" else f"{want.get(key)!r} -> {got.get(key)!r}"
                      for key in changed}
-            problems.append(f"{where}: imported with a different meaning: {shown}")
-        accepted.append((offset, target))
-    assert not problems, f"{len(problems)} of {len(text)} edits went wrong:\n" + "\n".join(problems[:40])
-    assert refused > 0
+            swept.problems.append(f"{where}: imported with a different meaning: {shown}")
+        swept.accepted.append((offset, target))
+    return swept
+
+
+def no_problems(swept: Swept, text: bytes) -> None:
+    assert not swept.problems, f"{len(swept.problems)} of {len(text)} edits went wrong:\n" + "\n".join(
+        swept.problems[:40])
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=lambda m: f"xor{m:#04x}")
+def test_every_edited_byte_is_refused_or_keeps_the_meaning(original, tmp_path: Path, mask: int) -> None:
+    text: bytes = original["text"]
+    swept = sweep(text, expected_meaning(original["document"]), mask, tmp_path)
+    no_problems(swept, text)
+    assert swept.refused
     # The CLI agrees on a sample of the accepted stores (first, middle, last), and each verifies.
+    accepted = swept.accepted
     sample = sorted({accepted[0], accepted[len(accepted) // 2], accepted[-1]}) if accepted else []
     for offset, target in sample:
         assert cli_view(target) == original["view"], f"byte {offset}: the CLI sees a different store"
         assert run_mnem("--json", "verify", cwd=target).code == 0, f"byte {offset}: the imported store does not verify"
     for _, target in accepted:
         shutil.rmtree(target, ignore_errors=True)
+
+
+#: What a sealed export's refusal tells the user to do.
+FIX = "export the source store again with `mnem export --seal`"
+
+
+@pytest.mark.parametrize("mask", MASKS, ids=lambda m: f"xor{m:#04x}")
+def test_every_edited_byte_of_a_sealed_export_is_refused_but_the_seals_own_key(sealed: dict[str, Any], tmp_path: Path,
+                                                                               mask: int) -> None:
+    text: bytes = sealed["text"]
+    swept = sweep(text, expected_meaning(sealed["document"]), mask, tmp_path)
+    no_problems(swept, text)
+    key = text.rindex(b'"seal"')
+    assert {offset for offset, _ in swept.accepted} <= set(range(key + 1, key + 5)), swept.accepted
+    wrong = [(offset, str(exc)) for offset, _, exc in swept.refused if exc.code != "corrupt_store"]
+    assert not wrong, wrong[:10]
+
+
+@pytest.mark.parametrize("mask", [1 << bit for bit in range(8)], ids=lambda m: f"xor{m:#04x}")
+def test_every_bit_of_a_sealed_exports_header_head_and_refs_is_covered(
+    sealed: dict[str, Any], tmp_path: Path, mask: int,
+) -> None:
+    """Every bit before the objects (a branch's name among them) is refused, naming the fix when the JSON parses."""
+    text: bytes = sealed["text"]
+    swept = sweep(text, expected_meaning(sealed["document"]), mask, tmp_path, range(text.index(b'  "objects"')))
+    no_problems(swept, text)
+    assert not swept.accepted, [offset for offset, _ in swept.accepted]
+    for offset, edited, exc in swept.refused:
+        assert exc.code == "corrupt_store", (offset, str(exc))
+        try:
+            orjson.loads(edited)
+        except orjson.JSONDecodeError:
+            continue  # upstream's "not a valid mnem export": the damage is the JSON itself
+        assert FIX in str(exc), (offset, str(exc))
 
 
 def test_the_unedited_export_imports_with_the_same_meaning(original, tmp_path: Path) -> None:

@@ -49,9 +49,14 @@ def scores(
     Raises:
         UsageError: An unknown ``distance``, or a stored vector's width
             differs from the query's (the index was built with another
-            model or ``dims``).
+            model or ``dims``); or numpy, the ``langgraph`` extra, is
+            not installed (the message says how to install it).
     """
-    import numpy as np
+    try:
+        import numpy as np
+    except ImportError as missing:
+        raise UsageError(f"mnem similar scores embeddings with numpy, which is not installed here ({missing}): "
+                         "pip install 'mnemosyne-toolkit[langgraph]'") from None
 
     if distance not in DISTANCES:
         raise UsageError(f"unknown distance {distance!r}: use one of {', '.join(DISTANCES)}")

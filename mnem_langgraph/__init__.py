@@ -5,11 +5,22 @@ commit with provenance, and which adds ``branch`` / ``switch`` / ``merge``
 / ``why`` / ``history`` / ``at`` for graph nodes to call.  It runs the
 ``mnem`` binary through ``mnem_bridge`` and never imports the engine.  See
 docs/langgraph.md.
+
+LangGraph is the ``langgraph`` extra: without it, importing this package
+raises an ImportError whose message is the install that fixes it, rather
+than the bare ``No module named 'langgraph'`` of a module deep inside.
 """
 
 from __future__ import annotations
 
 import logging
+
+try:
+    import langchain_core  # noqa: F401  (checked before the modules below import them)
+    import langgraph.store.base  # noqa: F401
+except ImportError as missing:
+    raise ImportError(f"mnem_langgraph needs LangGraph, which is not installed here ({missing}): "
+                      "pip install 'mnemosyne-toolkit[langgraph]'", name=missing.name) from missing
 
 from .keys import node_id, parse_node_id
 from .store import MnemosyneStore, Resolution

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import logging
 import sys
 import threading
@@ -145,7 +146,7 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     args = p.parse_args(argv)
     if args.transport == "http":
         args.transport = "streamable-http"
-    problem = _http_problem(args)
+    problem = _http_problem(args) or _http_missing(args)
     if problem is not None:
         p.error(problem)
     _configure_logging(verbose=args.verbose, echo=args.echo)
@@ -193,6 +194,23 @@ def _http_problem(args: argparse.Namespace) -> str | None:
                 return problem
     path = args.path or PATH
     return None if path.startswith("/") else f"--path must start with '/', got {path!r}"
+
+
+def _http_missing(args: argparse.Namespace) -> str | None:
+    """The ``http`` extra's modules that this transport needs and cannot find, as a usage message naming the install.
+
+    Looked up, not imported, so a missing one is said before anything starts
+    (rather than as an ImportError once the store's worker runs), and
+    start-up's import order is kept.
+    """
+    if args.transport == "stdio":
+        return None
+    needed = ["starlette", "uvicorn", *(["jwt", "cryptography"] if args.auth == "jwt" else [])]
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (f"--transport streamable-http needs {', '.join(missing)}, not installed here: "
+            "pip install 'mnemosyne-toolkit[http]'")
 
 
 def _url_problem(option: str, url: str, local: bool) -> str | None:

@@ -37,9 +37,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Final
 from urllib.parse import parse_qs
 
-import jwt
-from cryptography.hazmat.primitives.asymmetric import ec
-from jwt.algorithms import ECAlgorithm
+try:
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from jwt.algorithms import ECAlgorithm
+except ImportError as missing:  # the http extra: the message names its install
+    _NEEDS = f"mnem_mcp.dev_issuer needs PyJWT with cryptography ({missing}): pip install 'mnemosyne-toolkit[http]'"
+    if __name__ == "__main__":  # run as a program (python -m): the message alone, not a traceback
+        raise SystemExit(_NEEDS) from None
+    raise ImportError(_NEEDS, name=missing.name) from missing
 
 from .identity import READ_SCOPE, WRITE_SCOPE
 from .loopback import is_loopback

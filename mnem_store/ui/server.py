@@ -40,8 +40,17 @@ def bind(port: int) -> socket.socket:
 
 
 def serve(repo: Repo, port: int, *, open_browser: bool = False, out: TextIO = sys.stderr) -> None:
-    """Serve the read-only UI of ``repo`` on 127.0.0.1:``port`` until SIGINT or SIGTERM."""
-    import uvicorn
+    """Serve the read-only UI of ``repo`` on 127.0.0.1:``port`` until SIGINT or SIGTERM.
+
+    Starlette and uvicorn are the ``ui`` extra: without them this is a
+    ``usage`` error that says how to install them, not an internal error.
+    """
+    try:
+        import starlette  # noqa: F401  (checked here; .app imports it)
+        import uvicorn
+    except ImportError as missing:
+        raise UsageError(f"mnem ui runs on Starlette and uvicorn, which are not installed here ({missing}): "
+                         "pip install 'mnemosyne-toolkit[ui]'") from None
 
     from .app import create_app
 

@@ -2,15 +2,17 @@
 
 Data flows one way: ``mnem_mcp`` / ``mnem_langgraph`` -> ``mnem_bridge`` ->
 (a process boundary) -> ``mnem_store``.  Inside the engine, each layer uses
-only the ones below it (docs/engine.md): the storage seam and the SQLite
-backend know nothing of the repo, the porcelain or the CLI, and the CLI
-reaches the store only through the porcelain (and ``Repo``, which a worker
+only the ones below it, read from docs/engine.md's table: the storage seam
+and the backends know nothing of the repo, the porcelain or the CLI.  Beyond
+that order, the two engines know nothing of each other, and the CLI and the
+UI reach the store only through the porcelain (and ``Repo``, which a worker
 keeps open), never through a backend module.
 """
 
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from pathlib import Path
 
@@ -26,22 +28,12 @@ FORBIDDEN = {
     "mnem_langgraph": {"mnem_store", "mnem_mcp"},
 }
 
-#: engine module (prefix) -> engine modules (prefixes) it must never import.
-ENGINE_LAYERS = {
-    "mnem_store.backend": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite",
-                           "mnem_store.sql", "mnem_store.postgres"},
-    "mnem_store.sql": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite",
-                       "mnem_store.postgres", "mnem_store.location"},
-    "mnem_store.sqlite": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.location",
-                          "mnem_store.postgres"},
-    "mnem_store.postgres": {"mnem_store.repo", "mnem_store.porcelain", "mnem_store.cli", "mnem_store.sqlite"},
-    "mnem_store.objects": {"mnem_store.backend", "mnem_store.sqlite", "mnem_store.repo", "mnem_store.porcelain",
-                           "mnem_store.cli"},
-    "mnem_store.repo": {"mnem_store.porcelain", "mnem_store.cli"},
-    "mnem_store.porcelain": {"mnem_store.cli", "mnem_store.sqlite", "mnem_store.postgres", "mnem_store.sql"},
+#: engine module (prefix) -> lower layers (prefixes) it must still never import: what the table's order allows.
+BYPASSES = {
+    "mnem_store.postgres": {"mnem_store.sqlite"},
+    "mnem_store.porcelain": {"mnem_store.sqlite", "mnem_store.postgres", "mnem_store.sql"},
     "mnem_store.cli": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql"},
-    "mnem_store.ui": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql",
-                      "mnem_store.cli"},
+    "mnem_store.ui": {"mnem_store.sqlite", "mnem_store.backend", "mnem_store.postgres", "mnem_store.sql"},
 }
 
 
@@ -81,11 +73,53 @@ def test_each_package_imports_only_what_the_one_way_rule_allows(package: str) ->
     assert {name: found for name, found in offenders.items() if found} == {}
 
 
-def test_the_engines_layers_import_only_downwards() -> None:
+def engine_layers() -> list[set[str]]:
+    """docs/engine.md's layer table, bottom row first: the modules each row names (``sql/`` and its modules)."""
+    lines = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8").splitlines()
+    rows = itertools.takewhile(lambda line: line.startswith("| "), lines[lines.index("| --- | --- | --- |") + 1:])
+    layers = []
+    for row in rows:
+        modules, named = row.split("|")[2], set()
+        for folder, inside in re.findall(r"`(\w+)/`(?: \(([^)]*)\))?", modules):  # `sql/` (`a`, `b`): its modules
+            named.add(f"mnem_store.{folder}")
+            named.update(f"mnem_store.{folder}.{name}" for name in re.findall(r"`(\w+)`", inside))
+        top_level = re.sub(r"`\w+/`(?: \([^)]*\))?", "", modules)
+        named.update(f"mnem_store.{name}" for name in re.findall(r"`(\w+)`", top_level))
+        layers.append(named)
+    return layers
+
+
+def layer_of(name: str, layers: list[set[str]]) -> int | None:
+    """The row of the module ``name`` (or of the nearest package of it the table names); None if none does."""
+    parts = name.split(".")
+    for length in range(len(parts), 1, -1):
+        prefix = ".".join(parts[:length])
+        for row, named in enumerate(layers):
+            if prefix in named:
+                return row
+    return None
+
+
+def test_each_engine_module_imports_only_its_own_layer_and_those_below() -> None:
+    """The floors of docs/engine.md's table: a backend that imports ``location`` (a row above it) fails here."""
+    layers = engine_layers()
+    offenders = {}
+    for path in sources("mnem_store"):
+        mine = layer_of(module_name(path), layers)
+        if mine is None:
+            continue  # not in the table: test_docs_engine_names_the_modules_that_exist names it
+        above = sorted({name for name in imports(path) if (theirs := layer_of(name, layers)) is not None
+                        and theirs > mine})
+        if above:
+            offenders[module_name(path)] = above
+    assert offenders == {}
+
+
+def test_no_layer_takes_a_bypass_the_order_allows() -> None:
     offenders = {}
     for path in sources("mnem_store"):
         name = module_name(path)
-        banned = set().union(*(rule for prefix, rule in ENGINE_LAYERS.items()
+        banned = set().union(*(rule for prefix, rule in BYPASSES.items()
                                if name == prefix or name.startswith(prefix + ".")))
         found = sorted(i for i in imports(path) if any(i == b or i.startswith(b + ".") for b in banned))
         if found:
@@ -153,16 +187,7 @@ def test_no_module_imports_itself_back_through_others() -> None:
 
 def test_docs_engine_names_the_modules_that_exist() -> None:
     """docs/engine.md's layer table names every engine module, and only modules that exist."""
-    table = [line for line in (ROOT / "docs" / "engine.md").read_text(encoding="utf-8").splitlines()
-             if line.startswith("| ") and not line.startswith(("| layer", "| ---"))]
-    named = set()
-    for row in table[:next(i for i, line in enumerate(table) if "`ui/`" in line) + 1]:
-        modules = row.split("|")[2]
-        for folder, inside in re.findall(r"`(\w+)/`(?: \(([^)]*)\))?", modules):  # `sql/` (`a`, `b`): its modules
-            named.add(f"mnem_store.{folder}")
-            named.update(f"mnem_store.{folder}.{name}" for name in re.findall(r"`(\w+)`", inside))
-        top_level = re.sub(r"`\w+/`(?: \([^)]*\))?", "", modules)
-        named.update(f"mnem_store.{name}" for name in re.findall(r"`(\w+)`", top_level))
+    named = set().union(*engine_layers())
     existing = {module_name(path) for path in sources("mnem_store")}
     assert named - existing == set(), "docs/engine.md names modules that do not exist"
     top = {name for name in existing if name.count(".") == 1} | {

@@ -40,9 +40,8 @@ ChangeKind = Literal["added", "removed", "modified"]
 ConflictKind = Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
 MergeStatus = Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
 
-#: The name each provenance field is given by (``remember``'s arguments, ``mnem write``'s keys, ``mnem add``'s
-#: flags), in ADR-0016's order: all are the fields' own but ``step``, upstream's name for ``agent_step``.
-#: tests/bridge/test_models.py checks it against what the ``mnem`` binary records.
+#: The name each provenance field is given by (``remember``'s arguments, ``mnem write``'s keys, ``mnem add``'s flags)
+#: in ADR-0016's order, all the fields' own but ``step`` (``agent_step``); tests/bridge/test_models.py asks ``mnem``.
 PROVENANCE_KEYS = {"source": "source", "step": "agent_step", "observation": "observation", "tool_call": "tool_call",
                    "note": "note"}
 
@@ -74,8 +73,7 @@ class Provenance:
         return cls(*[data[name] for name in _PROVENANCE_FIELDS])
 
 
-#: ``Provenance``'s fields in declaration order, named once for the two methods above (``fields()`` is slow).
-_PROVENANCE_FIELDS = tuple(each.name for each in fields(Provenance))
+_PROVENANCE_FIELDS = tuple(each.name for each in fields(Provenance))  # for its methods: fields() is slow
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,10 +32,7 @@ _KEY_OF = {field: key for key, field in PROVENANCE_KEYS.items()}
 
 
 class Provenance(NamedTuple):
-    """Where a belief came from; every field optional, empty is legal.
-
-    The fields are in upstream's declaration order, which is the export's.
-    """
+    """Where a belief came from, in upstream's field order (the export's); every field optional, empty is legal."""
 
     agent_step: str | None = None
     observation: str | None = None

@@ -1,8 +1,4 @@
-"""A store in PostgreSQL, named by a ``postgresql://`` URL: the value the backend opens and ``location`` parses.
-
-It sits below both (docs/engine.md's layers): the PostgreSQL backend is
-handed one, and ``location`` makes one wherever a user names a store.
-"""
+"""A PostgreSQL store's URL: below both the backend that opens it and ``location``, which makes it from user text."""
 
 from __future__ import annotations
 

@@ -88,6 +88,11 @@ class MnemosyneStore(BaseStore):
             ``refresh_on_read``, ``sweep_interval_minutes``, which starts
             the sweeper now).  Expired items vanish from reads at once; a
             sweep records their removal as one commit (``sweep_ttl``).
+        clock: What "now" is, in Unix milliseconds (``mnem_bridge.Mnem``'s
+            ``clock``): when a TTL starts and runs out, and the time of
+            each commit.  Lets a test (or a replay) move time by hand
+            instead of waiting for a TTL; the sweeper still wakes by the
+            real clock.  ``None`` (the default) is the system clock.
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there (or,
@@ -111,6 +116,7 @@ class MnemosyneStore(BaseStore):
         ttl: TTLConfig | None = None,
         query_mode: QueryMode | None = None,
         create: bool | None = None,
+        clock: Callable[[], int] | None = None,
     ) -> None:
         #: The index config as given, as LangGraph's stores expose it (None without an index).
         self.index_config = dict(index) if index else None
@@ -123,7 +129,7 @@ class MnemosyneStore(BaseStore):
         self.ttl_config = ttl
         where = path if path is not None else os.environ.get("MNEM_STORE") or None
         url = where is not None and isinstance(mnem_bridge.store_address(where), mnem_bridge.StoreUrl)
-        self._client = mnem_bridge.Mnem(mnem, timeout=timeout)
+        self._client = mnem_bridge.Mnem(mnem, timeout=timeout, clock=clock)
         try:
             self._store = mnem_bridge.open(where, client=self._client, exact=True,
                                            create=not url if create is None else create)

@@ -13,29 +13,20 @@ from pathlib import Path
 
 import pytest
 from conftest import MNEM
+from manual_clock import START_MS as NOW
+from manual_clock import ManualClock
 
 import mnem_bridge
 from mnem_bridge import ContractError, Mnem, UsageError
 
 from .support import fake_mnem, paste
 
-NOW = 1_767_225_600_000  # 2026-01-01T00:00:00Z
 HOUR = 3_600_000
-
-
-class Clock:
-    """A clock the test moves by hand (Unix ms); what it answers is what the binary is told."""
-
-    def __init__(self, ms: object = NOW) -> None:
-        self.ms = ms
-
-    def __call__(self) -> object:
-        return self.ms
 
 
 @pytest.mark.parametrize("mode", ["worker", "oneshot"])
 def test_commits_and_leases_follow_the_clock_call_by_call(tmp_path: Path, mode: str) -> None:
-    clock = Clock()
+    clock = ManualClock()
     with Mnem(MNEM, mode=mode, clock=clock) as client, mnem_bridge.init(tmp_path / "s", client=client) as store:
         commit, _ = store.write([{"id": "brief", "content": 1, "ttl": HOUR}, {"id": "kept", "content": 2}],
                                 message="w")
@@ -51,7 +42,7 @@ def test_commits_and_leases_follow_the_clock_call_by_call(tmp_path: Path, mode: 
 
 
 def test_an_echoed_call_replays_at_the_clock_s_time(tmp_path: Path) -> None:
-    with Mnem(MNEM, clock=Clock()) as client, mnem_bridge.init(tmp_path / "s", client=client) as store:
+    with Mnem(MNEM, clock=ManualClock()) as client, mnem_bridge.init(tmp_path / "s", client=client) as store:
         store.write([{"id": "a", "content": 1}], message="w")
         line = store.last_command
     assert line is not None
@@ -65,7 +56,9 @@ def test_an_echoed_call_replays_at_the_clock_s_time(tmp_path: Path) -> None:
 def test_a_clock_that_does_not_answer_unix_ms_is_refused_before_anything_runs(tmp_path: Path, answer: object) -> None:
     with Mnem(MNEM) as plain:
         mnem_bridge.init(tmp_path / "s", client=plain).close()
-    with Mnem(MNEM, clock=Clock(answer)) as client:
+    clock = ManualClock()
+    clock.ms = answer  # a clock that answers the wrong thing
+    with Mnem(MNEM, clock=clock) as client:
         store = mnem_bridge.Store(tmp_path / "s", client=client)
         with pytest.raises(UsageError, match=r"clock must return the time in Unix milliseconds") as caught:
             store.write([{"id": "a", "content": 1}], message="w")
@@ -76,12 +69,12 @@ def test_a_clock_that_does_not_answer_unix_ms_is_refused_before_anything_runs(tm
 
 def test_a_binary_without_the_now_feature_is_refused_only_when_a_clock_is_given(tmp_path: Path) -> None:
     binary = fake_mnem(tmp_path, "print(json.dumps(sys.argv[1:]))")
-    with Mnem(binary, mode="oneshot", clock=Clock()) as client:
+    with Mnem(binary, mode="oneshot", clock=ManualClock()) as client:
         with pytest.raises(ContractError, match="does not take --now") as caught:
             client.call(tmp_path, "log")
         assert caught.value.code == "store_io"
     with Mnem(binary, mode="oneshot") as client:
         assert client.call(tmp_path, "log") == ["-C", str(tmp_path), "--json", "log"]
     described = fake_mnem(tmp_path, "print(json.dumps(sys.argv[1:]))", name="mnem-now", features=("now",))
-    with Mnem(described, mode="oneshot", clock=Clock()) as client:
+    with Mnem(described, mode="oneshot", clock=ManualClock()) as client:
         assert client.call(tmp_path, "log") == ["-C", str(tmp_path), "--json", f"--now={NOW}", "log"]

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
+import sqlite3
+from pathlib import Path
 
 import pytest
 from bridge.support import mnem_workers
 from conftest import MNEM
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, PutOp, SearchOp
+from manual_clock import ManualClock
 
 import mnem_bridge
 from mnem_langgraph import MnemosyneStore, ReadOnlyError
@@ -89,21 +91,26 @@ def test_meta_becomes_provenance_and_is_stripped(mstore):
     assert blame.node.content == {"tier": "pro"}
 
 
-def test_times_come_from_history_not_from_the_read(mstore):
-    mstore.put(U1, "plan", {"tier": "free"})
-    first = mstore.get(U1, "plan")
-    time.sleep(0.01)
-    assert mstore.get(U1, "plan") == first  # reading again does not move either time
-    mstore.put(U1, "plan", {"tier": "pro"})
-    second = mstore.get(U1, "plan")
-    assert second.created_at == first.created_at and second.updated_at > first.updated_at
-    commit_times = [c.time for c in mstore.history()]
-    assert second.updated_at == from_ms(commit_times[0]) and second.created_at == from_ms(commit_times[1])
-    assert from_ms(mstore.why(U1, "plan").time) == second.updated_at
-    mstore.delete(U1, "plan")
-    mstore.put(U1, "plan", {"tier": "pro"})
-    reborn = mstore.get(U1, "plan")
-    assert reborn.created_at == reborn.updated_at == from_ms(mstore.history(limit=1)[0].time)
+def test_times_come_from_history_not_from_the_read(store_root):
+    clock = ManualClock()
+    with MnemosyneStore(store_root, author="tester", mnem=MNEM, clock=clock) as mstore:
+        mstore.put(U1, "plan", {"tier": "free"})
+        first = mstore.get(U1, "plan")
+        assert first.created_at == first.updated_at == from_ms(clock.ms)
+        clock.advance(minutes=5)
+        assert mstore.get(U1, "plan") == first  # reading later does not move either time
+        mstore.put(U1, "plan", {"tier": "pro"})
+        second = mstore.get(U1, "plan")
+        assert second.created_at == first.created_at and second.updated_at == from_ms(clock.ms)
+        commit_times = [c.time for c in mstore.history()]
+        assert second.updated_at == from_ms(commit_times[0]) and second.created_at == from_ms(commit_times[1])
+        assert from_ms(mstore.why(U1, "plan").time) == second.updated_at
+        clock.advance(minutes=1)
+        mstore.delete(U1, "plan")
+        clock.advance(minutes=1)
+        mstore.put(U1, "plan", {"tier": "pro"})
+        reborn = mstore.get(U1, "plan")
+        assert reborn.created_at == reborn.updated_at == from_ms(clock.ms) == from_ms(mstore.history(limit=1)[0].time)
 
 
 ODD = [
@@ -266,17 +273,8 @@ def test_merge_brings_a_branch_in_and_reports_conflicts_by_item(mstore):
         mstore.merge("other", resolutions={(U1, "seats"): {"n": 1, "_meta": {"source": "x"}}})
 
 
-def test_async_methods_run_off_the_event_loop(mstore):
+def test_async_methods_answer_as_the_sync_ones_do(mstore):
     async def scenario():
-        ticks = 0
-
-        async def ticker():
-            nonlocal ticks
-            while True:
-                await asyncio.sleep(0.005)
-                ticks += 1
-
-        task = asyncio.create_task(ticker())
         await mstore.aput(U1, "plan", {"tier": "pro"})
         item = await mstore.aget(U1, "plan")
         found = await mstore.asearch(("memories",), query="PRO")
@@ -284,14 +282,52 @@ def test_async_methods_run_off_the_event_loop(mstore):
         await mstore.adelete(U1, "plan")
         gone = await mstore.aget(U1, "plan")
         together = await asyncio.gather(*(mstore.aput(U1, f"k{i}", {"i": i}) for i in range(3)))
-        task.cancel()
-        return item, found, spaces, gone, together, ticks
+        return item, found, spaces, gone, together
 
-    item, found, spaces, gone, together, ticks = asyncio.run(scenario())
+    item, found, spaces, gone, together = asyncio.run(scenario())
     assert item.value == {"tier": "pro"} and [i.key for i in found] == ["plan"] and spaces == [U1]
     assert gone is None and together == [None, None, None]
-    assert ticks > 5  # the loop kept running while mnem did
     assert sorted(i.key for i in mstore.search(U1)) == ["k0", "k1", "k2"]
+
+
+def read_bytes(pid: int) -> int:
+    """How many bytes process ``pid`` has read so far (``rchar`` in /proc): it grows when a worker reads a request."""
+    return int(next(line.split()[1] for line in Path(f"/proc/{pid}/io").read_text().splitlines()
+                    if line.startswith("rchar:")))
+
+
+def test_an_async_write_waiting_for_mnem_leaves_the_event_loop_running(store_root):
+    """While ``aput`` waits for ``mnem``, the event loop runs other tasks: here the only one that can end the wait.
+
+    The test holds the store's write lock.  Another task on the loop lets it
+    go once the worker has read the write's request, so the write can finish
+    only if the loop kept turning while the call waited for ``mnem``; a
+    blocked loop would leave the write to fail ``busy``.  Nothing is timed.
+    """
+    before = mnem_workers()
+    with MnemosyneStore(store_root, author="tester", mnem=MNEM) as mstore:
+        assert mstore.get(U1, "plan") is None  # starts the store's worker
+        [worker] = mnem_workers() - before
+        holder = sqlite3.connect(store_root / ".mnem" / "store.sqlite3", isolation_level=None)
+
+        async def scenario():
+            idle = read_bytes(worker)
+
+            async def release_once_the_worker_has_the_request():
+                while read_bytes(worker) == idle:
+                    await asyncio.sleep(0)
+                holder.execute("ROLLBACK")
+
+            releaser = asyncio.create_task(release_once_the_worker_has_the_request())
+            holder.execute("BEGIN IMMEDIATE")
+            await mstore.aput(U1, "plan", {"tier": "pro"})
+            await releaser
+
+        try:
+            asyncio.run(scenario())
+        finally:
+            holder.close()
+        assert mstore.get(U1, "plan").value == {"tier": "pro"}
 
 
 def test_async_view(mstore):

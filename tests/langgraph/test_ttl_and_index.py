@@ -2,18 +2,18 @@
 
 TTL: expired items vanish from every read at once, a sweep records their
 removal as one commit (history keeps the trail), reads that refresh keep
-an item alive.  Index: values are embedded by the caller's embedder when
-written, a search ranks by similarity, and a past commit is searched with
-the vectors of the values it held.
+an item alive.  A ``ManualClock`` moves time, so nothing sleeps and each
+TTL runs out exactly where the test says.  Index: values are embedded by
+the caller's embedder when written, a search ranks by similarity, and a
+past commit is searched with the vectors of the values it held.
 """
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from conftest import MNEM
 from langgraph.store.base import PutOp, SearchOp
+from manual_clock import ManualClock, eventually
 
 from mnem_langgraph import MnemosyneStore
 
@@ -41,42 +41,52 @@ def messages(store):
 
 
 def test_expired_items_vanish_at_once_and_a_sweep_records_them_as_one_commit(store_root):
-    with MnemosyneStore(store_root, author="agent-7", mnem=MNEM) as store:
-        store.put(NS, "brief", {"text": "short lived"}, ttl=0.4 / 60)
+    clock = ManualClock()
+    with MnemosyneStore(store_root, author="agent-7", mnem=MNEM, clock=clock) as store:
+        store.put(NS, "brief", {"text": "short lived"}, ttl=1)
         store.put(NS, "kept", {"text": "stays"})
-        store.put(("other",), "brief", {"text": "short lived"}, ttl=0.4 / 60)
+        store.put(("other",), "brief", {"text": "short lived"}, ttl=1)
+        clock.advance(seconds=59.999)
         assert store.get(NS, "brief") is not None
-        time.sleep(0.6)
+        assert store.sweep_ttl() == 0
+        clock.advance(seconds=0.001)  # a minute after the puts: the TTL has run out
         assert store.get(NS, "brief") is None
         assert [i.key for i in store.search(NS)] == ["kept"]
         assert store.list_namespaces() == [NS]
         assert store.sweep_ttl() == 2
         history = store.history(limit=1)[0]
         assert (history.author, history.message) == ("agent-7", "expire memories:u1:brief, other:brief (TTL ran out)")
+        assert history.time == clock.ms
         assert store.sweep_ttl() == 0 and len(messages(store)) == 4
         # The removed value is still in history: the commit before the sweep has it.
         assert store.at(store.history(limit=2)[1].id).get(NS, "brief").value == {"text": "short lived"}
 
 
 def test_a_read_that_refreshes_keeps_an_item_alive_and_one_that_does_not_lets_it_go(store_root):
-    with MnemosyneStore(store_root, mnem=MNEM, ttl={"default_ttl": 0.8 / 60, "refresh_on_read": True}) as store:
+    clock = ManualClock()
+    with MnemosyneStore(store_root, mnem=MNEM, clock=clock, ttl={"default_ttl": 1, "refresh_on_read": True}) as store:
         store.put(NS, "read", {"v": 1})
         store.put(NS, "unread", {"v": 2})
         store.put(NS, "forever", {"v": 3}, ttl=None)
         for _ in range(3):
-            time.sleep(0.4)
-            assert store.get(NS, "read") is not None  # refreshed each time
+            clock.advance(seconds=40)
+            assert store.get(NS, "read") is not None  # refreshed each time: two minutes on, past its first TTL
         assert store.get(NS, "unread", refresh_ttl=False) is None
-        assert [i.key for i in store.search(NS)] == ["forever", "read"]
+        assert [i.key for i in store.search(NS)] == ["forever", "read"]  # a refreshing search: "read" again
+        clock.advance(seconds=59.999)
+        assert store.get(NS, "read", refresh_ttl=False) is not None
+        clock.advance(seconds=0.001)  # a TTL after the last refresh, to the millisecond
+        assert store.get(NS, "read", refresh_ttl=False) is None
+        assert [i.key for i in store.search(NS)] == ["forever"]
 
 
 def test_the_configured_sweeper_commits_expirations_until_the_store_closes(store_root):
-    with MnemosyneStore(store_root, mnem=MNEM, ttl={"sweep_interval_minutes": 0.3 / 60}) as store:
-        store.put(NS, "brief", {"v": 1}, ttl=0.2 / 60)
-        deadline = time.monotonic() + 10
-        while "expire memories:u1:brief (TTL ran out)" not in messages(store):
-            assert time.monotonic() < deadline, messages(store)
-            time.sleep(0.1)
+    clock = ManualClock()
+    with MnemosyneStore(store_root, mnem=MNEM, clock=clock, ttl={"sweep_interval_minutes": 0.05 / 60}) as store:
+        store.put(NS, "brief", {"v": 1}, ttl=1)
+        clock.advance(minutes=1)
+        eventually(lambda: "expire memories:u1:brief (TTL ran out)" in messages(store), "the sweeper's commit")
+        assert store.history(limit=1)[0].time == clock.ms
     assert store.stop_ttl_sweeper(timeout=1)
 
 

@@ -20,15 +20,15 @@ import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, pg_index
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import Item
+from manual_clock import ManualClock, eventually
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
 
 pytest_plugins = ["ported_stores"]
 
-#: Upstream's TTL of 6 s, and every sleep of test_store_ttl, are quartered here.
-QUARTER = 0.25
-TTL_SECONDS = 6 * QUARTER
+#: Upstream's ``store`` fixture's TTL (6 s, in minutes); test_store_ttl moves the store's clock, never sleeping.
+TTL_SECONDS = 6
 TTL_MINUTES = TTL_SECONDS / 60
 
 #: Upstream runs 100 (threads) and 1000 (asyncio) keys x 10 rounds; each of our writes is a commit, so the calls
@@ -231,18 +231,25 @@ async def test_search_sorting(new_pg_store: StoreFactory, fake_embeddings: Chara
 
 @pytest.mark.anyio
 async def test_store_ttl(new_pg_store: StoreFactory) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_store_ttl (durations quartered)."""
+    """Upstream: libs/checkpoint-postgres/tests/test_async_store.py::test_store_ttl.
+
+    Where upstream sleeps, the store's clock moves on as far; the sweeper
+    wakes by the real clock, so the test waits for its commit.
+    """
+    clock = ManualClock()
     store = new_pg_store(ttl={"default_ttl": TTL_MINUTES, "refresh_on_read": True,
-                              "sweep_interval_minutes": TTL_MINUTES / 2})
+                              "sweep_interval_minutes": TTL_MINUTES / 2}, clock=clock)
     ns = ("foo",)
     store.start_ttl_sweeper()  # type: ignore[attr-defined]
     await store.aput(ns, key="item1", value={"foo": "bar"}, ttl=TTL_MINUTES)
-    await asyncio.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert await store.aget(ns, key="item1", refresh_ttl=True) is not None
-    await asyncio.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert len(await store.asearch(ns, query="foo", refresh_ttl=True)) == 1
-    await asyncio.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert await store.aget(ns, key="item1", refresh_ttl=False) is not None
-    await asyncio.sleep((6 - 1) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 1)
     assert len(await store.asearch(ns, query="bar", refresh_ttl=False)) == 0
+    eventually(lambda: "expire foo:item1 (TTL ran out)" in [c.message for c in store.history(limit=1)],
+               "the sweeper's commit")
     store.stop_ttl_sweeper()  # type: ignore[attr-defined]

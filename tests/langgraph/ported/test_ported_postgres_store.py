@@ -19,21 +19,20 @@ docs/langgraph-ported.md.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 
 import pytest
 import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, pg_index
+from manual_clock import ManualClock, eventually
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
 
 pytest_plugins = ["ported_stores"]
 
-#: Upstream's TTL of 6 s, and every sleep of test_store_ttl, are quartered here.
-QUARTER = 0.25
-TTL_SECONDS = 6 * QUARTER
+#: Upstream's ``store`` fixture's TTL (6 s, in minutes); test_store_ttl moves the store's clock, never sleeping.
+TTL_SECONDS = 6
 TTL_MINUTES = TTL_SECONDS / 60
 
 #: Upstream's ``vector_store`` variants: (vector type, distance, TTL), every type with every distance and a TTL,
@@ -85,13 +84,15 @@ def test_batch_list_namespaces_ops(pg_store: MnemosyneStore) -> None:
     shared.batch_list_namespaces_ops(pg_store, "public")
 
 
-def test_basic_store_ops(shared_pg_store: MnemosyneStore, root: str) -> None:
+def test_basic_store_ops(new_pg_store: StoreFactory, root: str) -> None:
     """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_basic_store_ops.
 
-    Upstream updates at once; here 2 ms pass first, as item times are commit
-    times in milliseconds (two commits in one millisecond share a time).
+    Upstream updates at once; here the store's clock moves on 1 ms first, as
+    item times are commit times in milliseconds (two commits in one
+    millisecond share a time).
     """
-    shared.basic_store_ops(shared_pg_store, root, pause=0.002, newer=True)
+    clock = ManualClock()
+    shared.basic_store_ops(new_pg_store(clock=clock), root, clock, pause=0.001)
 
 
 def test_list_namespaces(pg_store: MnemosyneStore) -> None:
@@ -237,24 +238,29 @@ def test_scores(scored_store: MnemosyneStore, fake_embeddings: CharacterEmbeddin
 
 
 def test_store_ttl(new_pg_store: StoreFactory) -> None:
-    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_store_ttl (durations quartered).
+    """Upstream: libs/checkpoint-postgres/tests/test_store.py::test_store_ttl.
 
-    Reads with ``refresh_ttl=True`` keep an item alive; once nothing refreshes
-    it, the running sweeper removes it within a TTL and a half.
+    Reads with ``refresh_ttl=True`` keep an item alive; once nothing
+    refreshes it, it is gone and the running sweeper removes it.  Where
+    upstream sleeps, the store's clock moves on as far; the sweeper wakes by
+    the real clock, so the test waits for its commit.
     """
+    clock = ManualClock()
     store = new_pg_store(ttl={"default_ttl": TTL_MINUTES, "refresh_on_read": True,
-                              "sweep_interval_minutes": TTL_MINUTES / 2})
+                              "sweep_interval_minutes": TTL_MINUTES / 2}, clock=clock)
     store.start_ttl_sweeper()  # type: ignore[attr-defined]
     ns = ("foo",)
     store.put(ns, key="item1", value={"foo": "bar"}, ttl=TTL_MINUTES)
-    time.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert store.get(ns, key="item1", refresh_ttl=True) is not None
-    time.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert len(store.search(ns, query="foo", refresh_ttl=True)) == 1
-    time.sleep((6 - 2) * QUARTER)
+    clock.advance(seconds=TTL_SECONDS - 2)
     assert store.get(ns, key="item1", refresh_ttl=False) is not None
-    time.sleep((6 - 1) * QUARTER)  # since the last refresh: more than a TTL and a sweep interval
+    clock.advance(seconds=TTL_SECONDS - 1)  # since the last refresh: more than a TTL
     assert len(store.search(ns, query="bar", refresh_ttl=False)) == 0
+    eventually(lambda: "expire foo:item1 (TTL ran out)" in [c.message for c in store.history(limit=1)],
+               "the sweeper's commit")
     store.stop_ttl_sweeper()  # type: ignore[attr-defined]
 
 

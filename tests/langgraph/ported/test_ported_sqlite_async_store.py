@@ -12,12 +12,12 @@ docs/langgraph-ported.md.
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 
 import pytest
 import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, sqlite_index
+from manual_clock import ManualClock
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
@@ -149,7 +149,8 @@ async def test_embed_with_path(new_lite_store: StoreFactory, fake_embeddings: Ch
 @pytest.mark.anyio
 async def test_basic_store_ops(new_lite_store: StoreFactory, fake_embeddings: CharacterEmbeddings) -> None:
     """Upstream: libs/checkpoint-sqlite/tests/test_async_store.py::test_basic_store_ops."""
-    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS))
+    clock = ManualClock()
+    store = new_lite_store(index=sqlite_index(fake_embeddings, shared.PATH_FIELDS), clock=clock)
     uid = uuid.uuid4().hex
     ns, key = (uid, "test", "documents"), "doc1"
     value = {"title": "Test Document", "content": "Hello, World!"}
@@ -162,7 +163,7 @@ async def test_basic_store_ops(new_lite_store: StoreFactory, fake_embeddings: Ch
     assert item.created_at is not None and item.updated_at is not None
 
     updated = {"title": "Updated Test Document", "content": "Hello, LangGraph!"}
-    await asyncio.sleep(0.01)  # upstream: 1.01 s, SQLite's CURRENT_TIMESTAMP having whole seconds
+    clock.advance(seconds=1.01)  # where upstream sleeps out SQLite's whole-second CURRENT_TIMESTAMP
     await store.aput(ns, key, updated)
     again = await store.aget(ns, key)
     assert again is not None

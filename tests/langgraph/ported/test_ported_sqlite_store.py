@@ -26,6 +26,7 @@ import shared_checks as shared
 from fake_embeddings import CharacterEmbeddings, sqlite_index
 from langchain_core.embeddings import Embeddings
 from langgraph.store.base import Item
+from manual_clock import ManualClock
 from store_support import StoreFactory
 
 from mnem_langgraph import MnemosyneStore
@@ -96,9 +97,15 @@ def test_batch_list_namespaces_ops(lite_store: MnemosyneStore) -> None:
 class TestSqliteStore:
     """Upstream: libs/checkpoint-sqlite/tests/test_store.py::TestSqliteStore."""
 
-    def test_basic_store_ops(self, shared_lite_store: MnemosyneStore, root: str) -> None:
-        """Upstream: libs/checkpoint-sqlite/tests/test_store.py::TestSqliteStore::test_basic_store_ops."""
-        shared.basic_store_ops(shared_lite_store, root, pause=0.01, newer=False)
+    def test_basic_store_ops(self, new_lite_store: StoreFactory, root: str) -> None:
+        """Upstream: libs/checkpoint-sqlite/tests/test_store.py::TestSqliteStore::test_basic_store_ops.
+
+        Upstream sleeps 0.01 s and leaves ``updated_at`` unchecked ("SQLite
+        execution might be too fast"); the store's clock moves on 0.01 s, so
+        ``updated_at`` is checked to grow.
+        """
+        clock = ManualClock()
+        shared.basic_store_ops(new_lite_store(clock=clock), root, clock, pause=0.01)
 
     def test_list_namespaces(self, lite_store: MnemosyneStore) -> None:
         """Upstream: libs/checkpoint-sqlite/tests/test_store.py::TestSqliteStore::test_list_namespaces."""

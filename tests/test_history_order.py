@@ -17,13 +17,14 @@ a real client, LangGraph's ``MnemosyneStore.history``) must:
 A commit made without ``--time`` right after one with a time in the future
 must not be timed before its parent (the engine takes max(now, parent's
 time) inside the write transaction), through the CLI and through the
-bridge's ``agents.remember`` (which leaves the time to the engine).
+bridge's ``agents.remember`` (which leaves the time to the engine).  "Now"
+is fixed (``--now``, the bridge's ``clock``) an hour before the parent, so
+the child's time is exactly its parent's, whatever the wall clock says.
 """
 
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,11 +40,14 @@ from mnem_bridge import agents
 from mnem_langgraph import MnemosyneStore
 
 HOUR_MS = 3_600_000
+#: "Now" for the writes without a time (2026-01-01T00:00:00Z); ``FUTURE`` is an hour later.
+NOW = 1_767_225_600_000
+FUTURE = NOW + HOUR_MS
 
 
 def write(root: Path, message: str, time_ms: int | None, node: str, content: Any) -> dict[str, Any]:
-    """``mnem write`` one node as one commit; the commit as printed."""
-    args = ["--json", "write", "-m", message, "--author", "tester"]
+    """``mnem write`` one node as one commit, at ``--now`` ``NOW``; the commit as printed."""
+    args = ["--json", f"--now={NOW}", "write", "-m", message, "--author", "tester"]
     if time_ms is not None:
         args += ["--time", str(time_ms)]
     result = run_mnem(*args, cwd=root, input=orjson.dumps({"put": [{"id": node, "content": content}]}))
@@ -195,41 +199,37 @@ def test_langgraph_history(graph) -> None:
 
 
 # --------------------------------------------------------------------------- a commit after a future one
-def future_ms() -> int:
-    return time.time_ns() // 1_000_000 + HOUR_MS
-
-
 def by_id(root: Path) -> dict[str, dict[str, Any]]:
     return {entry["id"]: entry for entry in ok(root, "log")}
 
 
 def test_cli_write_without_time_after_a_future_commit_is_not_timed_before_its_parent(store: Path) -> None:
-    parent = write(store, "from the future", future_ms(), "a", 1)
+    parent = write(store, "from the future", FUTURE, "a", 1)
     child = write(store, "now", None, "b", 2)
     assert child["parents"] == [parent["id"]]
-    assert child["time"] >= parent["time"], f"child time {child['time']} < parent time {parent['time']}"
+    assert child["time"] == parent["time"] == FUTURE  # now is an hour behind: the parent's time, never before it
     assert [entry["id"] for entry in ok(store, "log")] == [child["id"], parent["id"]]
 
 
 def test_cli_commit_without_time_after_a_future_commit_is_not_timed_before_its_parent(store: Path) -> None:
-    parent = write(store, "from the future", future_ms(), "a", 1)
+    parent = write(store, "from the future", FUTURE, "a", 1)
     assert run_mnem("add", "b", "2", cwd=store).code == 0
-    committed = run_mnem("commit", "-m", "now", cwd=store)
+    committed = run_mnem(f"--now={NOW}", "commit", "-m", "now", cwd=store)
     assert committed.code == 0, committed.err
     child = by_id(store)[ok(store, "status")["commit"]]
     assert child["parents"] == [parent["id"]]
-    assert child["time"] >= parent["time"], f"child time {child['time']} < parent time {parent['time']}"
+    assert child["time"] == parent["time"] == FUTURE
 
 
 def test_bridge_remember_after_a_future_commit_is_not_timed_before_its_parent(store: Path) -> None:
-    client = mnem_bridge.Mnem(MNEM)
+    client = mnem_bridge.Mnem(MNEM, clock=lambda: NOW)
     try:
         bridge = mnem_bridge.open(pg_stores.address(store), client=client)
-        parent_id = agents.remember(bridge, "a", 1, time_ms=future_ms())
+        parent_id = agents.remember(bridge, "a", 1, time_ms=FUTURE)
         child_id = agents.remember(bridge, "b", 2)
         commits = {commit.id: commit for commit in bridge.log()}
     finally:
         client.close()
     child, parent = commits[child_id], commits[parent_id]
     assert child.parents == (parent_id,)
-    assert child.time >= parent.time, f"child time {child.time} < parent time {parent.time}"
+    assert child.time == parent.time == FUTURE

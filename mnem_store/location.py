@@ -1,7 +1,7 @@
 """Where a store is: an explicit root or URL, or discovery from the current folder.
 
 A store lives in a folder (SQLite, the default) or in a PostgreSQL database,
-named by a ``postgresql://`` URL (``url.StoreUrl``) wherever a folder is accepted.
+named by a ``postgresql://`` URL (``layout.StoreUrl``) wherever a folder is accepted.
 
 An explicit store (``-C``/``--store``, ``MNEM_STORE``, a path given to the
 bridge, the MCP server or the LangGraph store) names the store's root
@@ -18,8 +18,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from .errors import ForeignStoreError, NoStoreError
+from .layout import StoreUrl
 from .sqlite import MNEM_DIR
-from .url import StoreUrl
 
 __all__ = ["Address", "address", "discover_root", "exact_root", "make_private_dirs"]
 

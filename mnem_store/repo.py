@@ -29,7 +29,7 @@ from .errors import (
     NotFoundError,
     StoreExistsError,
 )
-from .layout import CONFIG_TEXT, Head, format_head, parse_config, validate_branch_name
+from .layout import CONFIG_TEXT, Head, StoreUrl, format_head, parse_config, validate_branch_name
 from .location import Address, discover_root, exact_root, make_private_dirs
 from .objects import (
     Commit,
@@ -41,7 +41,6 @@ from .objects import (
 )
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
-from .url import StoreUrl
 
 if TYPE_CHECKING:
     from .postgres import Connections, PooledConnections

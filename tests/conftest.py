@@ -330,7 +330,7 @@ def copy_store(template: Path, target: Path) -> Path:
         shutil.copytree(template, target)
         return target
     from mnem_store import porcelain
-    from mnem_store.url import StoreUrl
+    from mnem_store.layout import StoreUrl
 
     with open_repo(template) as repo:
         document = porcelain.export(repo)
@@ -341,8 +341,8 @@ def copy_store(template: Path, target: Path) -> Path:
 
 def open_repo(folder: Path) -> Any:
     """The engine's ``Repo`` for the store a test folder addresses (in process, on either backend)."""
+    from mnem_store.layout import StoreUrl
     from mnem_store.repo import Repo
-    from mnem_store.url import StoreUrl
 
     url = pg_stores.url_of(folder)
     return Repo.open(StoreUrl.parse(url) if url else folder)
@@ -350,8 +350,8 @@ def open_repo(folder: Path) -> Any:
 
 def init_repo(folder: Path, backend: str) -> Any:
     """A new store on ``backend`` made in process (``Repo.init``), addressed by ``folder``; returns it open."""
+    from mnem_store.layout import StoreUrl
     from mnem_store.repo import Repo
-    from mnem_store.url import StoreUrl
 
     if backend == "postgresql":
         url = pg_stores.new_url()

@@ -575,8 +575,8 @@ def check_framed(block: Block, tmp_path: Path) -> None:
 
 def check_urls(block: Block, tmp_path: Path) -> None:
     """Each URL form is a store address whose store is the ``store=`` shown, and the socket form's host a folder."""
+    from mnem_store.layout import StoreUrl
     from mnem_store.location import address
-    from mnem_store.url import StoreUrl
 
     for line in block.text.splitlines():
         url, _, note = line.partition(" ")

@@ -11,9 +11,9 @@ from typing import Any, BinaryIO, NamedTuple
 
 from ..canonical import I64_MIN, U64_MAX, parse_json
 from ..errors import CommandError, UsageError
+from ..layout import StoreUrl
 from ..location import Address, address
 from ..repo import Repo
-from ..url import StoreUrl
 from .render import Painter
 
 __all__ = ["Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg"]

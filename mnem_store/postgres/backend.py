@@ -24,8 +24,8 @@ from psycopg import sql
 
 from ..backend import Backend
 from ..errors import CorruptStoreError, NoStoreError, StoreExistsError
+from ..layout import StoreUrl
 from ..sql import SqlBackend
-from ..url import StoreUrl
 from .connect import Connections, OneConnection
 from .session import PgSession, translate
 

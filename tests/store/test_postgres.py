@@ -20,7 +20,7 @@ from mcp_support import call, connect
 from mnem_history import export, ok, write
 
 import mnem_bridge
-from mnem_store.url import StoreUrl
+from mnem_store.layout import StoreUrl
 
 SECRET = "s3cret-Pa55"
 

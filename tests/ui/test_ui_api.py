@@ -18,10 +18,10 @@ from conftest import run_mnem, store_fingerprint
 from ui_support import build_story, serving
 
 from mnem_store import porcelain
+from mnem_store.layout import StoreUrl
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 from mnem_store.ui.app import STATIC_FILES
-from mnem_store.url import StoreUrl
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

@@ -61,10 +61,8 @@ def read_content(args: argparse.Namespace, ctx: Context) -> Any:
 
 def build_node(args: argparse.Namespace, content: Any) -> MemoryNode:
     """The node to stage from the parsed flags, each provenance value checked as UTF-8 text."""
-    fields = {field: getattr(args, key) for key, field in PROVENANCE_KEYS.items()}  # each key is its flag's dest
-    for key, field in PROVENANCE_KEYS.items():
-        if fields[field] is not None:
-            check_text(fields[field], f"--{key.replace('_', '-')}")
+    fields = {field: None if (value := getattr(args, key)) is None else check_text(value, f"--{key.replace('_', '-')}")
+              for key, field in PROVENANCE_KEYS.items()}  # each key is the dest of its flag
     return MemoryNode(
         check_node_id(args.id), check_content(content), args.content_kind, Provenance(**fields), args.event_time
     )

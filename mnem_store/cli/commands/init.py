@@ -6,9 +6,9 @@ import argparse
 import os
 
 from ... import porcelain
+from ...layout import StoreUrl
 from ...location import Address
 from ...repo import MNEM_DIR
-from ...url import StoreUrl
 from ..context import Context, Outcome
 
 

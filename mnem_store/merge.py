@@ -12,7 +12,7 @@ is the same decision in a read snapshot, for ``--dry-run``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from .errors import InvalidRefError, rust_debug
 from .graph import Graph
@@ -41,8 +41,8 @@ Strategy = Literal["ours", "theirs"]
 Resolution = Side | MemoryNode
 Status = Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
 
-SIDES: tuple[Side, ...] = ("ours", "theirs", "base", "delete")
-STRATEGIES: tuple[Strategy, ...] = ("ours", "theirs")
+SIDES: tuple[Side, ...] = get_args(Side)
+STRATEGIES: tuple[Strategy, ...] = get_args(Strategy)
 
 
 class Conflict(NamedTuple):

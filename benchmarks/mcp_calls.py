@@ -75,16 +75,9 @@ def mnem_mcp(store: Path, mode: str) -> StdioServerParameters:
 #: pipes awaited on the event loop, not on the SDK's threads), so that it pays what mnem-mcp pays below its tools.
 ON_MNEM_MCP_STDIO = """
 import anyio
-from mnem_mcp.stdio import serve_stdio
+from mnem_mcp.stdio import serve
 
-
-async def main() -> None:
-    async with serve_stdio() as (read_stream, write_stream):
-        lowlevel = server._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
-
-
-anyio.run(main)
+anyio.run(serve, server)
 """
 
 

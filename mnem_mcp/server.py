@@ -308,11 +308,9 @@ class MnemServer(MCPServer[dict[str, Any]]):
 
     async def run_stdio_async(self) -> None:
         """Serve over standard input and output, awaited on the event loop where they allow it (``stdio``)."""
-        from .stdio import serve_stdio
+        from .stdio import serve
 
-        async with serve_stdio() as (read_stream, write_stream):
-            await self._lowlevel_server.run(
-                read_stream, write_stream, self._lowlevel_server.create_initialization_options())
+        await serve(self)
 
 
 def build_server(
@@ -415,23 +413,6 @@ def _strict_tool(fn: Callable[..., Awaitable[Any]], spec: ToolSpec) -> Tool:
                                    "parameters": strict.model_json_schema(by_alias=True)})
 
 
-async def _call(binding: StoreBinding, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
-                *args: P.args, **kwargs: P.kwargs) -> T:
-    """``fn`` on a freshly opened store, on the event loop's thread, its waits for ``mnem`` awaited.
-
-    Not on a worker thread: handing a call to a thread and its result back
-    costs two thread wake-ups, 150 us a call on a virtual machine, more than
-    the worker takes to answer a read (``mnem_bridge.run_inline``).
-    """
-
-    def open_and_call() -> T:
-        with binding.open() as store:
-            return fn(store, *args, **kwargs)
-
-    await binding.started()
-    return await mnem_bridge.run_inline(open_and_call)
-
-
 def _tool_functions(binding: StoreBinding, author: str) -> dict[str, Callable[..., Any]]:
     """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s).
 
@@ -439,7 +420,7 @@ def _tool_functions(binding: StoreBinding, author: str) -> dict[str, Callable[..
     """
 
     async def run(fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        return await _call(binding, fn, *args, **kwargs)
+        return await binding.call(fn, *args, **kwargs)
 
     async def stale(ctx: Context[dict[str, Any], Any], node_ids: Iterable[str] = ()) -> None:
         for uri in resources.stale_after_write(node_ids):
@@ -525,7 +506,7 @@ def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> 
     async def read(uri: str, fn: Callable[Concatenate[mnem_bridge.Store, P], T],
                    *args: P.args, **kwargs: P.kwargs) -> T:
         try:
-            return await _call(binding, fn, *args, **kwargs)
+            return await binding.call(fn, *args, **kwargs)
         except Exception as exc:
             raise resource_error(exc, uri) from exc
 

@@ -26,6 +26,9 @@ The SDK's guarantees are kept too:
 Anything else (a regular file, a terminal) cannot be awaited, or would have
 its mode changed under the user's shell, so it is served by the SDK's
 ``stdio_server`` as it is.
+
+``serve`` runs a server's session over these streams: the one place
+mnem-mcp uses an SDK internal (its docstring says why).
 """
 
 from __future__ import annotations
@@ -44,11 +47,12 @@ from mcp.server.stdio import stdio_server
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+    from mcp.server.mcpserver import MCPServer
     from mcp.shared.message import SessionMessage
 
     Streams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
 
-__all__ = ["Wire", "claim", "serve_stdio"]
+__all__ = ["Wire", "claim", "serve", "serve_stdio"]
 
 #: The most read from the wire at once: a request larger than this arrives in several reads.
 READ_SIZE = 1 << 16
@@ -195,3 +199,19 @@ async def serve_stdio() -> AsyncIterator[Streams]:
             yield streams
     finally:
         wire.release()
+
+
+async def serve(server: MCPServer[Any]) -> None:
+    """Serve ``server`` over standard input and output (``serve_stdio``) until the client closes them.
+
+    ``MCPServer`` runs a session only over the streams it opens itself
+    (``run_stdio_async``, on the SDK's threads); it has no public way to run
+    one over streams its caller opened.  The SDK's own in-process ``Client``
+    meets the same gap and reaches into the same attribute, with a TODO to
+    make it public (``mcp/client/_memory.py``).  So this runs the low-level
+    server that ``MCPServer`` wraps exactly as ``run_stdio_async`` does, on
+    these streams: the only SDK internal mnem-mcp touches.
+    """
+    async with serve_stdio() as (read_stream, write_stream):
+        session = server._lowlevel_server
+        await session.run(read_stream, write_stream, session.create_initialization_options())

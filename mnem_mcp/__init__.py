@@ -1,11 +1,13 @@
 """``mnem_mcp``: an agent's version-controlled memory as MCP tools and resources.
 
 ``mnem-mcp`` (``cli``) serves one store over stdio; ``build_server``
-(``server``) gives the same server for an in-process client.  The tools and
-resources are plain functions over a ``mnem_bridge.Store`` (``tools``,
-``resources``); this package never touches the store engine itself, only the
-bridge.  Module map: ``binding`` (which store, opened per call), ``models``
-(argument and result shapes), ``errors`` (coded error texts).
+(``server``) gives the same server for an in-process client.  Each tool is
+declared once, as a typed method of ``tools.MemoryTools`` over the bridge;
+the resources are plain functions over a ``mnem_bridge.Store``
+(``resources``).  This package never touches the store engine itself, only
+the bridge.  Module map: ``binding`` (which store, opened per call),
+``models`` (argument and result shapes), ``answers`` (results on the wire),
+``errors`` (coded error texts), ``stdio`` and ``http`` (the transports).
 """
 
 from __future__ import annotations
@@ -22,10 +24,14 @@ logging.getLogger(__name__).addHandler(logging.NullHandler())
 
 def __getattr__(name: str) -> Any:
     """``TOOLS``, ``build_server``, ``error_code`` load the MCP SDK on first use: ``mnem-mcp`` starts ``mnem`` first."""
-    if name in ("TOOLS", "build_server"):
+    if name == "TOOLS":
+        from . import tools
+
+        return tools.TOOLS
+    if name == "build_server":
         from . import server
 
-        return getattr(server, name)
+        return server.build_server
     if name == "error_code":
         from . import errors
 

@@ -24,13 +24,13 @@ import mnem_bridge
 __all__ = ["answer"]
 
 
-def answer(value: Any, *, wrap: bool = False) -> CallToolResult:
+def answer(value: Any) -> CallToolResult:
     """A tool's return value as its result: the same JSON as text and as structured content.
 
-    A list (``wrap``) is structured as ``{"result": [...]}``, the SDK's
-    wrapping, and its text is the list itself.  ``None`` (``recall`` of an
-    id that is not remembered) is the text ``null`` with no structured
-    content, which must be an object.
+    A list is structured as ``{"result": [...]}``, the SDK's wrapping, and
+    its text is the list itself.  ``None`` (``recall`` of an id that is not
+    remembered) is the text ``null`` with no structured content, which must
+    be an object.
     """
     if value is None:
         return CallToolResult(content=[TextContent(type="text", text="null")])
@@ -39,7 +39,7 @@ def answer(value: Any, *, wrap: bool = False) -> CallToolResult:
     else:
         text = orjson.dumps(value, default=_to_dict, option=orjson.OPT_PASSTHROUGH_DATACLASS)
         structured = orjson.loads(text)
-        if wrap:
+        if isinstance(value, list):
             structured = {"result": structured}
     return CallToolResult(content=[TextContent(type="text", text=text.decode().rstrip("\n"))],
                           structured_content=structured)

@@ -2,7 +2,7 @@
 
 Over stdio (and over HTTP with ``--auth none``) nobody is authenticated:
 every write records the server's own author, ``mnem-mcp --author NAME``,
-else ``$MNEM_AUTHOR``, else ``tools.AUTHOR`` (``default_author``), and
+else ``$MNEM_AUTHOR``, else ``AUTHOR`` (``default_author``), and
 every tool may be called.  Over HTTP with ``--auth jwt`` the SDK's bearer
 middleware puts the verified token in a context variable that follows the
 request into its tool call (``get_access_token``), so a write records the
@@ -26,9 +26,9 @@ from typing import Final
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
-from .tools import AUTHOR
-
-__all__ = ["AUTHOR_ENV", "READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "default_author", "missing_write_scope"]
+__all__ = [
+    "AUTHOR", "AUTHOR_ENV", "READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "default_author", "missing_write_scope",
+]
 
 #: The scope every request needs over HTTP with ``--auth jwt``: tools that read, resources, listings.
 READ_SCOPE: Final = "mnem:read"
@@ -38,6 +38,8 @@ WRITE_SCOPE: Final = "mnem:write"
 SCOPES: Final = (READ_SCOPE, WRITE_SCOPE)
 #: Names the author when ``--author`` is not given: the variable ``mnem commit`` reads too.
 AUTHOR_ENV: Final = "MNEM_AUTHOR"
+#: The author a write records when neither names one (``mnem_bridge.agents``' default).
+AUTHOR: Final = "agent"
 
 
 def default_author(explicit: str | None = None) -> str:

@@ -8,9 +8,9 @@ below, and ``result_schema`` derives each tool's ``outputSchema`` from the
 return type, so the schema a client sees and the dict it receives come from
 the same declaration (tests/mcp/test_mcp_shapes.py holds pydantic's dump of
 each bridge model to its ``to_dict()``, and every tool's real output to its
-published schema).  Every tool result is a JSON object (never a bare list or
-``null``), so clients always get structured content rather than the SDK's
-``{"result": ...}`` wrapping.
+published schema).  A list (``history``'s) is published and answered
+wrapped as ``{"result": [...]}``, as the SDK wraps one, since structured
+content is an object.
 
 Argument types carry their descriptions here, once, because several tools
 share them (``remember``, ``revise`` and each ``remember_many`` item take the
@@ -23,8 +23,8 @@ from __future__ import annotations
 import logging
 from typing import Annotated, Any, Literal, get_origin
 
-from mcp.server.mcpserver.utilities.func_metadata import StrictJsonSchema
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic.json_schema import GenerateJsonSchema
 from typing_extensions import TypedDict
 
 import mnem_bridge
@@ -70,7 +70,6 @@ __all__ = [
     "ToolCall",
     "Written",
     "result_schema",
-    "wrapped",
 ]
 
 logger = logging.getLogger(__name__)
@@ -124,8 +123,8 @@ class Head(TypedDict):
     head: str
 
 
-class _ResultSchema(StrictJsonSchema):
-    """The SDK's strict generator, with every key of a result required.
+class _ResultSchema(GenerateJsonSchema):
+    """Pydantic's generator, with every key of a result required.
 
     A result is serialized with every field, defaults and nulls included
     (the ``to_dict()`` shapes), so a client may rely on each key being
@@ -139,11 +138,6 @@ class _ResultSchema(StrictJsonSchema):
 
 #: Results passed on as the binary printed them, and the shape their JSON has.
 WIRE_SHAPES: dict[Any, Any] = {mnem_bridge.MemoryPage: Page}
-
-
-def wrapped(shape: Any) -> bool:
-    """Whether a tool returning ``shape`` answers ``{"result": ...}``: a list, which structured output cannot be."""
-    return get_origin(shape) is list
 
 
 def result_schema(shape: Any) -> dict[str, Any] | None:
@@ -173,7 +167,7 @@ def result_schema(shape: Any) -> dict[str, Any] | None:
         mode="serialization", schema_generator=_ResultSchema)
     definitions = schema.pop("$defs", {})
     flat: dict[str, Any] = _flat(schema, definitions)
-    if wrapped(shape):
+    if get_origin(shape) is list:  # answered as {"result": [...]}: structured output is an object
         return {"type": "object", "properties": {"result": flat}, "required": ["result"]}
     return flat
 

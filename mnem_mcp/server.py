@@ -1,91 +1,51 @@
 """``build_server``: the tools and resources of ``mnem-mcp`` registered on an ``MCPServer``.
 
-The logic lives in ``tools`` and ``resources`` as plain functions that take
-a bridge ``Store`` first.  Here each tool is a plain typed function, a
-closure over the server's ``StoreBinding`` that opens the store on a worker
-thread and calls its ``tools`` function; its parameters (with their
-descriptions, from ``models``) are the tool's input schema, and its return
-type gives the exact ``outputSchema``.  Nothing reads request internals,
-so every tool works the same through a client session or through
-``server.call_tool(name, arguments)`` with none.
+The tools are declared in ``tools``, each once, as a typed method of
+``MemoryTools``: its name, docstring, typed parameters and return type are
+the tool's name, description, input schema and result.  ``build_server``
+registers each method as it is, through ``MCPServer.add_tool``.  Nothing
+reads request internals, so every tool works the same through a client
+session or through ``server.call_tool(name, arguments)`` with none.  The
+resources are plain functions over a store (``resources``).
 
-Each input schema has ``additionalProperties: false``: an unknown argument
-(``sources`` for ``source``) is refused rather than silently dropped.
-Failures are answered by ``MnemServer.call_tool`` as coded error results,
-mapped by exception type (``errors``); the SDK's own "Error executing tool"
-text never reaches a client.
-
-Descriptions are written for the model: when to reach for the tool and what
-comes back.  The harness tools (``branch``, ``switch``, ``merge``) are
-registered only with ``tools="all"`` (ADR-0016).
+``MnemServer`` adds, with the SDK's public methods only, what ``add_tool``
+leaves out: unknown arguments are refused (the schema says
+``additionalProperties: false``) rather than silently dropped, each
+result is answered in one encoding with the schema of its return type
+published, and every failure is a coded error (``errors``), never the
+SDK's own "Error executing tool" text.  The harness tools (``branch``,
+``switch``, ``merge``) are registered only with ``tools="all"`` (ADR-0016).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from importlib.metadata import version
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 
 from mcp.server import CacheHint
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.server.mcpserver.resources import ResourceSecurity
-from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, InputRequiredResult, ToolAnnotations
-from pydantic import ValidationError, create_model
+from mcp.types import CallToolResult, InputRequiredResult
+from mcp.types import Tool as ListedTool
+from pydantic import ValidationError
 
 import mnem_bridge
 
-from . import identity, resources, tools
+from . import identity, resources
 from .answers import answer
 from .binding import StoreBinding, locate_store
 from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
-from .models import (
-    Absent,
-    At,
-    BranchCreated,
-    BranchName,
-    CommitRef,
-    Content,
-    Cursor,
-    Equals,
-    ExistingNodeId,
-    Found,
-    Good,
-    Head,
-    IncludeRoot,
-    Items,
-    Limit,
-    NodeId,
-    Note,
-    Observation,
-    OptionalNodeId,
-    PageLimit,
-    Prefix,
-    Present,
-    Recalled,
-    Resolutions,
-    Source,
-    Start,
-    Step,
-    Strategy,
-    Summary,
-    Target,
-    Theirs,
-    ToolCall,
-    Why,
-    Written,
-    result_schema,
-    wrapped,
-)
+from .models import result_schema
+from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
 
-__all__ = ["INSTRUCTIONS", "TOOLS", "MnemServer", "ToolSet", "ToolSpec", "build_server"]
+__all__ = ["INSTRUCTIONS", "MnemServer", "ToolSet", "build_server"]
 
 logger = logging.getLogger(__name__)
 
@@ -104,11 +64,6 @@ use `revise` when new evidence changes a fact, `forget` when it no longer holds.
 where it took that value).
 Every write is one commit; nothing is ever half-written."""
 
-#: Reads: no side effects, same answer until the next write.
-READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
-#: Writes that add to memory and history; repeating one records another commit.
-WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
-
 #: List results are fixed for the life of the process.
 STATIC = CacheHint(ttl_ms=3_600_000, scope="public")
 
@@ -117,147 +72,56 @@ STATIC = CacheHint(ttl_ms=3_600_000, scope="public")
 NOT_PATHS = ResourceSecurity(reject_path_traversal=False, reject_absolute_paths=False)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
-    """How the model sees one MCP tool.
-
-    Attributes:
-        name: The tool's name (also the name of its function in ``build_server``).
-        title: A short human-readable name.
-        description: What the model reads: when to use it and what it returns.
-        annotations: Behaviour hints for clients.
-        harness: Only registered with ``tools="all"``.
-    """
-
-    name: str
-    title: str
-    description: str
-    annotations: ToolAnnotations
-    harness: bool = False
-
-
-TOOLS: tuple[ToolSpec, ...] = (
-    ToolSpec(
-        "remember", "Remember a fact",
-        "Remember one fact as its own commit, together with where it came from. Use it whenever you learn "
-        "something worth keeping. Give each fact a stable id and reuse that id to update it later; fill in "
-        "source (and step / observation when you have them) so `why` can trace the fact back. "
-        "Returns {commit}.",
-        WRITE,
-    ),
-    ToolSpec(
-        "revise", "Revise a belief",
-        "Change a fact you already hold: records the new value under the same id as its own commit; the old "
-        "value stays in history. Use it when new evidence updates or contradicts a belief, and give the source "
-        "of that evidence. Same arguments and result as `remember`.",
-        WRITE,
-    ),
-    ToolSpec(
-        "remember_many", "Remember several facts",
-        "Remember several facts as one commit (all or nothing), e.g. everything one document told you. Each "
-        "item is {id, content} plus optional source, step, observation, tool_call, note. Returns {commit}.",
-        WRITE,
-    ),
-    ToolSpec(
-        "forget", "Forget a fact",
-        "Remove a fact from current memory as its own commit; history keeps it (`recall_at` and `why` at "
-        "older commits still see it). Use it when a fact no longer holds and has no replacement. Fails with "
-        "invalid_ref when nothing is remembered under that id. Returns {commit}.",
-        ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False),
-    ),
-    ToolSpec(
-        "recall", "Recall memory",
-        "Read what you currently remember: one fact by id, or, without id, the whole memory. With id: the fact "
-        "{id, content, content_kind, provenance, event_time}, or null when nothing is remembered under it. "
-        "Without: {id: fact} for every fact, in id order; prefix keeps the ids that start with it (e.g. "
-        "'customer-4821:'). For a large memory, ask for pages: with limit (or cursor) the answer is {memory: "
-        "{id: fact}, next_cursor}; when next_cursor is not null, pass it as cursor for the next page.",
-        READ,
-    ),
-    ToolSpec(
-        "recall_at", "Recall memory at a commit",
-        "Read memory as it stood at a past commit (an id from `history`, `why` or `when_did`, or a branch), "
-        "without changing anything. Use it to see what you believed before a change. Same arguments and answers "
-        "as `recall`, at that commit.",
-        READ,
-    ),
-    ToolSpec(
-        "history", "Memory history",
-        "List the latest commits of the current branch's history (merged branches included), newest first; every "
-        "write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and "
-        "`whats_new`. "
-        "Returns the list [{id, parents, state, message, author, time}] (as {result: [...]} in structured output).",
-        READ,
-    ),
-    ToolSpec(
-        "why", "Why do I believe this?",
-        "Explain a fact: the commit that set its current value and the provenance recorded with it (source, "
-        "step, observation, tool_call, note) and who made that commit. Use it when a belief looks wrong or needs a "
-        "citation. Returns {commit, node, time, author}; fails with invalid_ref when the fact is not in memory.",
-        READ,
-    ),
-    ToolSpec(
-        "when_did", "When did this become true?",
-        "Find the first commit where a fact took a value (equals: the value), disappeared (absent: true) or "
-        "appeared (present: true); give exactly one of the three. It bisects the current branch's first-parent "
-        "line and assumes that once the condition held it kept holding. Use it to date when a wrong belief "
-        "crept in. The search starts after `good` when given, else after the line's first commit (pass "
-        "include_root: true to let that first commit be the answer). Returns {commit, blame}: blame is the fact "
-        "as set at that commit with its provenance (null for absent). Fails with invalid_ref when the condition "
-        "does not hold now, or already holds where the search starts.",
-        READ,
-    ),
-    ToolSpec(
-        "whats_new", "What did a commit change?",
-        "Show what one commit did: each fact it added, modified or removed, compared with the commit before. "
-        "Returns {id: 'added' | 'modified' | 'removed'}.",
-        READ,
-    ),
-    ToolSpec(
-        "branch", "Create a memory branch",
-        "Create a branch of memory at the current commit (or at start) without switching to it, to explore a "
-        "hypothesis away from the main line; then `switch` to it. Fails with invalid_ref when the name is taken. "
-        "Returns {branch}.",
-        WRITE, harness=True,
-    ),
-    ToolSpec(
-        "switch", "Switch branch",
-        "Make a branch the current one, or look at a commit (read-only: writes fail until you switch to a "
-        "branch again); every later read and write uses it. "
-        "Returns {head}: 'ref: <branch>', or a commit id when detached.",
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        harness=True,
-    ),
-    ToolSpec(
-        "merge", "Merge a branch",
-        "Merge another branch into the current one. Facts changed on one side only merge cleanly; facts both "
-        "sides changed differently are conflicts: then nothing is written and the result lists each with its "
-        "base / ours / theirs, so call again with resolutions or a strategy. "
-        "Returns {status, commit, conflicts}.",
-        ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
-        harness=True,
-    ),
-)
-
-#: The tools that change memory or its branches: over HTTP with ``--auth jwt`` they need ``mnem:write``.
-WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only_hint)
-
-
 class MnemServer(MCPServer[dict[str, Any]]):
-    """``MCPServer`` whose ``call_tool`` raises every failure as a ``ToolError`` whose text starts with its code.
+    """``MCPServer`` whose tools take only the arguments they name, answer in one encoding, and fail with codes.
 
-    The SDK raises ``ToolError`` for arguments that break the input schema
-    and for unknown tools, and ``UnexpectedToolError`` around anything a
-    tool raised, each with a fixed "Error executing tool" text.  Here each
-    failure is mapped by its type (the ``ValidationError`` or the tool's own
-    exception, the SDK's ``__cause__``) to a ``ToolError`` reading
-    ``usage: ...``, the bridge error's code, or ``error: ...``: a direct
-    ``call_tool`` caller catches it, as with any ``MCPServer`` (and as
-    upstream's tests expect), and over a session the SDK answers it as an
-    ``isError`` result of the same text.
+    * ``call_tool`` refuses arguments a tool does not take, naming them
+      (``usage: ...``), before the SDK's argument check, which would drop
+      them silently; ``list_tools`` says so in every input schema
+      (``additionalProperties: false``).
+    * A tool added by ``add_memory_tool`` answers with ``answers.answer``
+      (its value as compact JSON, encoded once) and publishes its return
+      type's schema as its ``outputSchema`` (``models.result_schema``),
+      which the SDK's own conversion would check on every call instead
+      (tests/mcp/test_mcp_shapes.py holds every tool's real output to it).
+    * ``call_tool`` raises every failure as a ``ToolError`` whose text
+      starts with its code (``errors``), mapped by its type: the SDK's
+      ``ValidationError`` or the tool's own exception (the ``__cause__`` of
+      what the SDK raises).  A direct caller catches it, as with any
+      ``MCPServer`` (and as upstream's tests expect); over a session the
+      SDK answers it as an ``isError`` result of the same text.
     """
 
     _taken: dict[str, list[str]] | None = None  # each tool's argument names, by tool name (None: not listed yet)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._published: dict[str, dict[str, Any] | None] = {}  # each memory tool's outputSchema, by name
+
+    def add_memory_tool(self, method: Callable[..., Awaitable[Any]], spec: ToolSpec) -> None:
+        """Add ``method`` as the tool ``spec`` describes, its value answered by ``answers.answer``.
+
+        The SDK reads the method's signature through ``functools.wraps``.  Left
+        to itself it would also turn each value into text and structured
+        content, checking it against the return type on every call: three
+        encodings, most of a 10k-fact ``recall``.  With
+        ``structured_output=False`` it passes on the ``CallToolResult`` that
+        ``answer`` makes in one, and ``list_tools`` publishes the return type's
+        schema.
+
+        Args:
+            method: A bound ``MemoryTools`` method.
+            spec: Its name, title, description and hints.
+        """
+
+        @functools.wraps(method)
+        async def answered(*args: Any, **kwargs: Any) -> CallToolResult:
+            return answer(await method(*args, **kwargs))
+
+        answered.__name__ = spec.name  # the SDK names the input schema "<name>Arguments"
+        self._published[spec.name] = result_schema(get_type_hints(method)["return"])
+        self.add_tool(answered, name=spec.name, title=spec.title, description=spec.description,
+                      annotations=spec.annotations, structured_output=False)
 
     def add_tool(self, *args: Any, **kwargs: Any) -> None:
         """``MCPServer.add_tool``; the argument names are listed anew on the next call."""
@@ -269,9 +133,18 @@ class MnemServer(MCPServer[dict[str, Any]]):
         self._taken = None
         super().remove_tool(name)
 
+    async def list_tools(self) -> list[ListedTool]:
+        """The SDK's listing, each input schema closed to unknown arguments, each memory tool's output schema."""
+        listed = await super().list_tools()
+        for listing in listed:
+            listing.input_schema = {**listing.input_schema, "additionalProperties": False}
+            if listing.name in self._published:
+                listing.output_schema = self._published[listing.name]
+        return listed
+
     async def _argument_names(self) -> dict[str, list[str]]:
         """Each tool's argument names, by tool name: listed once, not on every call (it builds every tool's model)."""
-        self._taken = {tool.name: list(tool.input_schema["properties"]) for tool in await self.list_tools()}
+        self._taken = {listing.name: list(listing.input_schema["properties"]) for listing in await self.list_tools()}
         return self._taken
 
     async def call_tool(
@@ -297,6 +170,10 @@ class MnemServer(MCPServer[dict[str, Any]]):
         refusal = identity.missing_write_scope(name) if name in WRITES else None
         if refusal is not None:
             raise scope_error(refusal)
+        unknown = [key for key in arguments if key not in taken[name]]
+        if unknown:  # refused as pydantic refuses an unknown key, so the text is usage_error's
+            raise usage_error(name, ValidationError.from_exception_data(name, [
+                {"type": "extra_forbidden", "loc": (key,), "input": arguments[key]} for key in unknown]), taken[name])
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # the tool (or the SDK converting its result) raised
@@ -363,13 +240,11 @@ def build_server(
         finally:
             binding.close()  # the mnem worker ends with the session, not at interpreter exit
 
-    functions = _tool_functions(binding, identity.default_author(author))
     server = MnemServer(
         "mnem",
         title="Mnemosyne memory",
         version=version("mnemosyne-toolkit"),
         instructions=INSTRUCTIONS,
-        tools=[_strict_tool(functions[spec.name], spec) for spec in TOOLS if tools == "all" or not spec.harness],
         cache_hints={
             "resources/read": resources.LIVE,
             "resources/list": STATIC,
@@ -381,122 +256,12 @@ def build_server(
         auth=auth,
         token_verifier=token_verifier,
     )
+    memory = MemoryTools(binding, identity.default_author(author))
+    for spec in TOOLS:
+        if tools == "all" or not spec.harness:
+            server.add_memory_tool(getattr(memory, spec.method.__name__), spec)
     _add_resources(server, binding)
     return server
-
-
-def _strict_tool(fn: Callable[..., Awaitable[Any]], spec: ToolSpec) -> Tool:
-    """The SDK's ``Tool`` for ``fn``: arguments that refuse unknown keys, output published from the bridge's models.
-
-    ``MCPServer`` builds each tool's argument model from the function's
-    signature with pydantic's default of ignoring extra keys; this derives
-    the same model with ``extra="forbid"``, so the schema says
-    ``additionalProperties: false`` and validation refuses what it says.
-    The output side is the return type itself (a bridge model, an envelope
-    of them, or a page of memory, ``models``): ``models.result_schema``
-    publishes its schema, and ``answers.answer`` turns each result into the
-    ``CallToolResult`` the SDK sends as it is.
-    """
-    tool = Tool.from_function(fn, name=spec.name, title=spec.title, description=spec.description,
-                              annotations=spec.annotations, structured_output=False)
-    loose = tool.fn_metadata.arg_model
-    strict = create_model(f"{spec.name}Arguments", __base__=loose, __cls_kwargs__={"extra": "forbid"})
-    shape = get_type_hints(fn)["return"]
-    metadata = tool.fn_metadata.model_copy(  # a schema without a model: published, not re-checked per call
-        update={"arg_model": strict, "output_model": None, "output_schema": result_schema(shape)})
-    wrap = wrapped(shape)
-
-    async def answered(*args: Any, **kwargs: Any) -> CallToolResult:
-        return answer(await fn(*args, **kwargs), wrap=wrap)
-
-    return tool.model_copy(update={"fn": answered, "fn_metadata": metadata,
-                                   "parameters": strict.model_json_schema(by_alias=True)})
-
-
-def _tool_functions(binding: StoreBinding, author: str) -> dict[str, Callable[..., Any]]:
-    """Every tool as a plain typed function over ``binding``, by tool name (``revise`` shares ``remember``'s).
-
-    Writes record ``author`` unless the request carries a bearer token (``identity.author``).
-    """
-
-    async def run(fn: Callable[Concatenate[mnem_bridge.Store, P], T], *args: P.args, **kwargs: P.kwargs) -> T:
-        return await binding.call(fn, *args, **kwargs)
-
-    async def stale(ctx: Context[dict[str, Any], Any], node_ids: Iterable[str] = ()) -> None:
-        for uri in resources.stale_after_write(node_ids):
-            await ctx.notify_resource_updated(uri)
-
-    async def remember(
-        ctx: Context[dict[str, Any], Any],
-        id: NodeId,
-        content: Content,
-        source: Source = None,
-        step: Step = None,
-        observation: Observation = None,
-        tool_call: ToolCall = None,
-        note: Note = None,
-        summary: Summary = None,
-    ) -> Written:
-        written = await run(tools.remember, id, content, source=source, step=step, observation=observation,
-                            tool_call=tool_call, note=note, summary=summary, author=identity.author(author))
-        await stale(ctx, [id])
-        return written
-
-    async def remember_many(ctx: Context[dict[str, Any], Any], items: Items, summary: Summary = None) -> Written:
-        written = await run(tools.remember_many, items, summary=summary, author=identity.author(author))
-        await stale(ctx, [item.id for item in items])
-        return written
-
-    async def forget(ctx: Context[dict[str, Any], Any], id: ExistingNodeId, summary: Summary = None) -> Written:
-        written = await run(tools.forget, id, summary=summary, author=identity.author(author))
-        await stale(ctx, [id])
-        return written
-
-    async def recall(id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = None,
-                     cursor: Cursor = None) -> Recalled:
-        return await run(tools.recall, id, prefix, limit, cursor)
-
-    async def recall_at(commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
-                        limit: PageLimit = None, cursor: Cursor = None) -> Recalled:
-        return await run(tools.recall_at, commit, id, prefix, limit, cursor)
-
-    async def history(limit: Limit = 20) -> list[mnem_bridge.Commit]:
-        return await run(tools.history, limit)
-
-    async def why(id: ExistingNodeId, at: At = None) -> Why:
-        return await run(tools.why, id, at)
-
-    async def when_did(id: ExistingNodeId, equals: Equals = None, absent: Absent = False, present: Present = False,
-                       good: Good = None, include_root: IncludeRoot = False) -> Found:
-        return await run(tools.when_did, id, equals, absent, present, good, include_root)
-
-    async def whats_new(commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
-        return await run(tools.whats_new, commit)
-
-    async def branch(name: BranchName, start: Start = None) -> BranchCreated:
-        return await run(tools.branch, name, start)
-
-    async def switch(ctx: Context[dict[str, Any], Any], target: Target) -> Head:
-        head = await run(tools.switch, target)
-        await stale(ctx)
-        return head
-
-    async def merge(
-        ctx: Context[dict[str, Any], Any],
-        theirs: Theirs,
-        resolutions: Resolutions = None,
-        strategy: Strategy = None,
-        summary: Summary = None,
-    ) -> mnem_bridge.MergeResult:
-        outcome = await run(tools.merge, theirs, resolutions, strategy, summary, author=identity.author(author))
-        await stale(ctx)
-        return outcome
-
-    return {
-        "remember": remember, "revise": remember, "remember_many": remember_many, "forget": forget,
-        "recall": recall, "recall_at": recall_at, "history": history, "why": why, "when_did": when_did,
-        "whats_new": whats_new, "branch": branch, "switch": switch, "merge": merge,
-    }
 
 
 def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> None:

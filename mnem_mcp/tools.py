@@ -1,31 +1,40 @@
-"""What each MCP tool does, as plain functions over an open bridge ``Store``.
+"""The MCP tools, each declared once: an ``async`` method of ``MemoryTools`` marked ``@tool``.
 
-Nothing here knows about MCP: every function takes a ``mnem_bridge.Store``
-first, then the tool's arguments, and returns the bridge's typed result
-(``merge`` a ``MergeResult``) or one of
-``models``' envelopes around such results; the SDK serializes them into
-the shape ``models.result_schema`` publishes.  That keeps the logic testable without a session; the server
-registers a typed closure per tool that opens the store and calls one of
-these (``revise`` is ``remember`` under a second description).  Failures
-are the bridge's typed ``MnemError``s, raised unchanged; the server turns
-them into tool errors.
+A tool is its method.  The method's name is the tool's name; its docstring
+is the tool's description, written for the model (when to reach for it and
+what comes back); its typed parameters are the tool's arguments (the
+``Annotated`` types of ``models``, whose ``Field`` descriptions the model
+reads too); its return type is the tool's result, whose schema the server
+publishes as ``outputSchema`` (``models.result_schema``).  ``@tool`` adds
+what a signature cannot say: a title and the behaviour hints.
+``server.build_server`` registers the methods as they are; nothing else
+repeats a tool's arguments.  ``revise`` is ``remember`` under a second
+name, title and description.
 
+The bodies are calls to the bridge, ``mnem_bridge``, on a store opened for
+the call (``StoreBinding.call``).  Failures are the bridge's typed
+``MnemError``s, raised unchanged; the server answers them as coded errors.
 Writes go through ``mnem_bridge.agents`` (``merge`` through the store) and
 are exactly one commit each: nothing is ever left staged between calls
-(ADR-0016, "no staging over MCP").  Every write records its ``author``
-argument, ``merge`` included: ``AUTHOR`` unless the server passes the
-caller's identity (``identity.author``, over authenticated HTTP).
+(ADR-0016, "no staging over MCP").  Every write records the caller as its
+author (``identity.author``) and announces the resources it made stale.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping, Sequence
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context
+from mcp.types import ToolAnnotations
 
 import mnem_bridge
 from mnem_bridge import agents
 
+from . import identity, resources
+from .binding import StoreBinding
 from .models import (
     DEFAULT_PAGE,
     WHOLE,
@@ -53,7 +62,6 @@ from .models import (
     Prefix,
     Present,
     Recalled,
-    RememberItem,
     Resolutions,
     Source,
     Start,
@@ -67,119 +75,261 @@ from .models import (
     Written,
 )
 
-__all__ = [
-    "AUTHOR",
-    "branch",
-    "forget",
-    "history",
-    "merge",
-    "recall",
-    "recall_at",
-    "remember",
-    "remember_many",
-    "switch",
-    "whats_new",
-    "when_did",
-    "why",
-]
+__all__ = ["TOOLS", "WRITES", "MemoryTools", "ToolSpec", "tool"]
 
 logger = logging.getLogger(__name__)
 
+#: Reads: no side effects, same answer until the next write.
+READ = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+#: Writes that add to memory and history; repeating one records another commit.
+WRITE = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
+#: ``forget``: a write that takes a fact out of current memory.
+DESTRUCTIVE = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False,
+                              open_world_hint=False)
+#: ``switch`` and ``merge``: writes that change nothing more when repeated.
+IDEMPOTENT = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
-#: The author a write records when nobody is authenticated (stdio, ``--auth none``; ``mnem_bridge.agents``' default).
-AUTHOR: Final = "agent"
+#: What a write tool gets from the SDK to announce the resources it made stale.
+Ctx = Context[dict[str, Any], Any]
+
+M = TypeVar("M", bound=Callable[..., Awaitable[Any]])
 
 
-def remember(
-    store: mnem_bridge.Store,
-    id: NodeId,
-    content: Content,
-    source: Source = None,
-    step: Step = None,
-    observation: Observation = None,
-    tool_call: ToolCall = None,
-    note: Note = None,
-    summary: Summary = None,
-    *,
-    author: str = AUTHOR,
-) -> Written:
-    """Record (or revise) one fact with its provenance as one commit.
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """How the model sees one tool, and the method that answers it (``@tool`` makes these).
+
+    Attributes:
+        name: The tool's name.
+        title: A short human-readable name.
+        description: What the model reads: the method's docstring as one paragraph.
+        annotations: Behaviour hints for clients.
+        method: The ``MemoryTools`` method that answers it.
+        harness: Only registered with ``tools="all"`` (ADR-0016's harness tools).
+    """
+
+    name: str
+    title: str
+    description: str
+    annotations: ToolAnnotations
+    method: Callable[..., Awaitable[Any]]
+    harness: bool = False
+
+
+#: Every tool, in the order ``tools/list`` gives them; ``@tool`` adds each as its method is defined.
+TOOLS: list[ToolSpec] = []
+
+
+def tool(title: str, annotations: ToolAnnotations, *, harness: bool = False, name: str | None = None,
+         description: str | None = None) -> Callable[[M], M]:
+    """Mark a ``MemoryTools`` method as a tool, adding it to ``TOOLS``.
+
+    Args:
+        title: The tool's title.
+        annotations: Its behaviour hints (``READ``, ``WRITE``, ...).
+        harness: Only served with ``tools="all"``.
+        name: Another tool answered by the same method (default: the method's name).
+        description: That other tool's description (default: the method's docstring).
 
     Returns:
-        ``{"commit": id}`` of the new commit.
+        A decorator that returns the method unchanged.
     """
-    commit = agents.remember(
-        store, id, content, source=source, step=step, observation=observation, tool_call=tool_call, note=note,
-        summary=summary, author=author,
-    )
-    return {"commit": commit}
+
+    def mark(method: M) -> M:
+        said = " ".join((description or method.__doc__ or "").split())  # one paragraph, as a model reads it
+        TOOLS.append(ToolSpec(name or method.__name__, title, said, annotations, method, harness))
+        return method
+
+    return mark
 
 
-def remember_many(
-    store: mnem_bridge.Store,
-    items: Items | Sequence[Mapping[str, Any]],
-    summary: Summary = None,
-    *,
-    author: str = AUTHOR,
-) -> Written:
-    """Record several facts as a single commit (all or nothing).
+class MemoryTools:
+    """The tools over one store: each method marked ``@tool`` is one MCP tool (see the module's docstring).
 
-    ``items`` are the ADR's ``[{id, content, ...}]``: plain mappings, as a
-    direct caller passes them, or the validated models the server hands on.
-
-    Returns:
-        ``{"commit": id}`` of the new commit.
+    Args:
+        binding: The store each call opens.
+        author: The author of writes whose request carries no bearer token (``identity.default_author``).
     """
-    plain = [item.model_dump() if isinstance(item, RememberItem) else item for item in items]
-    return {"commit": agents.remember_many(store, plain, summary=summary, author=author)}
+
+    def __init__(self, binding: StoreBinding, author: str) -> None:
+        self.binding = binding
+        self.author = author
+
+    @tool("Remember a fact", WRITE)
+    async def remember(
+        self,
+        ctx: Ctx,
+        id: NodeId,
+        content: Content,
+        source: Source = None,
+        step: Step = None,
+        observation: Observation = None,
+        tool_call: ToolCall = None,
+        note: Note = None,
+        summary: Summary = None,
+    ) -> Written:
+        """Remember one fact as its own commit, together with where it came from.
+
+        Use it whenever you learn something worth keeping. Give each fact a stable id and reuse that id to update it
+        later; fill in source (and step / observation when you have them) so `why` can trace the fact back.
+        Returns {commit}.
+        """
+        commit = await self.binding.call(
+            agents.remember, id, content, source=source, step=step, observation=observation, tool_call=tool_call,
+            note=note, summary=summary, author=identity.author(self.author))
+        await _stale(ctx, [id])
+        return {"commit": commit}
+
+    revise = tool("Revise a belief", WRITE, name="revise", description=(
+        "Change a fact you already hold: records the new value under the same id as its own commit; the old "
+        "value stays in history. Use it when new evidence updates or contradicts a belief, and give the source "
+        "of that evidence. Same arguments and result as `remember`."))(remember)
+
+    @tool("Remember several facts", WRITE)
+    async def remember_many(self, ctx: Ctx, items: Items, summary: Summary = None) -> Written:
+        """Remember several facts as one commit (all or nothing), e.g. everything one document told you.
+
+        Each item is {id, content} plus optional source, step, observation, tool_call, note. Returns {commit}.
+        """
+        commit = await self.binding.call(agents.remember_many, [item.model_dump() for item in items],
+                                         summary=summary, author=identity.author(self.author))
+        await _stale(ctx, [item.id for item in items])
+        return {"commit": commit}
+
+    @tool("Forget a fact", DESTRUCTIVE)
+    async def forget(self, ctx: Ctx, id: ExistingNodeId, summary: Summary = None) -> Written:
+        """Remove a fact from current memory as its own commit; history keeps it.
+
+        `recall_at` and `why` at older commits still see it. Use it when a fact no longer holds and has no
+        replacement. Fails with invalid_ref when nothing is remembered under that id. Returns {commit}.
+        """
+        commit = await self.binding.call(agents.forget, id, summary=summary, author=identity.author(self.author))
+        await _stale(ctx, [id])
+        return {"commit": commit}
+
+    @tool("Recall memory", READ)
+    async def recall(self, id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = None,
+                     cursor: Cursor = None) -> Recalled:
+        """Read what you currently remember: one fact by id, or, without id, the whole memory.
+
+        With id: the fact {id, content, content_kind, provenance, event_time}, or null when nothing is remembered
+        under it. Without: {id: fact} for every fact, in id order; prefix keeps the ids that start with it (e.g.
+        'customer-4821:'). For a large memory, ask for pages: with limit (or cursor) the answer is {memory: {id:
+        fact}, next_cursor}; when next_cursor is not null, pass it as cursor for the next page.
+        """
+        return await self.binding.call(_read, None, id, prefix, limit, cursor)
+
+    @tool("Recall memory at a commit", READ)
+    async def recall_at(self, commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
+                        limit: PageLimit = None, cursor: Cursor = None) -> Recalled:
+        """Read memory as it stood at a past commit, without changing anything.
+
+        The commit is an id from `history`, `why` or `when_did`, or a branch. Use it to see what you believed
+        before a change. Same arguments and answers as `recall`, at that commit.
+        """
+        return await self.binding.call(_read, commit, id, prefix, limit, cursor)
+
+    @tool("Memory history", READ)
+    async def history(self, limit: Limit = 20) -> list[mnem_bridge.Commit]:
+        """List the latest commits of the current branch's history (merged branches included), newest first.
+
+        Every write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and
+        `whats_new`. Returns the list [{id, parents, state, message, author, time}] (as {result: [...]} in
+        structured output).
+        """
+        return await self.binding.call(mnem_bridge.Store.log, limit=limit)
+
+    @tool("Why do I believe this?", READ)
+    async def why(self, id: ExistingNodeId, at: At = None) -> Why:
+        """Explain a fact: which commit set its current value, from what provenance, and who made that commit.
+
+        The provenance is the source, step, observation, tool_call and note recorded with it. Use it when a
+        belief looks wrong or needs a citation. Returns {commit, node, time, author}; fails with invalid_ref when
+        the fact is not in memory.
+        """
+        blame, author = await self.binding.call(mnem_bridge.Store.blame_with_author, id, at=at)
+        return {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
+
+    @tool("When did this become true?", READ)
+    async def when_did(self, id: ExistingNodeId, equals: Equals = None, absent: Absent = False,
+                       present: Present = False, good: Good = None, include_root: IncludeRoot = False) -> Found:
+        """Find the first commit where a fact took a value, disappeared or appeared.
+
+        Give exactly one of equals (the value), absent: true or present: true. It bisects the current branch's
+        first-parent line and assumes that once the condition held it kept holding. Use it to date when a wrong
+        belief crept in. The search starts after `good` when given, else after the line's first commit (pass
+        include_root: true to let that first commit be the answer). Returns {commit, blame}: blame is the fact as
+        set at that commit with its provenance (null for absent). Fails with invalid_ref when the condition does
+        not hold now, or already holds where the search starts.
+        """
+        chosen = [name for name, given in (("equals", equals is not None), ("absent", absent), ("present", present))
+                  if given]
+        if len(chosen) != 1:  # equals null is no condition: upstream forwards equals only when it is not null
+            said = "none" if not chosen else " and ".join(chosen)
+            raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {said})")
+        condition: dict[str, Any] = {"equals": equals} if equals is not None else {"absent": absent, "present": present}
+        commit, blame = await self.binding.call(mnem_bridge.Store.bisect_explain, id, **condition, good=good,
+                                                include_root=include_root)
+        return {"commit": commit, "blame": blame}
+
+    @tool("What did a commit change?", READ)
+    async def whats_new(self, commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
+        """Show what one commit did: each fact it added, modified or removed, compared with the commit before.
+
+        Returns {id: 'added' | 'modified' | 'removed'}.
+        """
+        return await self.binding.call(mnem_bridge.Store.changed_by, commit)
+
+    @tool("Create a memory branch", WRITE, harness=True)
+    async def branch(self, name: BranchName, start: Start = None) -> BranchCreated:
+        """Create a branch of memory at the current commit (or at start) without switching to it.
+
+        Use it to explore a hypothesis away from the main line; then `switch` to it. Fails with invalid_ref when
+        the name is taken. Returns {branch}.
+        """
+        await self.binding.call(mnem_bridge.Store.new_branch, name, start=start)
+        return {"branch": name}
+
+    @tool("Switch branch", IDEMPOTENT, harness=True)
+    async def switch(self, ctx: Ctx, target: Target) -> Head:
+        """Make a branch the current one, or look at a commit; every later read and write uses it.
+
+        Looking at a commit is read-only: writes fail until you switch to a branch again. Returns {head}: 'ref:
+        <branch>', or a commit id when detached.
+        """
+        head = await self.binding.call(_switch, target)
+        await _stale(ctx)
+        return {"head": head}
+
+    @tool("Merge a branch", IDEMPOTENT, harness=True)
+    async def merge(self, ctx: Ctx, theirs: Theirs, resolutions: Resolutions = None, strategy: Strategy = None,
+                    summary: Summary = None) -> mnem_bridge.MergeResult:
+        """Merge another branch into the current one.
+
+        Facts changed on one side only merge cleanly; facts both sides changed differently are conflicts: then
+        nothing is written and the result lists each with its base / ours / theirs, so call again with resolutions
+        or a strategy. Returns {status, commit, conflicts}.
+        """
+        settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
+                   else choice for node_id, choice in (resolutions or {}).items()}
+        outcome = await self.binding.call(mnem_bridge.Store.merge, theirs, resolutions=settled, strategy=strategy,
+                                          message=summary, author=identity.author(self.author))
+        await _stale(ctx)
+        return outcome
 
 
-def forget(store: mnem_bridge.Store, id: ExistingNodeId, summary: Summary = None, *, author: str = AUTHOR) -> Written:
-    """Drop one fact from current memory as one commit; history keeps every past value.
-
-    Returns:
-        ``{"commit": id}`` of the new commit.
-    """
-    return {"commit": agents.forget(store, id, summary=summary, author=author)}
+#: The tools that change memory or its branches: over HTTP with ``--auth jwt`` they need ``mnem:write``.
+WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only_hint)
 
 
-def recall(
-    store: mnem_bridge.Store,
-    id: OptionalNodeId = None,
-    prefix: Prefix = None,
-    limit: PageLimit = None,
-    cursor: Cursor = None,
-) -> Recalled:
-    """Read one fact, or the whole current memory (ADR-0016's ``recall``).
+def _read(store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int | None,
+          cursor: str | None) -> Recalled:
+    """``recall``'s answer at ``at`` (``None``: current memory): one node, the memory, or a page of it.
 
     ``prefix``, ``limit`` and ``cursor`` are extensions: ``prefix`` keeps the
     ids that start with it, and a page ``{memory, next_cursor}`` is answered
     only when ``limit`` or ``cursor`` asks for one.
-
-    Returns:
-        The node (``None`` when nothing is remembered under ``id``), the memory
-        ``{id: node}``, or with ``limit`` / ``cursor`` one page of it.
     """
-    return _read(store, None, id, prefix, limit, cursor)
-
-
-def recall_at(
-    store: mnem_bridge.Store,
-    commit: CommitRef,
-    id: OptionalNodeId = None,
-    prefix: Prefix = None,
-    limit: PageLimit = None,
-    cursor: Cursor = None,
-) -> Recalled:
-    """Read memory as it stood at a past commit, without moving anything: ``recall``'s shapes, at ``commit``."""
-    return _read(store, commit, id, prefix, limit, cursor)
-
-
-def _read(
-    store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int | None,
-    cursor: str | None,
-) -> Recalled:
-    """One node, the memory, or a page of it, at ``at`` (``None``: current memory)."""
     if id is not None:
         if prefix is not None or limit is not None or cursor is not None:
             raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / limit / cursor, not both")
@@ -193,120 +343,13 @@ def _read(
     return dict(store.working_memory() if at is None else store.state_at(at))
 
 
-def history(
-    store: mnem_bridge.Store,
-    limit: Limit = 20,
-) -> list[mnem_bridge.Commit]:
-    """The most recent commits on the current branch, newest first.
-
-    Returns:
-        The commits (over MCP, structured output wraps the list as ``{"result": [...]}``).
-    """
-    return store.log(limit=limit)
-
-
-def why(
-    store: mnem_bridge.Store,
-    id: ExistingNodeId,
-    at: At = None,
-) -> Why:
-    """The commit that set a fact's current value, with the provenance recorded then, and who made that commit.
-
-    Provenance says where a value came from; the author says which agent
-    wrote it, so one ``mnem blame`` answers both (``author`` is the extension
-    beside the ADR's three keys).
-
-    Returns:
-        ``{"commit", "node", "time", "author"}``.
-    """
-    blame, author = store.blame_with_author(id, at=at)
-    return {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
-
-
-def when_did(
-    store: mnem_bridge.Store,
-    id: ExistingNodeId,
-    equals: Equals = None,
-    absent: Absent = False,
-    present: Present = False,
-    good: Good = None,
-    include_root: IncludeRoot = False,
-) -> Found:
-    """Bisect the current branch's first-parent line for the first commit where one fact meets one condition.
-
-    The ADR's form: exactly one of ``equals`` (a JSON value other than
-    null, as upstream forwards it only when it is not null), ``absent`` or
-    ``present``.  Without ``good`` the search starts after the line's first
-    commit, as upstream's; ``include_root`` (an extension, the engine's
-    ``mnem bisect --include-root``) lets that first commit be the answer.
-
-    Returns:
-        ``{"commit", "blame"}``: the first commit where it holds and the blame of
-        the fact there (``null`` when the fact is absent there).
-
-    Raises:
-        mnem_bridge.UsageError: Not exactly one of ``equals`` / ``absent`` / ``present``.
-    """
-    chosen = [name for name, given in (("equals", equals is not None), ("absent", absent), ("present", present))
-              if given]
-    if len(chosen) != 1:
-        said = "none" if not chosen else " and ".join(chosen)
-        raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {said})")
-    condition: dict[str, Any] = {"equals": equals} if equals is not None else {"absent": absent, "present": present}
-    commit, blame = store.bisect_explain(id, **condition, good=good, include_root=include_root)
-    return {"commit": commit, "blame": blame}
-
-
-def whats_new(store: mnem_bridge.Store, commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
-    """What one commit did to each fact it touched, compared with its first parent.
-
-    Returns:
-        ``{id: "added" | "modified" | "removed"}``.
-    """
-    return store.changed_by(commit)
-
-
-def branch(
-    store: mnem_bridge.Store,
-    name: BranchName,
-    start: Start = None,
-) -> BranchCreated:
-    """Create a branch of memory without switching to it.
-
-    Returns:
-        ``{"branch": name}``.
-    """
-    store.new_branch(name, start=start)
-    return {"branch": name}
-
-
-def switch(
-    store: mnem_bridge.Store,
-    target: Target,
-) -> Head:
-    """Move HEAD to a branch (or detach it at a commit); later reads and writes follow it.
-
-    Returns:
-        ``{"head": "ref: <branch>" | commit}``.
-    """
+def _switch(store: mnem_bridge.Store, target: str) -> str:
+    """Move HEAD to ``target`` and say where it points now, in one call."""
     store.checkout(target)
-    return {"head": store.head()}
+    return store.head()
 
 
-def merge(
-    store: mnem_bridge.Store,
-    theirs: Theirs,
-    resolutions: Resolutions = None,
-    strategy: Strategy = None,
-    summary: Summary = None,
-    *,
-    author: str = AUTHOR,
-) -> mnem_bridge.MergeResult:
-    """Merge another branch into the current one; conflicts write nothing and are reported.
-
-    Returns:
-        The merge result: ``{"status", "commit", "conflicts"}``.
-    """
-    settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
-               else choice for node_id, choice in (resolutions or {}).items()}
-    return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=author)
+async def _stale(ctx: Ctx, node_ids: Iterable[str] = ()) -> None:
+    """Announce what a write made stale (``resources.stale_after_write``) to ``subscriptions/listen`` clients."""
+    for uri in resources.stale_after_write(node_ids):
+        await ctx.notify_resource_updated(uri)

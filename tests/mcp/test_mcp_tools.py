@@ -1,116 +1,184 @@
-"""The tool functions as plain Python over a bridge ``Store``: no MCP session involved."""
+"""The tools as plain Python: ``MemoryTools`` methods over a real store, no MCP session involved.
+
+Each tool is declared once, as its method; the last test holds the server's
+listing to those declarations (name, description, arguments, result schema).
+"""
 
 from __future__ import annotations
 
+import inspect
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import get_type_hints
 
 import orjson
 import pg_stores
 import pytest
 
 import mnem_bridge
-from mnem_mcp import tools
+from mnem_mcp import TOOLS, build_server
 from mnem_mcp.answers import answer
-from mnem_mcp.models import ContentResolution, RememberItem
+from mnem_mcp.binding import StoreBinding, locate_store
+from mnem_mcp.identity import AUTHOR
+from mnem_mcp.models import ContentResolution, RememberItem, result_schema
+from mnem_mcp.tools import MemoryTools
+
+pytestmark = pytest.mark.anyio
+
+
+class Notices:
+    """What a write tool announces through its context: the resource URIs it made stale."""
+
+    def __init__(self) -> None:
+        self.uris: list[str] = []
+
+    async def notify_resource_updated(self, uri: str) -> None:
+        self.uris.append(uri)
 
 
 @pytest.fixture
-def bridge_store(store: Path):
+def bridge_store(store: Path) -> Iterator[mnem_bridge.Store]:
     with mnem_bridge.open(pg_stores.address(store)) as opened:
         yield opened
 
 
-def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(bridge_store) -> None:
-    first = tools.remember(bridge_store, "plan", "enterprise", source="ticket-1", step="s1")["commit"]
-    batch = tools.remember_many(bridge_store, [RememberItem(id="plan", content="pro", observation="obs-7"),
-                                               RememberItem(id="seats", content=[240])])["commit"]
+@pytest.fixture
+async def memory(store: Path) -> AsyncIterator[MemoryTools]:
+    binding = StoreBinding(locate_store(pg_stores.address(store)).path)
+    try:
+        yield MemoryTools(binding, AUTHOR)
+    finally:
+        binding.close()
+
+
+async def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(
+        memory: MemoryTools, bridge_store: mnem_bridge.Store) -> None:
+    notices = Notices()
+    first = (await memory.remember(notices, "plan", "enterprise", source="ticket-1", step="s1"))["commit"]
+    assert notices.uris == ["mnem://memory", "mnem://log", "mnem://memory/plan"]
+    batch = (await memory.remember_many(notices, [RememberItem(id="plan", content="pro", observation="obs-7"),
+                                                  RememberItem(id="seats", content=[240])]))["commit"]
+    assert notices.uris[3:] == ["mnem://memory", "mnem://log", "mnem://memory/plan", "mnem://memory/seats"]
     assert [c.id for c in bridge_store.log(first_parent=True)] == [batch, first]
     assert bridge_store.staged() == [] and bridge_store.staged_deletions() == []
-    plan = tools.recall(bridge_store, "plan")
+    plan = await memory.recall("plan")
     assert isinstance(plan, mnem_bridge.MemoryNode) and plan.content == "pro"
     assert plan.provenance == mnem_bridge.Provenance(observation="obs-7")
-    assert tools.recall(bridge_store) == bridge_store.working_memory()
-    assert tools.recall(bridge_store, "nobody") is None
-    assert tools.recall_at(bridge_store, first) == bridge_store.state_at(first)
-    assert tools.recall_at(bridge_store, first, "plan").provenance.agent_step == "s1"
-    assert tools.recall_at(bridge_store, first, "seats") is None
-    assert tools.whats_new(bridge_store, batch) == {"plan": "modified", "seats": "added"}
-    assert [c.id for c in tools.history(bridge_store)] == [batch, first]
-    assert tools.forget(bridge_store, "seats")["commit"] == bridge_store.head_commit()
+    assert await memory.recall() == bridge_store.working_memory()
+    assert await memory.recall("nobody") is None
+    assert await memory.recall_at(first) == bridge_store.state_at(first)
+    at_first = await memory.recall_at(first, "plan")
+    assert isinstance(at_first, mnem_bridge.MemoryNode) and at_first.provenance.agent_step == "s1"
+    assert await memory.recall_at(first, "seats") is None
+    assert await memory.whats_new(batch) == {"plan": "modified", "seats": "added"}
+    assert [c.id for c in await memory.history()] == [batch, first]
+    assert (await memory.forget(notices, "seats"))["commit"] == bridge_store.head_commit()
 
 
-def test_remember_many_takes_the_adrs_plain_dicts(bridge_store) -> None:
-    """ADR-0016: ``items: [{id, content, ...}]``; a direct caller passes dicts, the server its validated models."""
-    commit = tools.remember_many(bridge_store, [{"id": "plan", "content": "pro", "source": "ticket-9"},
-                                                RememberItem(id="seats", content=40, step="s2")])["commit"]
+async def test_remember_many_takes_the_adrs_plain_dicts(store: Path, bridge_store: mnem_bridge.Store) -> None:
+    """ADR-0016: ``items: [{id, content, ...}]``; a caller passes plain dicts, the tool gets them validated."""
+    server = build_server(pg_stores.address(store))
+    lifespan = server.settings.lifespan
+    assert lifespan is not None
+    async with lifespan(server):
+        result = await server.call_tool("remember_many", {"items": [
+            {"id": "plan", "content": "pro", "source": "ticket-9"}, {"id": "seats", "content": 40, "step": "s2"}]})
+    commit = orjson.loads(result.content[0].text)["commit"]
     assert bridge_store.changed_by(commit) == {"plan": "added", "seats": "added"}
     assert bridge_store.working_node("plan").provenance.source == "ticket-9"
     assert bridge_store.working_node("seats").provenance.agent_step == "s2"
 
 
-def test_when_did_takes_exactly_one_of_equals_absent_present(bridge_store) -> None:
-    first = tools.remember(bridge_store, "plan", "enterprise")["commit"]
-    pro = tools.remember(bridge_store, "plan", "pro")["commit"]
-    found = tools.when_did(bridge_store, "plan", equals="pro")
+async def test_when_did_takes_exactly_one_of_equals_absent_present(
+        memory: MemoryTools, bridge_store: mnem_bridge.Store) -> None:
+    notices = Notices()
+    first = (await memory.remember(notices, "plan", "enterprise"))["commit"]
+    pro = (await memory.remember(notices, "plan", "pro"))["commit"]
+    found = await memory.when_did("plan", equals="pro")
     assert found == {"commit": pro, "blame": bridge_store.blame("plan", at=pro)}
     for chosen in ({}, {"equals": "pro", "absent": True}, {"absent": True, "present": True}):
         with pytest.raises(mnem_bridge.UsageError, match="exactly one of equals, absent or present"):
-            tools.when_did(bridge_store, "plan", **chosen)
+            await memory.when_did("plan", **chosen)
     with pytest.raises(mnem_bridge.InvalidRefError):  # as upstream: the search starts after the first commit
-        tools.when_did(bridge_store, "plan", present=True)
-    assert tools.when_did(bridge_store, "plan", present=True, include_root=True)["commit"] == first
+        await memory.when_did("plan", present=True)
+    assert (await memory.when_did("plan", present=True, include_root=True))["commit"] == first
     with pytest.raises(mnem_bridge.InvalidRefError):  # with an explicit good, upstream's precondition stands
-        tools.when_did(bridge_store, "plan", present=True, good=first)
-    gone = tools.forget(bridge_store, "plan")["commit"]
-    assert tools.when_did(bridge_store, "plan", absent=True) == {"commit": gone, "blame": None}
+        await memory.when_did("plan", present=True, good=first)
+    gone = (await memory.forget(notices, "plan"))["commit"]
+    assert await memory.when_did("plan", absent=True) == {"commit": gone, "blame": None}
 
 
-def test_every_write_records_the_same_author(bridge_store) -> None:
-    tools.remember(bridge_store, "plan", "enterprise")
-    tools.remember_many(bridge_store, [RememberItem(id="seats", content=1)])
-    tools.branch(bridge_store, "other")
-    tools.switch(bridge_store, "other")
-    tools.remember(bridge_store, "plan", "team")
-    tools.switch(bridge_store, "main")
-    tools.forget(bridge_store, "seats")
-    assert tools.merge(bridge_store, "other").status == "merged"
-    assert {commit.author for commit in bridge_store.log()} == {tools.AUTHOR}
+async def test_every_write_records_the_same_author(memory: MemoryTools, bridge_store: mnem_bridge.Store) -> None:
+    notices = Notices()
+    await memory.remember(notices, "plan", "enterprise")
+    await memory.remember_many(notices, [RememberItem(id="seats", content=1)])
+    await memory.branch("other")
+    await memory.switch(notices, "other")
+    await memory.remember(notices, "plan", "team")
+    await memory.switch(notices, "main")
+    await memory.forget(notices, "seats")
+    assert (await memory.merge(notices, "other")).status == "merged"
+    assert {commit.author for commit in bridge_store.log()} == {AUTHOR}
 
 
-def test_a_content_resolution_becomes_a_node_for_the_bridge(bridge_store) -> None:
-    tools.remember(bridge_store, "plan", "enterprise")
-    tools.branch(bridge_store, "other")
-    tools.remember(bridge_store, "plan", "pro")
-    tools.switch(bridge_store, "other")
-    tools.remember(bridge_store, "plan", "team")
-    tools.switch(bridge_store, "main")
-    result = tools.merge(bridge_store, "other", resolutions={"plan": ContentResolution(content={"tier": "mixed"})})
+async def test_a_content_resolution_becomes_a_node_for_the_bridge(
+        memory: MemoryTools, bridge_store: mnem_bridge.Store) -> None:
+    notices = Notices()
+    await memory.remember(notices, "plan", "enterprise")
+    await memory.branch("other")
+    await memory.remember(notices, "plan", "pro")
+    await memory.switch(notices, "other")
+    await memory.remember(notices, "plan", "team")
+    await memory.switch(notices, "main")
+    result = await memory.merge(notices, "other", resolutions={"plan": ContentResolution(content={"tier": "mixed"})})
     assert result.status == "merged"
     assert bridge_store.working_node("plan").content == {"tier": "mixed"}
 
 
-def test_recall_pages_memory_only_when_asked(bridge_store) -> None:
-    tools.remember_many(bridge_store, [RememberItem(id=f"fact-{i:03d}", content=i) for i in range(250)]
-                        + [RememberItem(id="other", content="x")])
-    assert len(tools.recall(bridge_store)) == 251  # the ADR's "the whole current memory"
-    assert list(tools.recall(bridge_store, prefix="fact-")) == [f"fact-{i:03d}" for i in range(250)]
-    first = tools.recall(bridge_store, cursor="fact-000")
+async def test_recall_pages_memory_only_when_asked(memory: MemoryTools) -> None:
+    await memory.remember_many(Notices(), [RememberItem(id=f"fact-{i:03d}", content=i) for i in range(250)]
+                               + [RememberItem(id="other", content="x")])
+    assert len(await memory.recall()) == 251  # the ADR's "the whole current memory"
+    assert list(await memory.recall(prefix="fact-")) == [f"fact-{i:03d}" for i in range(250)]
+    first = await memory.recall(cursor="fact-000")
+    assert isinstance(first, mnem_bridge.MemoryPage)
     assert len(first.memory) == 100 and first.next_cursor == "fact-100"  # a cursor alone: the default page
-    seen, cursor = [], None
+    seen: list[str] = []
+    cursor = None
     while True:
-        page = tools.recall(bridge_store, prefix="fact-", limit=60, cursor=cursor)
+        page = await memory.recall(prefix="fact-", limit=60, cursor=cursor)
+        assert isinstance(page, mnem_bridge.MemoryPage)
         seen += list(page.memory)
         if (cursor := page.next_cursor) is None:
             break
     assert seen == [f"fact-{i:03d}" for i in range(250)]
-    assert list(tools.recall(bridge_store, limit=10_000).memory)[-1] == "other"
+    whole = await memory.recall(limit=10_000)
+    assert isinstance(whole, mnem_bridge.MemoryPage) and list(whole.memory)[-1] == "other"
     with pytest.raises(mnem_bridge.UsageError, match="not both"):
-        tools.recall(bridge_store, "fact-001", prefix="fact-")
+        await memory.recall("fact-001", prefix="fact-")
 
 
-def test_a_result_is_one_compact_json_text_equal_to_its_structured_content(bridge_store) -> None:
-    tools.remember(bridge_store, "plan", {"tier": "pro"}, source="ticket-1")
-    for value in (tools.recall(bridge_store, limit=5), tools.why(bridge_store, "plan"), tools.history(bridge_store)):
+async def test_a_result_is_one_compact_json_text_equal_to_its_structured_content(memory: MemoryTools) -> None:
+    await memory.remember(Notices(), "plan", {"tier": "pro"}, source="ticket-1")
+    for value in (await memory.recall(limit=5), await memory.why("plan"), await memory.history()):
         result = answer(value)
         text = result.content[0].text
-        assert orjson.loads(text) == result.structured_content and "\n" not in text and ", " not in text
+        decoded = orjson.loads(text)
+        assert result.structured_content == ({"result": decoded} if isinstance(value, list) else decoded)
+        assert "\n" not in text and ", " not in text
+
+
+async def test_each_listed_tool_is_its_method(store: Path) -> None:
+    """Name, description, arguments and result schema all come from the one method each tool is."""
+    server = build_server(pg_stores.address(store), tools="all")
+    listed = {tool.name: tool for tool in await server.list_tools()}
+    assert list(listed) == [spec.name for spec in TOOLS]
+    for spec in TOOLS:
+        tool = listed[spec.name]
+        if spec.name == spec.method.__name__:
+            assert tool.description == " ".join((spec.method.__doc__ or "").split())
+        parameters = [name for name in inspect.signature(spec.method).parameters if name not in ("self", "ctx")]
+        assert list(tool.input_schema["properties"]) == parameters, spec.name
+        assert tool.input_schema["title"] == f"{spec.name}Arguments"
+        assert tool.output_schema == result_schema(get_type_hints(spec.method)["return"]), spec.name
+        assert tool.title == spec.title and tool.annotations == spec.annotations

@@ -52,17 +52,18 @@ SIZES = (1_000, 10_000)
 #: A bare MCPServer whose one async tool answers a prebuilt copy of mnem-mcp's 10k-fact page over
 #: mnem-mcp's stdio transport: the MCP SDK's own cost of sending that answer (its result checks and
 #: serialization), with no store behind it.  Given a second file, it publishes that ``outputSchema``
-#: (mnem-mcp's for ``recall``), which the SDK's client then checks the page against, as it does mnem-mcp's.
+#: (mnem-mcp's for ``recall``) as mnem-mcp does, from ``list_tools``, and the SDK's client then checks
+#: the page against it, as it does mnem-mcp's.
 BARE_PAGE = on_mnem_mcp_stdio("""
 import sys
 from pathlib import Path
 
 import orjson
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 
 PAGE = Path(sys.argv[1]).read_bytes()
+SCHEMA = orjson.loads(Path(sys.argv[2]).read_bytes()) if len(sys.argv) > 2 else None
 
 
 async def recall(limit: int = 100) -> CallToolResult:
@@ -70,11 +71,16 @@ async def recall(limit: int = 100) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=PAGE.decode())], structured_content=orjson.loads(PAGE))
 
 
-tool = Tool.from_function(recall, structured_output=False)
-if len(sys.argv) > 2:
-    schema = orjson.loads(Path(sys.argv[2]).read_bytes())
-    tool = tool.model_copy(update={"fn_metadata": tool.fn_metadata.model_copy(update={"output_schema": schema})})
-server = MCPServer("bare", tools=[tool])
+class Bare(MCPServer):
+    async def list_tools(self):
+        listed = await super().list_tools()
+        for tool in listed:
+            tool.output_schema = SCHEMA
+        return listed
+
+
+server = Bare("bare")
+server.add_tool(recall, structured_output=False)
 server.run("stdio")
 """)
 WARMUP = 10

@@ -9,11 +9,13 @@ as far as the data is concerned: no checkpoint, the WAL is all there is.
 Under a running ``mnem serve`` worker (through ``mnem_bridge``), an MCP server
 (``build_server``, in process) and a ``MnemosyneStore``, each call while the
 server is down must fail with ``store_io`` naming host and port and the fix,
-long before the pool's 10 s busy timeout (the bound asserted is 5 s, far
-above the milliseconds a refused connection takes, so it cannot flake; the
-old behaviour waited the full 10 s and said ``busy``); each client must work
-again once the server is back, on its same worker process; and every write
-acknowledged before the crash must be there after it.
+without waiting for the pool's busy timeout (the old behaviour waited it out
+and said ``busy``).  The clients run with an hour's busy timeout, so nothing
+is timed: a call that waited for it would end in the bridge's own
+``CommandTimeoutError`` instead, whose message names neither the server nor
+the fix.  Each client must work again once the server is back, on its same
+worker process; and every write acknowledged before the crash must be there
+after it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ import os
 import shutil
 import socket
 import tempfile
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -36,8 +37,8 @@ import mnem_bridge
 from mnem_bridge import agents
 from mnem_langgraph import MnemosyneStore
 
-#: Far below the 10 s the pool used to wait before answering ``busy``, far above a refused connection's time.
-PROMPT_S = 5.0
+#: The clients' busy timeout: far longer than the bridge waits for any call (``mnem_bridge.DEFAULT_TIMEOUT``).
+AN_HOUR_MS = "3600000"
 
 
 class PrivateServer:
@@ -91,13 +92,17 @@ def server() -> Iterator[PrivateServer]:
         private.remove()
 
 
-def assert_prompt_store_io(error: BaseException | str, server: PrivateServer, started: float) -> None:
-    """A ``store_io`` error naming the server's host and port and the fix, well before the busy timeout."""
-    elapsed = time.monotonic() - started
+@pytest.fixture(autouse=True)
+def patient_clients(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every worker this module starts waits an hour for a busy store (see the module's docstring)."""
+    monkeypatch.setenv("MNEM_BUSY_TIMEOUT_MS", AN_HOUR_MS)
+
+
+def assert_prompt_store_io(error: BaseException | str, server: PrivateServer) -> None:
+    """A ``store_io`` error naming the server's host and port and the fix: not a busy wait that ran out."""
     text = error if isinstance(error, str) else f"{getattr(error, 'code', '?')}: {error}"
     assert text.startswith("store_io: "), text
     assert f"127.0.0.1:{server.port}" in text and "start the server" in text, text
-    assert elapsed < PROMPT_S, f"took {elapsed:.1f} s: {text}"
 
 
 def test_a_worker_reports_a_stopped_server_at_once_and_recovers_with_every_write(server: PrivateServer) -> None:
@@ -106,14 +111,14 @@ def test_a_worker_reports_a_stopped_server_at_once_and_recovers_with_every_write
         acknowledged = [agents.remember(store, f"fact-{i}", i, source="before") for i in range(3)]
         worker = store.client.runner.pid
         server.stop()
+        assert b"MNEM_BUSY_TIMEOUT_MS=3600000\0" in Path(f"/proc/{worker}/environ").read_bytes()
         for attempt in ("write", "read", "write again"):
-            started = time.monotonic()
             with pytest.raises(mnem_bridge.StoreIoError) as caught:
                 if attempt == "read":
                     store.working_memory()
                 else:
                     agents.remember(store, "during", attempt)
-            assert_prompt_store_io(caught.value, server, started)
+            assert_prompt_store_io(caught.value, server)
         server.start()
         acknowledged.append(agents.remember(store, "after", "back", source="after"))
         assert store.client.runner.pid == worker  # the same worker recovered
@@ -131,10 +136,9 @@ async def test_an_mcp_server_answers_store_io_while_the_server_is_down_and_recov
     async with connect("in-process", url) as client:
         first = await call(client, "remember", id="plan", content="pro", source="ticket-1")
         server.stop()
-        started = time.monotonic()
         result = await client.call_tool("remember", {"id": "plan", "content": "lost"})
         assert result.is_error
-        assert_prompt_store_io(result.content[0].text, server, started)
+        assert_prompt_store_io(result.content[0].text, server)
         server.start()
         second = await call(client, "remember", id="seats", content=40)
         assert [entry["id"] for entry in await call(client, "history")] == [second["commit"], first["commit"]]
@@ -146,10 +150,9 @@ def test_a_langgraph_store_reports_a_stopped_server_at_once_and_recovers(server:
     try:
         store.put(("customers",), "acme", {"seats": 40})
         server.stop()
-        started = time.monotonic()
         with pytest.raises(mnem_bridge.StoreIoError) as caught:
             store.put(("customers",), "acme", {"seats": 41})
-        assert_prompt_store_io(caught.value, server, started)
+        assert_prompt_store_io(caught.value, server)
         server.start()
         assert store.get(("customers",), "acme").value == {"seats": 40}
         store.put(("customers",), "globex", {"seats": 7})

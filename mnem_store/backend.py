@@ -34,6 +34,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import NamedTuple
 
+from .cache import Kept
 from .layout import Head
 from .stateimage import StateImage
 
@@ -266,6 +267,8 @@ class Backend(ABC):
     states: ChangeIndex
     leases: Leases
     vectors: Vectors
+    #: What the store keeps between reads (``mnem_store.cache``): the one rule is applied by ``read()``.
+    kept: Kept
 
     # ------------------------------------------------------------ transactions
     @abstractmethod

@@ -647,7 +647,7 @@ def similar(
     out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
     from .expiry import live_leases, refuse_rev
-    from .similarity import scores
+    from .similarity import CACHE_OBJECTS, scores
 
     if live:
         refuse_rev(rev, "similar")
@@ -660,7 +660,8 @@ def similar(
         if live:
             leases = live_leases(repo, branch, None)
             nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}
-        return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws), limit, distance)
+        return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws),
+                      repo.backend.kept.shelf("vectors", CACHE_OBJECTS), limit, distance)
 
 
 # --------------------------------------------------------------- whole-store verbs
@@ -692,11 +693,8 @@ def verify(repo: Repo) -> Report:
 def reindex(repo: Repo) -> int:
     """Re-derive the change index from the commits; returns how many were checked.
 
-    What this process learnt from the old index (``stamps``' caches) is forgotten.
+    The rebuild starts a new epoch (``mnem_store.cache``): what any process
+    learnt from the old index is no longer trusted.
     """
-    from .stamps import forget
-
     with repo.backend.write():
-        checked = repo.rebuild_index()
-    forget()
-    return checked
+        return repo.rebuild_index()

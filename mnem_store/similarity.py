@@ -11,20 +11,20 @@ the default), ``l2`` (minus the Euclidean distance) and ``inner_product``
 arithmetic: ten thousand 1536-wide vectors are one matrix product of a few
 milliseconds, where Python loops would take most of a second; it is
 imported only here, so no other command pays for it.  Vectors read are
-kept, with their norms, in a bounded process-wide cache: a ``mnem serve``
-worker reads each value's vectors from the database once.
+kept, with their norms, on the store's ``vectors`` shelf (``mnem_store.cache``):
+a ``mnem serve`` worker reads each value's vectors from the database once.
 """
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .backend import VectorRow
+from .cache import Shelf
 from .errors import UsageError
 
-__all__ = ["CACHE_OBJECTS", "DISTANCES", "forget", "scores"]
+__all__ = ["CACHE_OBJECTS", "DISTANCES", "scores"]
 
 #: The distances ``scores`` knows, by LangGraph's names; the first is the default.
 DISTANCES = ("cosine", "l2", "inner_product")
@@ -34,7 +34,7 @@ _L2_ROWS = 4096
 
 def scores(
     query: bytes, nodes: Mapping[str, bytes], model: str, fetch: Callable[[list[bytes]], Sequence[VectorRow]],
-    limit: int | None = None, distance: str = "cosine",
+    shelf: Shelf, limit: int | None = None, distance: str = "cosine",
 ) -> dict[str, float]:
     """``{node id: score}`` best first, ties by node id, for the nodes whose objects have vectors.
 
@@ -43,6 +43,7 @@ def scores(
         nodes: Candidate node ids and their object ids.
         model: The name the vectors are stored under.
         fetch: Reads the rows of the objects given (``Vectors.of`` for the model).
+        shelf: Where the store keeps vectors read (at most ``CACHE_OBJECTS``).
         limit: At most this many, the best.
         distance: One of ``DISTANCES``: how a field's score is computed (higher is closer).
 
@@ -61,7 +62,7 @@ def scores(
     if distance not in DISTANCES:
         raise UsageError(f"unknown distance {distance!r}: use one of {', '.join(DISTANCES)}")
     wanted = np.frombuffer(query, dtype="<f4")
-    known = _cached(model, set(nodes.values()), fetch)
+    known = _cached(model, set(nodes.values()), fetch, shelf)
     owners = [(node_id, known[raw]) for node_id, raw in nodes.items() if raw in known]
     if not owners:
         return {}
@@ -104,15 +105,12 @@ def _similarity(stacked: Any, norms: Any, wanted: Any, distance: str) -> Any:
     return (stacked @ wanted) / np.where(norms == 0, 1.0, norms) / (np.linalg.norm(wanted) or 1.0)
 
 
-#: Vectors and their norms by (model, object id): a model names one embedder and an object one value, so rows change
-#: only when an index is rebuilt with other fields; this process's writes ``forget`` what they replace, and a
-#: rebuild by another process is seen by workers started after it.  Bounded by objects kept.
-_VECTORS: OrderedDict[tuple[str, bytes], tuple[Any, Any]] = OrderedDict()
+#: Objects whose vectors (with their norms, by model) a store keeps; replacing stored vectors is a rebuild.
 CACHE_OBJECTS = 200_000
 
 
 def _cached(
-    model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequence[VectorRow]],
+    model: str, objects: set[bytes], fetch: Callable[[list[bytes]], Sequence[VectorRow]], shelf: Shelf,
 ) -> dict[bytes, tuple[Any, Any]]:
     """Each object's vectors as a (fields, width) matrix with the fields' norms, from the cache or read once.
 
@@ -121,7 +119,7 @@ def _cached(
     """
     import numpy as np
 
-    found = {raw: _VECTORS[model, raw] for raw in objects if (model, raw) in _VECTORS}
+    found = {raw: shelf[model, raw] for raw in objects if (model, raw) in shelf}
     missing = [raw for raw in objects if raw not in found]
     rows: dict[bytes, list[bytes]] = {}
     for raw, _, vector in fetch(missing) if missing else ():
@@ -131,13 +129,5 @@ def _cached(
         if len(widths) != 1:
             raise UsageError("stored vectors of one value differ in width: rebuild the index for this model")
         matrix = np.frombuffer(b"".join(vectors), dtype="<f4").reshape(len(vectors), -1)
-        found[raw] = _VECTORS[model, raw] = matrix, np.linalg.norm(matrix, axis=1)
-    while len(_VECTORS) > CACHE_OBJECTS:
-        _VECTORS.popitem(last=False)
+        found[raw] = shelf.keep((model, raw), (matrix, np.linalg.norm(matrix, axis=1)))
     return found
-
-
-def forget(model: str, objects: Iterable[bytes]) -> None:
-    """Drop cached vectors of these objects: this process just stored new rows for them."""
-    for raw in objects:
-        _VECTORS.pop((model, raw), None)

@@ -36,7 +36,7 @@ Two ways to get there, chosen by how many nodes are asked for:
 What the walk reads about a commit (its parents, time and change set), the
 time of the value a node was born with there, and a node's two stamps at a
 commit (asked for by id) are fixed by the commit's id, which hashes its
-content, so they are kept in a bounded process-wide cache: a long-lived
+content, so they are kept on the store's shelves (``mnem_store.cache``): a long-lived
 ``mnem serve`` worker answers repeated reads of a long history without
 decoding it again, a get of an item it has stamped before at HEAD's
 commit reads only the item, and a search after a write costs the write's
@@ -46,10 +46,9 @@ changes.
 from __future__ import annotations
 
 import heapq
-from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable
 from functools import partial
-from typing import Any, NamedTuple, TypeVar
+from typing import NamedTuple, TypeVar
 
 from .blame import find_blame
 from .errors import CorruptStoreError, rust_debug
@@ -57,7 +56,7 @@ from .graph import Graph
 from .objects import MemoryNode
 from .repo import Nodes, Repo
 
-__all__ = ["CACHE_SIZE", "Stamped", "forget", "node_stamps"]
+__all__ = ["CACHE_SIZE", "Stamped", "node_stamps"]
 
 #: Entries (commit facts, birth times) one process keeps; each is a few hundred bytes.
 CACHE_SIZE = 100_000
@@ -87,31 +86,16 @@ class _Facts(NamedTuple):
     changes: dict[str, str]
 
 
-_cache: OrderedDict[Hashable, Any] = OrderedDict()
-
-
-def _cached(key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()``, remembered under ``key`` (which must name something immutable)."""
-    if key in _cache:
-        _cache.move_to_end(key)
-        cached: T = _cache[key]  # one key names one computation, so it holds what that computation returned
-        return cached
-    value = _cache[key] = compute()
-    if len(_cache) > CACHE_SIZE:
-        _cache.popitem(last=False)
+def _cached(graph: Graph, key: Hashable, compute: Callable[[], T]) -> T:
+    """``compute()``, kept under ``key`` (which must name something fixed by commit ids) on the store's shelf."""
+    shelf = graph.repo.backend.kept.shelf("stamps", CACHE_SIZE)
+    if key in shelf:
+        shelf.move_to_end(key)
+        kept: T = shelf[key]  # one key names one computation, so it holds what that computation returned
+        return kept
+    value = compute()
+    shelf.keep(key, value)
     return value
-
-
-def forget() -> None:
-    """Drop everything this process keeps: ``reindex`` has just rebuilt the change index it was read from.
-
-    What is kept follows from a commit's content only while the index
-    agrees with the commits; a damaged index, repaired here, may have taught
-    the caches wrong answers.  A reindex run by another process does not
-    reach a running worker's caches: restart the worker after one.
-    """
-    _cache.clear()
-    _results.clear()
 
 
 def _facts(graph: Graph, raw: bytes) -> _Facts:
@@ -119,7 +103,7 @@ def _facts(graph: Graph, raw: bytes) -> _Facts:
         commit = graph.commit(raw)
         return _Facts(commit.parents, commit.time, graph.repo.changes_of(raw) if commit.parents else {})
 
-    return _cached(("facts", raw), read)
+    return _cached(graph, ("facts", raw), read)
 
 
 def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
@@ -211,7 +195,7 @@ def node_stamps(
 def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
     out = {}
     for node_id in ids:
-        found = _cached(("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        found = _cached(graph, ("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
         if found is not None:
             out[node_id] = Stamped(*found)
     return out
@@ -262,7 +246,7 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
             raise CorruptStoreError(f"{rust_debug(node_id)} is not in memory at {birth.hex()}, where it was born")
         return _blame_time(repo.node(first), _facts(graph, birth).time)
 
-    return _cached(("born", birth, node_id), read)
+    return _cached(graph, ("born", birth, node_id), read)
 
 
 def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
@@ -276,9 +260,6 @@ _Stamps = dict[str, tuple[bytes, int, int]]
 #: next commit's from; each is a few dozen bytes per node.
 RESULTS_SIZE = 4
 
-_results: OrderedDict[tuple[bytes, tuple[str, ...] | None], _Stamps] = OrderedDict()
-
-
 def _all_stamps(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None) -> _Stamps:
     """The stamps of every node at ``start`` (under ``prefixes``), in node-id order.
 
@@ -290,17 +271,15 @@ def _all_stamps(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...
     walk.  Otherwise the history is walked.
     """
     key = (start, None if prefixes is None else tuple(sorted(set(prefixes))))
-    found = _results.get(key)
+    results = repo.backend.kept.shelf("stamp results", RESULTS_SIZE)
+    found: _Stamps | None = results.find(key)
     if found is not None:
-        _results.move_to_end(key)
         return found
     parents, _, changes = _facts(graph, start)
-    base = _results.get((parents[0], key[1])) if parents else None
+    base = results.get((parents[0], key[1])) if parents else None
     found = _walked(repo, graph, start, prefixes) if base is None else _derived(repo, graph, start, base, changes,
                                                                                  prefixes)
-    _results[key] = found
-    if len(_results) > RESULTS_SIZE:
-        _results.popitem(last=False)
+    results.keep(key, found)
     return found
 
 
@@ -313,7 +292,7 @@ def _derived(
         if prefixes is not None and not node_id.startswith(prefixes):
             continue
         found.pop(node_id, None)
-        stamp = _cached(("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        stamp = _cached(graph, ("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
         if stamp is not None:  # None: removed here
             found[node_id] = stamp
     return dict(sorted(found.items()))

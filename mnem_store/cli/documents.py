@@ -5,10 +5,10 @@ JSON document (``MemoryNode.to_dict()``) can be kept under that id and
 spliced into every later answer as an ``orjson.Fragment``.  In a
 ``mnem serve`` worker, reading the whole of a 10k-node memory again then
 costs a dict lookup per node instead of a decompress, a CBOR decode and a
-JSON encode (about 14 µs each).  The cache holds at most ``CACHE_BYTES``
-of JSON and starts over when full: simple, and a full cache is refilled by
-the reads that need it.  A one-shot process, which encodes each node once
-and without orjson (``jsonout.py``), gets the plain documents.
+JSON encode (about 14 µs each).  The documents are kept on the store's
+``documents`` shelf (``mnem_store.cache``), at most ``CACHE_NODES`` of them.
+A one-shot process, which encodes each node once and without orjson
+(``jsonout.py``), gets the plain documents.
 """
 
 from __future__ import annotations
@@ -20,13 +20,10 @@ from .. import porcelain
 from ..repo import Repo
 from . import jsonout
 
-__all__ = ["CACHE_BYTES", "node_documents"]
+__all__ = ["CACHE_NODES", "node_documents"]
 
-#: JSON kept at most (the encoded documents' total size).
-CACHE_BYTES = 64 << 20
-
-_cache: dict[bytes, Any] = {}
-_held = 0
+#: Node documents a store keeps at most (a few hundred bytes of JSON each).
+CACHE_NODES = 100_000
 
 
 def node_documents(repo: Repo, nodes: Mapping[str, bytes]) -> dict[str, Any]:
@@ -36,12 +33,12 @@ def node_documents(repo: Repo, nodes: Mapping[str, bytes]) -> dict[str, Any]:
     orjson cannot encode (text that is not valid UTF-8) is returned as its
     plain dict, so the caller's own fallback still applies, and is not kept.
     """
-    global _held
     orjson = jsonout.orjson
     if orjson is None:
         loaded = porcelain.load_nodes(repo, list(dict.fromkeys(nodes.values()))) if nodes else {}
         return {node_id: loaded[raw].to_dict() for node_id, raw in nodes.items()}
-    known: dict[bytes, Any] = {raw: _cache[raw] for raw in nodes.values() if raw in _cache}
+    shelf = repo.backend.kept.shelf("documents", CACHE_NODES)
+    known: dict[bytes, Any] = {raw: shelf[raw] for raw in nodes.values() if raw in shelf}
     missing = [raw for raw in dict.fromkeys(nodes.values()) if raw not in known]
     for raw, node in (porcelain.load_nodes(repo, missing) if missing else {}).items():
         document = node.to_dict()
@@ -50,9 +47,5 @@ def node_documents(repo: Repo, nodes: Mapping[str, bytes]) -> dict[str, Any]:
         except TypeError:
             known[raw] = document
             continue
-        if _held + len(encoded) > CACHE_BYTES:
-            _cache.clear()
-            _held = 0
-        known[raw] = _cache[raw] = orjson.Fragment(encoded)
-        _held += len(encoded)
+        known[raw] = shelf.keep(raw, orjson.Fragment(encoded))
     return {node_id: known[raw] for node_id, raw in nodes.items()}

@@ -150,6 +150,7 @@ class PostgresBackend(SqlBackend):
             raise CorruptStoreError(
                 f"the store's schema version is {version!r}, this release reads only {SCHEMA_VERSION}"
             )
+        session.opened = True
         return backend
 
     @classmethod

@@ -14,44 +14,32 @@ Every transaction first points ``search_path`` at its store's schema, so
 the shared statements name bare tables and a pooled connection can serve
 any store in its database.
 
-The memo outlives a read when nothing changed the database since, as
-SQLite's does: a read's first round trip also asks for its snapshot
-(``pg_current_snapshot()``: which transactions had committed, and which
-were still running), and two reads with the same snapshot see the same
-data, since no transaction's outcome changed in between.  A read that finds
-the snapshot it learnt the memo under keeps it (HEAD's commit row, its
-lanes, node names, objects, each node's last change, whether anything is
-staged), so a worker reading a quiet store sends only what each read is
-about: a repeated recall of one node is ``BEGIN`` and ``COMMIT``, two round
-trips, not ten.  Any write anywhere in the cluster (ours included) takes a
-transaction id and so changes the snapshot: the memo is then dropped, never
-trusted.  Equal snapshot text proves nothing across a crash, though: a
-server that restarts its backends after one (or a failover to a standby)
-may have lost commits that were already visible (``synchronous_commit =
-off``) and then hand out the same transaction ids again.  So the memo is
-kept only on a connection this process was already using when it began
-learning it (a crash ends every connection), and the server's start time
-is compared with the snapshot.
+Every read's first round trip also reads the store's generation, which
+every write moves before it commits (``mnem_store.cache``): a worker
+reading a quiet store keeps what it learnt (HEAD's commit row, its lanes,
+node names, objects, each node's last change, whether anything is staged)
+and sends only what each read is about, so a repeated recall of one node
+is ``BEGIN`` and ``COMMIT``, two round trips, not ten.  A write's move
+goes out with its ``COMMIT``, in the same round trip.
 """
 
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, suppress
 from functools import lru_cache
 from typing import Any
-from weakref import WeakKeyDictionary
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
+from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
-from ..location import StoreUrl
+from ..layout import StoreUrl
 from ..sql import Rows, Session
-from ..sql.session import BRIEF, MEMO_LIMIT
+from ..sql.session import BRIEF, GENERATION, bump, generation
 from .connect import Connections, busy_timeout_s, first_line
 
 __all__ = ["PgSession", "translate"]
@@ -64,10 +52,6 @@ _BUSY = (pg_errors.LockNotAvailable, pg_errors.DeadlockDetected, pg_errors.Seria
 
 #: Connections tried for one BEGIN: the one at hand, then (after ``Connections.reset``) a new one.
 _BEGIN_ATTEMPTS = 2
-
-#: When this process first used each open connection (``time.monotonic()``).  A crash of the server ends
-#: every connection, so one first used before a memo began has seen no crash since.
-_first_used: WeakKeyDictionary[psycopg.Connection[Any], float] = WeakKeyDictionary()
 
 
 @lru_cache(maxsize=256)
@@ -105,16 +89,17 @@ class PgSession(Session):
     """One store's view of its connections: the open transaction, if any, and the store's schema."""
 
     row_lock = " FOR UPDATE"
-    lasting_memo = True
 
     def __init__(self, url: StoreUrl, connections: Connections) -> None:
         self.url = url
         self._connections = connections
         self._conn: psycopg.Connection[Any] | None = None
         self._writing = False
-        self.memo = {}
-        self._snapshot: str | None = None  # the snapshot the memo was learnt at (None: learnt in a write)
-        self._learning_since = 0.0  # when the memo began (time.monotonic())
+        self.kept = Kept()
+        self.memo = self.kept.memo
+        #: Whether the store's tables are known to exist (``PostgresBackend.open`` checks): only then can a read
+        #: read the generation, and keep anything.
+        self.opened = False
         self._schema = sql.Identifier(url.schema)
 
     @property
@@ -171,28 +156,26 @@ class PgSession(Session):
 
     # ---------------------------------------------------------- transactions
     def _begin(self, conn: psycopg.Connection[Any], write: bool) -> None:
-        """Begin, in one round trip; a read also learns its snapshot, and keeps the memo if that is unchanged."""
+        """Begin, in one round trip; a read also reads the store's generation (``Kept.observe``)."""
         if write:
-            self.memo.clear()
-            self._snapshot = None
+            self.kept.forget_memo()
             timeout = f"{int(busy_timeout_s() * 1000)}ms"
             conn.execute(sql.SQL(
                 "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL search_path TO {}; SET LOCAL lock_timeout = {}"
             ).format(self._schema, sql.Literal(timeout)))
             return
+        if not self.opened:
+            self.kept.forget_memo()
+            conn.execute(sql.SQL(
+                "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}"
+            ).format(self._schema))
+            return
         cursor = conn.execute(sql.SQL(
-            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}; "
-            "SELECT pg_current_snapshot()::text || ' ' || pg_postmaster_start_time()::text"
+            "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET LOCAL search_path TO {}; " + GENERATION
         ).format(self._schema))
         while cursor.nextset():  # to the last statement's result
             pass
-        row = cursor.fetchone()
-        snapshot = None if row is None else str(row[0])
-        now = time.monotonic()
-        newer = _first_used.setdefault(conn, now) > self._learning_since  # may have been opened after a crash
-        if snapshot is None or snapshot != self._snapshot or newer or len(self.memo) > MEMO_LIMIT:
-            self.memo.clear()
-            self._snapshot, self._learning_since = snapshot, now
+        self.kept.observe(generation(cursor.fetchone()))
 
     def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
         """A connection with the transaction begun, held open by ``held``.
@@ -246,7 +229,7 @@ class PgSession(Session):
                     self._rollback(conn)
                     raise
                 try:
-                    conn.execute("COMMIT")
+                    conn.execute(bump() + "; COMMIT" if write else "COMMIT")
                 except psycopg.Error as exc:
                     self._rollback(conn)
                     raise translate(exc, self.url, committing=write) from None
@@ -261,7 +244,7 @@ class PgSession(Session):
     def _forget(self, write: bool) -> None:
         """At a transaction's end, what its memo may not keep: all of a write's, a read's large objects."""
         if write:
-            self.memo.clear()  # learnt in a write: the next read starts afresh anyway
+            self.kept.forget_memo()
             return
         for key in self.memo.pop(BRIEF, ()):
             self.memo.pop(key, None)

@@ -39,6 +39,7 @@ class SqlBackend(Backend):
         self.states = SqlStateStore(session)
         self.leases = SqlLeases(session)
         self.vectors = SqlVectors(session)
+        self.kept = session.kept
 
     @property
     def writing(self) -> bool:
@@ -151,7 +152,7 @@ class SqlBackend(Backend):
         of working memory then asks nothing about it.
         """
         db = self._staging()
-        if db.lasting_memo and not db.writing and not self._anything_staged():
+        if not db.writing and not self._anything_staged():
             return False, None
         name = db.node_name(node_id)
         row = db.execute(  # one round trip for both tables: a staged object, else a tombstone's NULL

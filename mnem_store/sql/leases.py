@@ -57,7 +57,7 @@ class SqlLeases(Leases):
         read of a few nodes then asks nothing.
         """
         db = self.session
-        if db.lasting_memo and not db.writing and not self._any(branch):
+        if not db.writing and not self._any(branch):
             return {}
         if ids is None:
             rows = db.execute("SELECT node_id, expires FROM leases WHERE branch = ?", (branch,)).fetchall()

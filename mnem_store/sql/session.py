@@ -12,11 +12,14 @@ where SQLite's single write lock already serializes everything.
 
 from __future__ import annotations
 
+import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
-__all__ = ["Rows", "Session"]
+from ..cache import EPOCH_BITS, GENERATION_KEY, Kept
+
+__all__ = ["GENERATION", "REBUILD", "Rows", "Session", "bump", "generation"]
 
 
 class Rows(Protocol):
@@ -41,26 +44,54 @@ class Rows(Protocol):
 #: The memo's list of keys to forget when the transaction that learnt them ends (``remember_briefly``).
 BRIEF = "brief"
 
-#: Entries a lasting memo may hold between reads before it is emptied (rows, ids and a few decoded values).
-MEMO_LIMIT = 20_000
+#: Read first by every read transaction (``Kept.observe``).
+GENERATION = f"SELECT value FROM meta WHERE key = '{GENERATION_KEY}'"
+
+
+def bump() -> str:
+    """The statement every write transaction runs just before it commits: a new generation in the same epoch.
+
+    New at random within the epoch rather than counted up: a PostgreSQL
+    server that crashes may lose commits a reader had already seen, and a
+    count would then reach the same generation again over other contents.
+    """
+    fresh = secrets.randbelow((1 << EPOCH_BITS) - 1) + 1
+    return (
+        f"INSERT INTO meta (key, value) VALUES ('{GENERATION_KEY}', '{fresh}') ON CONFLICT (key) DO UPDATE SET "
+        f"value = CAST(((CAST(meta.value AS BIGINT) >> {EPOCH_BITS}) << {EPOCH_BITS}) + {fresh} AS TEXT)"
+    )
+
+
+#: Run by a rebuild (``Session.rebuild``): the generation starts the next epoch, so every shelf empties.
+REBUILD = (
+    f"INSERT INTO meta (key, value) VALUES ('{GENERATION_KEY}', '{1 << EPOCH_BITS}') "
+    f"ON CONFLICT (key) DO UPDATE SET value = "
+    f"CAST(((CAST(meta.value AS BIGINT) >> {EPOCH_BITS}) + 1) << {EPOCH_BITS} AS TEXT)"
+)
+
+
+def generation(row: Any) -> int | None:
+    """The generation from ``GENERATION``'s row (None: the store was not written since generations began)."""
+    return None if row is None else int(row[0])
 
 
 class Session(ABC):
     """One store's database connection, as ``mnem_store.sql`` sees it.
 
-    ``memo`` holds what statements learned inside the current transaction
-    (graph rows, object rows, a written branch's tip, the locks held), so
-    that a write asks the database for each once: a round trip to a server
-    costs far more than a lookup in SQLite's page cache.  Implementations
-    clear it whenever an outermost transaction begins, unless they can tell
-    that nothing changed the database since it was learnt (both backends can).
+    ``memo`` holds what statements learned (graph rows, object rows, a
+    written branch's tip, the locks held), so that a transaction asks the
+    database for each once: a round trip to a server costs far more than a
+    lookup in SQLite's page cache.  It is ``kept.memo``: it outlives a read
+    while the store's generation does not move (``mnem_store.cache``), and
+    a write learns its own from scratch.
     """
 
+    kept: Kept
     memo: dict[Any, Any]
 
-    #: Whether the memo outlives transactions while the database is unchanged (both backends'): only then is a
-    #: fact worth a statement of its own to learn once for the reads after it.
-    lasting_memo = False
+    def rebuild(self) -> None:
+        """Start a new epoch (inside a write): derived rows about existing ids changed, so no shelf may be trusted."""
+        self.execute(REBUILD)
 
     def remember_briefly(self, key: Any, value: Any) -> None:
         """Put ``value`` in the memo for the current transaction only (a large object: never kept longer)."""

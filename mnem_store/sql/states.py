@@ -49,11 +49,10 @@ re-derives the graph's links and lanes from the commit objects.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 import blake3
 
 from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
+from ..cache import Shelf
 from ..errors import CorruptStoreError
 from ..logs import logger
 from ..stateimage import StateImage
@@ -99,7 +98,6 @@ class SqlStateStore(ChangeIndex):
 
     def __init__(self, db: Session) -> None:
         self.db = db
-        self._images: OrderedDict[bytes, StateImage] = OrderedDict()
 
     # -------------------------------------------------------------- graph rows
     _ROW = "SELECT c.key, c.parent, c.state, s.id, c.corrected FROM commits c JOIN objects s ON s.key = c.state"
@@ -225,9 +223,10 @@ class SqlStateStore(ChangeIndex):
         )
 
     def reset_derived(self) -> None:
-        """Drop the lanes; ``relink`` rebuilds them parents first."""
+        """Drop the lanes, which ``relink`` rebuilds parents first, and start a new epoch: the index is re-derived."""
         self.db.lock("lanes")
         self.db.execute("DELETE FROM lanes")
+        self.db.rebuild()
 
     def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
@@ -342,9 +341,8 @@ class SqlStateStore(ChangeIndex):
         is cached here or stored as a good snapshot, else the empty state
         before the root.  The result must hash to the commit's state id.
         """
-        cached = self._images.get(row.state)
+        cached: StateImage | None = self._images.find(row.state)
         if cached is not None:
-            self._images.move_to_end(row.state)
             return cached
         base, pending = self._base(row.key)
         # Oldest first, so a later change to a node overrides an earlier one: along a first-parent
@@ -391,7 +389,7 @@ class SqlStateStore(ChangeIndex):
             ).fetchall()
             start = None
             for key, parent, state_key, since, state_id in walk:
-                cached = self._images.get(state_id)
+                cached: StateImage | None = self._images.find(state_id)
                 if cached is not None:
                     return cached, pending
                 if since == 0:
@@ -420,15 +418,17 @@ class SqlStateStore(ChangeIndex):
         self._remember(state_id, image)
         return image
 
+    @property
+    def _images(self) -> Shelf:
+        """Verified states by id: an image is checked against its id before it is kept."""
+        return self.db.kept.shelf("images", IMAGE_CACHE_SIZE)
+
     def _remember(self, state_id: bytes, image: StateImage) -> None:
-        self._images[state_id] = image
-        self._images.move_to_end(state_id)
-        while len(self._images) > IMAGE_CACHE_SIZE:
-            self._images.popitem(last=False)
+        self._images.keep(state_id, image)
 
     def state_image(self, state_key: int, state_id: bytes) -> StateImage:
         """A virtual state's image, rebuilt through a commit that has it."""
-        cached = self._images.get(state_id)
+        cached: StateImage | None = self._images.find(state_id)
         if cached is not None:
             return cached
         row = self.db.execute("SELECT key FROM commits WHERE state = ? LIMIT 1", (state_key,)).fetchone()
@@ -445,6 +445,6 @@ class SqlStateStore(ChangeIndex):
             self.db.memo.pop(("object", row.state), None)
 
     def fresh(self) -> SqlStateStore:
-        """The same index with an empty image cache, and nothing the session remembered from earlier reads."""
-        self.db.memo.clear()
-        return SqlStateStore(self.db)
+        """The same index, trusting nothing this process kept from earlier reads."""
+        self.db.kept.forget()
+        return self

@@ -8,7 +8,7 @@ is never stale: a new value is a new object with rows of its own.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from ..backend import VectorRow, Vectors
 from .leases import in_list
@@ -24,16 +24,28 @@ class SqlVectors(Vectors):
         self.session = session
 
     def add(self, model: str, rows: Iterable[VectorRow]) -> None:
-        """Upsert rows by ``(model, object, field)``, forgetting this process's cached copies of those objects."""
-        from ..similarity import forget
+        """Upsert rows by ``(model, object, field)``.
 
+        Vectors are kept by ``(model, object)`` on the store's shelves, so
+        adding to or replacing an object's vectors is a rebuild
+        (``Session.rebuild``); the usual write, vectors for new values only,
+        is not.
+        """
         rows = list(rows)
-        forget(model, {raw for raw, _, _ in rows})
+        if any(self._stored(model, {raw for raw, _, _ in rows})):
+            self.session.rebuild()
         self.session.executemany(
             "INSERT INTO vectors (model, object, field, vector) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (model, object, field) DO UPDATE SET vector = excluded.vector",
             [(model, raw, field, vector) for raw, field, vector in rows],
         )
+
+    def _stored(self, model: str, objects: set[bytes]) -> Iterator[bool]:
+        """Whether each bounded chunk of ``objects`` has any stored row of the model (lazily, chunk by chunk)."""
+        for marks, chunk in in_list(list(objects)):
+            yield self.session.execute(
+                f"SELECT 1 FROM vectors WHERE model = ? AND object IN ({marks}) LIMIT 1", (model, *chunk)
+            ).fetchone() is not None
 
     def of(self, model: str, objects: Iterable[bytes]) -> list[VectorRow]:
         """Rows of the model for these objects, a bounded ``IN`` list per statement."""

@@ -23,10 +23,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
-from ..sql.session import BRIEF, MEMO_LIMIT
+from ..sql.session import BRIEF, GENERATION, bump, generation
 from .schema import SCHEMA
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
@@ -151,25 +152,18 @@ class Database(Session):
     Otherwise the file must exist and be a store's; on a read-only folder
     or file system it is opened read-only (``read_only``).
 
-    The memo outlives a read when nothing changed the database since: each
-    read asks SQLite's ``PRAGMA data_version`` as its first statement, which
-    also fixes the read's snapshot, and SQLite changes that number exactly
-    when another connection has committed.  A read that finds it unchanged
-    keeps what earlier reads learned (HEAD's commit row, its first-parent
-    lanes, node names, objects), so a worker answering read after read on a
-    quiet store asks the database only what each read is about.  This
-    connection's own writes do not change the number, so a write always
-    empties the memo, for itself and for the read after it.
+    Each read asks for the store's generation as its first statement, which
+    also fixes the read's snapshot, and hands it to ``kept.observe``
+    (``mnem_store.cache``): a worker answering read after read on a quiet
+    store asks the database only what each read is about.
     """
-
-    lasting_memo = True
 
     def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
         self.path = path
         self.read_only = False
         self._writing = False
-        self.memo = {}
-        self._version: int | None = None  # the data_version the memo was learnt at (None: learnt in a write)
+        self.kept = Kept()
+        self.memo = self.kept.memo
         self._file: tuple[int, int] | None = None  # the file's key in ``_connections`` while connected
         with _connections_lock:
             if not create:
@@ -302,8 +296,7 @@ class Database(Session):
         """One durable write transaction; everything inside commits or nothing does."""
         if self.read_only:
             raise StoreIoError(READ_ONLY_MESSAGE)
-        self.memo.clear()
-        self._version = None
+        self.kept.forget_memo()
         try:
             yield from self._transaction()
         finally:
@@ -319,6 +312,7 @@ class Database(Session):
         self._writing = True
         try:
             yield self.conn
+            self.conn.execute(bump())
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self._rollback()
             raise _translate(exc) from None
@@ -327,7 +321,7 @@ class Database(Session):
             raise
         finally:
             self._writing = False
-            self.memo.clear()  # learnt in a write: the next read starts afresh anyway, so hold nothing until then
+            self.kept.forget_memo()
         try:
             self.conn.execute("COMMIT")
         except (sqlite3.Error, UnicodeDecodeError) as exc:
@@ -362,13 +356,11 @@ class Database(Session):
             return
         try:
             self.conn.execute("BEGIN")
-            version = self.conn.execute("PRAGMA data_version").fetchone()[0]  # starts the snapshot, too
+            found = generation(self.conn.execute(GENERATION).fetchone())  # starts the snapshot, too
         except (sqlite3.Error, UnicodeDecodeError) as exc:
             self._end_read()
             raise _translate(exc) from None
-        if version != self._version or len(self.memo) > MEMO_LIMIT:
-            self.memo.clear()
-            self._version = version
+        self.kept.observe(found)
         try:
             yield
         except (sqlite3.Error, UnicodeDecodeError) as exc:

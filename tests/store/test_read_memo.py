@@ -2,8 +2,8 @@
 
 Open stores keep what reads learnt (HEAD, its commit's row and lanes, node
 names, objects, whether a branch has leases) from one read to the next
-while the database says nothing changed: SQLite's ``PRAGMA data_version``
-(``sqlite/database.py``), PostgreSQL's snapshot (``postgres/session.py``).
+while the store's generation has not moved (``mnem_store/cache.py``); each
+open store keeps its own, so two in one process are as two processes.
 Here two open stores take random turns writing (some with a TTL lease,
 some refused and rolled back), moving HEAD and reading, and every read is
 compared with the same read through a store opened just for it, which
@@ -133,33 +133,4 @@ def test_a_repeated_read_of_a_quiet_store_asks_the_database_nothing_new(tmp_path
         porcelain.write(writer, [MemoryNode("a", 2)], [], "w", "t", 2)
         assert porcelain.show_node(reader, "a").content == 2
         assert porcelain.stamps(reader, ids=["a"]) != first
-        assert asked
-
-
-def test_a_postgresql_memo_is_not_trusted_on_a_connection_newer_than_it(tmp_path, monkeypatch):
-    """A crash ends every connection and may lose commits readers already saw, with the same snapshot after.
-
-    So a read on a connection opened after the memo began asks again: here
-    the reader's connection is ended by the server (as a crash would end
-    it), and its next read, on a new connection, does not answer from the
-    memo, though nothing was written.
-    """
-    import psycopg
-    from pg_stores import server_uri
-
-    root = tmp_path / "store"
-    with init_repo(root, "postgresql") as repo:
-        porcelain.write(repo, [MemoryNode("a", 1)], [], "w", "t", 1)
-    with open_repo(root) as reader:
-        assert porcelain.show_node(reader, "a").content == 1
-        session = reader.backend.session
-        (pid,) = session.execute("SELECT pg_backend_pid()").fetchone()
-        assert porcelain.show_node(reader, "a").content == 1  # the memo, kept on this connection
-        with psycopg.connect(server_uri(), autocommit=True) as admin:
-            assert admin.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone() == (True,)
-        asked: list[str] = []
-        execute = session.execute
-        monkeypatch.setattr(session, "execute", lambda statement, *params: asked.append(statement) or execute(
-            statement, *params))
-        assert porcelain.show_node(reader, "a").content == 1
         assert asked

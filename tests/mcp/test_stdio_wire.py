@@ -9,11 +9,13 @@ a regular file.
 
 from __future__ import annotations
 
+import array
 import contextlib
 import fcntl
 import json
 import os
 import subprocess
+import termios
 import threading
 import time
 from collections.abc import Iterator
@@ -22,9 +24,17 @@ from typing import Any
 
 import anyio
 import pytest
+from manual_clock import eventually
 from mcp_support import MNEM_MCP, server_env
 
 from mnem_mcp.stdio import _Lines, claim
+
+
+def unread(fd: int) -> int:
+    """How many bytes the pipe that ``fd`` is an end of holds, written and not read yet (``FIONREAD``)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count)
+    return count[0]
 
 
 @pytest.fixture
@@ -140,7 +150,7 @@ def test_a_request_split_across_reads_arrives_whole(server: subprocess.Popen[byt
     request = _call(1, "remember", id="big", content=content)
     server.stdin.write(request[:1000])
     server.stdin.flush()
-    time.sleep(0.2)  # the server has read part of the request and waits for the rest
+    eventually(lambda: unread(server.stdin.fileno()) == 0, "the server read the first part")  # and waits for the rest
     server.stdin.write(request[1000:] + b"\n")
     server.stdin.flush()
     assert not _answers_to(server, 1)[1]["result"]["isError"]
@@ -161,7 +171,7 @@ def test_lines_are_read_as_the_sdk_reads_them() -> None:
     def send() -> None:
         for piece in (sent[:6], sent[6:7], sent[7:]):  # the first split falls inside the two bytes of "é"
             os.write(write_end, piece)
-            time.sleep(0.05)
+            eventually(lambda: unread(write_end) == 0, "the reader took the piece")  # each piece its own read
         os.close(write_end)
 
     async def read_all() -> list[str]:
@@ -185,7 +195,8 @@ def test_an_answer_larger_than_the_pipe_waits_for_a_slow_reader(server: subproce
     assert not _answers_to(server, 1)[1]["result"]["isError"]
     server.stdin.write(_call(2, "recall", id="big") + b"\n" + _call(3, "recall", id="none") + b"\n")
     server.stdin.flush()
-    time.sleep(1.0)  # nobody reads: the server's writes find the pipe full
+    full = fcntl.fcntl(server.stdout.fileno(), fcntl.F_GETPIPE_SZ)
+    eventually(lambda: unread(server.stdout.fileno()) == full, "the answer filling the pipe")  # nobody reads yet
     answers = _answers_to(server, 2, 3)
     assert _recalled(answers[2], "big") == content
     assert answers[3]["result"]["content"][0]["text"] == "null" and "structuredContent" not in answers[3]["result"]

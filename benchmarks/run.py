@@ -28,6 +28,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "mcp_calls": ([], ["--calls", "20"]),
     "mcp_memory_size": ([], ["--calls", "20", "--reads", "5"]),
     "agent_path_layers": ([], ["--calls", "50"]),
+    "caches": ([], ["--calls", "20", "--items", "200"]),
     "mcp_startup": ([], ["--samples", "10"]),
     "mcp_http_load": ([], ["--calls", "64"]),
     "langgraph_stores": ([], ["--quick"]),

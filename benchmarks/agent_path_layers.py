@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import random
 import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Awaitable, Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -122,11 +121,9 @@ def interleaved(layers: dict[str, Layer], calls: int) -> dict[str, Samples]:
     """``calls`` timed calls per layer after warm-up, the layers taking turns in a new order each round.
 
     A fixed order (even one that alternates) would give each layer the same
-    neighbours every time.  Layers that share the bridge's worker would then
-    see the same pause before each of their calls, and a pause longer than
-    the worker's polling budget always wakes it: one layer would pay every
-    wake-up, and the next one none.  A shuffled order (seeded, so that runs
-    compare) gives every layer the same mix of pauses.
+    neighbours every time, and so the same pause before each of its calls and
+    the same state left by the call before.  A shuffled order (seeded, so that
+    runs compare) gives every layer the same mix of neighbours.
     """
     times = {name: Samples() for name in layers}
     names = list(layers)
@@ -244,73 +241,6 @@ def langgraph_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str
     }
 
 
-#: The two ways the bridge and its worker wait for each other (docs/cli-json.md, "Polling before sleeping").
-POLLING = (("polling for up to 250 µs (default)", None), ("MNEM_SPIN_US=0: sleeping at once", "0"))
-
-
-@contextmanager
-def environment(name: str, value: str | None) -> Iterator[None]:
-    """``os.environ[name]`` set to ``value`` (left as it is for None) for the block."""
-    before = os.environ.get(name)
-    if value is not None:
-        os.environ[name] = value
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = before
-
-
-def worker_cpu(store: MnemosyneStore) -> float:
-    """Seconds of CPU the store's ``mnem serve`` worker has used (``/proc/PID/schedstat``: nanoseconds)."""
-    pid = store._store.client.runner.pid  # type: ignore[attr-defined]  # the WorkerRunner's
-    return int(Path(f"/proc/{pid}/schedstat").read_text().split()[0]) / 1e9
-
-
-def polling(directory: Path, calls: int) -> list[list[str]]:
-    """``get`` and ``put`` with the bridge and its worker polling before they sleep, and sleeping at once.
-
-    Both stores share one folder; each has its own worker, started under its
-    setting.  Calls alternate between them; CPU is this thread's time per
-    call plus the worker's, over the timed calls only.
-    """
-    ns = ("users", "u1")
-    stores: dict[str, MnemosyneStore] = {}
-    with ExitStack() as stack:
-        for label, spin in POLLING:
-            with environment("MNEM_SPIN_US", spin):
-                store = stores[label] = MnemosyneStore(directory / "polling-store")
-                stack.callback(store.close)
-                store.put(ns, "k0", {"text": "memory 0", "n": 0})  # starts the worker with this setting
-        for i in range(100):
-            stores[POLLING[0][0]].put(ns, f"k{i}", {"text": f"memory {i}", "n": i})
-        rows = []
-        actions: dict[str, Callable[[MnemosyneStore, int], object]] = {
-            "get": lambda store, i: store.get(ns, f"k{i % 100}"),
-            "put": lambda store, i: store.put(ns, f"k{i % 100}", {"text": f"v{i}", "n": i}),
-        }
-        for operation, action in actions.items():
-            times = {label: Samples() for label in stores}
-            caller = dict.fromkeys(stores, 0.0)
-            workers: dict[str, float] = {}
-            for i in range(WARMUP + calls):
-                if i == WARMUP:
-                    workers = {label: worker_cpu(store) for label, store in stores.items()}
-                for label in list(stores) if i % 2 else list(stores)[::-1]:
-                    start, cpu = time.perf_counter(), time.thread_time()
-                    action(stores[label], i)
-                    if i >= WARMUP:
-                        times[label].add(time.perf_counter() - start)
-                        caller[label] += time.thread_time() - cpu
-            for label, store in stores.items():
-                worker = worker_cpu(store) - workers[label]
-                rows.append([f"MnemosyneStore.{operation}", label, f"{times[label].p50:.3f}", f"{times[label].p99:.3f}",
-                             f"{caller[label] / calls * 1e6:.0f}", f"{worker / calls * 1e6:.0f}"])
-    return rows
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=1000, help="samples per layer")
@@ -326,7 +256,6 @@ def main() -> None:
             ref = next(iter(times.values())).p50
             for name, samples in times.items():
                 rows.append([label, name, f"{samples.p50:.3f}", f"{samples.p99:.3f}", f"{samples.p50 / ref:.2f}x"])
-        waits = polling(Path(tmp), args.calls)
     write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
         f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
         f"{WARMUP} warm-up calls, layers interleaved call by call in a new (seeded) order each round. Each row is "
@@ -340,13 +269,6 @@ def main() -> None:
         table(["call", "layer", "p50 ms", "p99 ms", "vs the group's first row (p50)"], rows),
         "### What bounds each target",
         bounds(groups),
-        "### Polling before sleeping: what it costs and saves",
-        "The bridge polls for each answer, and its worker for the next request, for up to `MNEM_SPIN_US` (250 µs) "
-        "while they keep coming that quickly, instead of sleeping at once: waking a process that sleeps on another "
-        f"CPU is slow on a virtual machine. {args.calls} calls per row after {WARMUP} warm-up calls, the two "
-        "settings alternating, each store with its own worker on one folder. CPU is per call: this process's "
-        "thread, and the worker (from `/proc/PID/schedstat`).",
-        table(["call", "waiting", "p50 ms", "p99 ms", "caller CPU µs", "worker CPU µs"], waits),
     ])
 
 
@@ -365,7 +287,7 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
             f"under; with the engine's own work added ({engine:.2f} ms"
             f"{DURABLE if 'write' in label else ''}), {(bare + engine) / reference:.2f}x. A bare `MCPServer` whose "
             f"tool makes the same bridge call is {bridged / reference:.2f}x: the bridge's round trip adds "
-            f"{bridged - bare:.2f} ms over stdio, where the worker has slept since the last call (in a loop of calls "
+            f"{bridged - bare:.2f} ms over stdio (in a loop of calls "
             f"with nothing between them it is {bridge:.2f} ms: the pipe {bridge - dispatch:.2f} ms, the worker's own "
             f"work {dispatch:.2f} ms). mnem-mcp's own code (argument models, the result's JSON"
             f"{', the resource-updated notices' if 'write' in label else ''}) adds {ours - bridged:+.2f} ms to that.")

@@ -22,16 +22,6 @@ worker that exits without answering, with its real exit status (only a
 signal is reported as a signal).  ``close()`` ends it, and an ``atexit``
 hook ends any still open; nothing relies on ``__del__``.
 
-A short answer is waited for actively, then by sleeping (``spin_budget``):
-on a virtual machine, waking a process that sleeps on another CPU costs
-50-60 us (the idle virtual CPU is halted and the host must run it again),
-more than the engine needs to answer a read, while a caller that polls for
-a while sees the answer the moment it is written.  The caller polls only
-while answers keep coming within the budget, each time for twice as long
-as the last one took, so a slow command (a commit synced to disk)
-is waited for by sleeping, as before; every ``PROBE`` answers it polls
-once more, to notice that answers have become quick again.
-
 Both directions are linear in the size of what passes: a 100 MB value goes
 out in pipe-sized writes and comes back as chunks that are searched once
 and joined once (appending each chunk to one ``bytes`` and rescanning it
@@ -68,29 +58,6 @@ _live: weakref.WeakSet[WorkerRunner] = weakref.WeakSet()
 #: buffer that size (8 us, where reading a short answer takes 0.5 us).
 READ_SIZE = 1 << 16
 
-#: Microseconds a caller polls for a short answer before it sleeps, unless ``MNEM_SPIN_US`` says otherwise.
-SPIN_US = 250
-
-#: After this many answers waited for without polling, the next one is polled for again (a whole budget):
-#: how long an answer took is measured up to when the caller saw it, which a sleeping caller sees late
-#: (its own wake-up, or an event loop's other tasks), so without a probe one slow answer could end polling.
-PROBE = 8
-
-
-def spin_budget() -> float:
-    """Seconds to wait actively for an answer: ``MNEM_SPIN_US`` (default ``SPIN_US``), 0 with fewer than 2 CPUs.
-
-    On one CPU a caller that polls only keeps the worker from running.
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # no affinity call on this platform
-        cpus = os.cpu_count() or 1
-    text = os.environ.get("MNEM_SPIN_US", "")
-    micros = int(text) if text.isdigit() else SPIN_US
-    return micros / 1e6 if cpus >= 2 else 0.0
-
-
 class WorkerRunner:
     """Runs ``mnem`` invocations through one long-lived ``mnem serve --stdio`` process.
 
@@ -109,9 +76,6 @@ class WorkerRunner:
         self._output: select.poll | None = None  # waits for the worker's output; made once per worker, not per read
         self._lock = threading.Lock()
         self._buffer = b""
-        self._spin = spin_budget()
-        self._last = 0.0  # seconds the last answer took to begin (0: none yet, so the first is polled for)
-        self._unpolled = 0  # answers waited for without polling since the last poll
         _live.add(self)
 
     def run(self, argv: Sequence[str], *, stdin: bytes | None, timeout: float | None) -> RunResult:
@@ -133,14 +97,7 @@ class WorkerRunner:
         with self._lock:
             deadline = None if timeout is None else time.monotonic() + timeout
             proc = self._send(request, deadline)
-            begun = time.perf_counter()
-            if proc is not None and (self._last < self._spin or self._unpolled >= PROBE):
-                self._unpolled = 0
-                self._poll_briefly()
-            else:
-                self._unpolled += 1
             line = None if proc is None else self._read_line(proc, deadline)
-            self._last = time.perf_counter() - begun
             if proc is None or line is None:  # timed out: the worker may be wedged, so end it like a one-shot process
                 self._stop(kill=True)
                 return RunResult(-signal.SIGKILL, b"", b"", timed_out=True)
@@ -276,22 +233,6 @@ class WorkerRunner:
         data = b"".join(chunks)
         self._buffer = data[size:] + self._buffer
         return data[:size]
-
-    def _poll_briefly(self) -> None:
-        """Poll for the answer to begin, for twice as long as the last one took (at most the budget).
-
-        Called only while answers come within the budget: a run of reads is
-        polled for, each about as long as the one before, while after an
-        answer slower than the budget (a commit synced to disk) the caller
-        sleeps at once, as it did before polling, except for one probe every
-        ``PROBE`` answers.  ``_read_line`` then reads what came, or waits for
-        it by sleeping.
-        """
-        assert self._output is not None
-        end = time.perf_counter() + min(self._spin, 2 * self._last if self._last else self._spin)
-        poll = self._output.poll
-        while not poll(0) and time.perf_counter() < end:
-            pass
 
     def _output_within(self, deadline: float | None) -> bool:
         """Whether the worker's output has bytes to read, or has ended, before ``deadline``.

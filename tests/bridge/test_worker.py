@@ -20,7 +20,7 @@ import mnem_bridge
 from mnem_bridge import agents
 from mnem_bridge.errors import CommandTimeoutError, InvalidRefError
 from mnem_bridge.process import SubprocessRunner
-from mnem_bridge.worker import PROBE, SPIN_US, WorkerRunner, spin_budget
+from mnem_bridge.worker import WorkerRunner
 
 from .support import fake_mnem, gone, still_running
 
@@ -246,67 +246,3 @@ def test_a_framed_answer_that_stops_arriving_is_timed_out(tmp_path: Path) -> Non
 
 def test_the_bridge_frames_requests_when_the_binary_says_it_can(bstore) -> None:
     assert isinstance(bstore.client.runner, WorkerRunner) and bstore.client.runner.framed
-
-
-def test_the_spin_budget_follows_the_environment_and_is_off_on_one_cpu(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``MNEM_SPIN_US`` sets the polling budget; with one CPU a poller would only keep the worker from running."""
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # the machine's CPUs: a fact a test cannot change
-    monkeypatch.setenv("MNEM_SPIN_US", "120")
-    assert spin_budget() == pytest.approx(120e-6)
-    monkeypatch.setenv("MNEM_SPIN_US", "0")
-    assert spin_budget() == 0.0
-    monkeypatch.delenv("MNEM_SPIN_US")
-    assert spin_budget() == pytest.approx(SPIN_US / 1e6)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    assert spin_budget() == 0.0
-
-
-def _slow_worker(directory: Path, seconds: float) -> Path:
-    """A fake worker that answers every request with ``{}`` after ``seconds``."""
-    return fake_mnem(directory, f"""
-        for line in sys.stdin:
-            time.sleep({seconds})
-            sys.stdout.write(json.dumps({{"exit": 0, "stdout": "{{}}\\n", "stderr": ""}}) + "\\n")
-            sys.stdout.flush()
-    """, features=("serve",))
-
-
-@pytest.mark.serial  # measures this thread's CPU time
-def test_a_slow_worker_is_waited_for_by_sleeping_not_polling(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Answers slower than the budget stop the caller polling: waiting on a commit must not burn a CPU.
-
-    With a 5 ms budget, polling for each of ten 30 ms answers would cost the
-    caller 50 ms of CPU; after the first slow answer it sleeps instead.
-    """
-    monkeypatch.setenv("MNEM_SPIN_US", "5000")
-    binary = _slow_worker(tmp_path, 0.03)
-    runner = WorkerRunner(str(binary))
-    try:
-        runner.run([str(binary), "status"], stdin=None, timeout=30)  # starts the worker
-        before = time.thread_time()
-        for _ in range(10):
-            assert runner.run([str(binary), "status"], stdin=None, timeout=30).exit_status == 0
-        assert time.thread_time() - before < 0.02
-    finally:
-        runner.close()
-
-
-def test_after_a_slow_answer_the_caller_probes_with_a_poll_every_probe_answers(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A caller that sees answers late (an event loop busy elsewhere) must not stop polling for good.
-
-    How long an answer took is measured up to when the caller saw it; after
-    one slow answer only a probe can find that answers have become quick.
-    """
-    monkeypatch.setenv("MNEM_SPIN_US", "1000")
-    binary = _slow_worker(tmp_path, 0.005)
-    runner = WorkerRunner(str(binary))
-    polls: list[float] = []
-    poll = runner._poll_briefly
-    monkeypatch.setattr(runner, "_poll_briefly", lambda: (polls.append(time.monotonic()), poll())[1])
-    try:
-        for _ in range(1 + 2 * (PROBE + 1)):
-            assert runner.run([str(binary), "status"], stdin=None, timeout=30).exit_status == 0
-        assert len(polls) == 3  # the first answer, then one probe after each PROBE answers waited for by sleeping
-    finally:
-        runner.close()

@@ -1,14 +1,11 @@
 """The worker mode answers exactly what the one-shot binary would."""
 
-import os
 import shutil
 import subprocess
 
 import orjson
 import pytest
 from conftest import MNEM, run_mnem
-
-from mnem_store.cli.commands.serve import _Linger, _linger
 
 
 class Worker:
@@ -169,95 +166,3 @@ def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, 
     assert listed["exit"] == 0 and "usage: mnem" in listed["stdout"] and "blame" in listed["stdout"]
     assert worker.ask("--version")["stdout"].startswith("mnem ")
     assert worker.close() == 0
-
-
-class Client:
-    """A client of a worker's ``_Linger``, on a virtual clock.
-
-    Each reading of the clock moves time on a tick, and a request is sent (a
-    byte written to the real pipe ``_Linger`` polls) once time reaches its
-    arrival.  How long the worker polled is then virtual time, decided by the
-    policy alone and never by how fast the machine is: nothing here sleeps or
-    times anything.  What polling costs a real worker is measured in
-    BENCHMARKS.md ("Polling before sleeping").
-    """
-
-    TICK = 1e-5
-
-    def __init__(self) -> None:
-        self.requests, self._pipe = os.pipe()
-        self.now = 0.0
-        self._arrival: float | None = None
-
-    def clock(self) -> float:
-        self.now += self.TICK
-        if self._arrival is not None and self.now >= self._arrival:
-            self._send()
-        return self.now
-
-    def _send(self) -> None:
-        os.write(self._pipe, b"\n")
-        self._arrival = None
-
-    def round(self, linger: _Linger, pause: float | None) -> float:
-        """The worker answers and the next request comes ``pause`` later (None: none comes); how long it polled."""
-        self._arrival = None if pause is None else self.now + pause
-        answered = self.now
-        linger.answered()
-        polled = self.now - answered
-        if pause is not None:
-            if self._arrival is not None:  # not polled through: the worker slept until the request came
-                self.now = self._arrival
-                self._send()
-            assert os.read(self.requests, 1) == b"\n"
-            linger.received()
-        return polled
-
-    def close(self) -> None:
-        os.close(self.requests)
-        os.close(self._pipe)
-
-
-@pytest.fixture
-def client():
-    c = Client()
-    yield c
-    c.close()
-
-
-def test_a_worker_polls_for_quick_requests_only(client, monkeypatch):
-    """After an answer the worker polls for the next request only while requests come quickly.
-
-    With a 20 ms budget for the worker (``MNEM_SPIN_US`` is the bridge's,
-    twice that) and requests 100 ms apart, polling after every answer would
-    poll 20 ms per request, 400 ms over twenty; the worker gives up after a
-    few misses and only probes now and then, and an idle worker polls no more.
-    """
-    monkeypatch.setenv("MNEM_SPIN_US", "40000")
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})  # the budget is off on one CPU
-    with os.fdopen(os.dup(client.requests), "rb") as stream:
-        assert _linger(stream)._budget == pytest.approx(0.02)
-    linger = _Linger(client.requests, budget=0.02, clock=client.clock)
-    quick = [client.round(linger, 0.0005) for _ in range(20)]
-    assert all(polled == pytest.approx(0.0005, abs=2 * Client.TICK) for polled in quick[1:])  # each caught
-    slow = [client.round(linger, 0.1) for _ in range(20)] + [client.round(linger, None)]  # then idle
-    assert sum(slow) < 0.2
-    polled = sum(time > 2 * Client.TICK for time in slow)  # a round that did not poll read the clock once
-    assert polled <= _Linger.MISSES + len(slow) // _Linger.PROBE  # the first misses, then a probe now and then
-
-
-def test_a_worker_polls_through_the_longer_pause_of_a_client_s_rhythm(client):
-    """A client that pauses a little longer every few requests still finds the worker polling, not asleep.
-
-    Three quick requests then one after a longer pause (a get loop with a
-    little work between rounds): polling for twice the *last* pause alone
-    would end just before each longer pause did, so that request would pay a
-    wake-up every round.  The worker polls for twice the longest of its
-    recent pauses, and once it has seen that pause is still polling when
-    such a request comes.
-    """
-    linger = _Linger(client.requests, budget=0.2, clock=client.clock)
-    polled = [client.round(linger, pause) for _ in range(3) for pause in (0.0005, 0.0005, 0.0005, 0.02)]
-    assert polled[3] == pytest.approx(0.001, abs=2 * Client.TICK)  # the first longer pause: twice the last, missed
-    for later in polled[7::4]:  # once seen, each longer pause is polled through, up to its request
-        assert later == pytest.approx(0.02, abs=2 * Client.TICK)

@@ -16,28 +16,14 @@ bytes.  A write's JSON payload and a read's JSON document then cross the
 pipe as they are, not escaped into a string and parsed out of it again
 (for a 10k-fact page, 2.4 MB each way).
 
-After each answer the worker polls for the next request for a moment
-before it sleeps, while requests keep coming quickly: twice the longest of
-the client's last few pauses, at most half of ``MNEM_SPIN_US`` (250 us by
-default, the bridge's own budget for an answer).  On a virtual machine,
-waking a process that sleeps on another CPU costs 50-60 us, more than a
-read's whole work in the engine.  A client slower than that between calls
-is doing other work, and the CPU is better left to it: after a few such
-requests the worker sleeps at once, polling again only now and then to
-notice a client that has become quick (``_Linger``).  With fewer than two
-CPUs it never polls.
+Between requests the worker sleeps in a blocking read of the next one.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
-import os
-import select
 import sys
-import time
-from collections import deque
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -152,95 +138,11 @@ def prepare() -> tuple[ParseCache, StoreCache]:
     return ParseCache(build_parser(exclude=frozenset({"serve", "ui"})), COMMANDS), StoreCache()
 
 
-class _Linger:
-    """Polls for the next request after each answer, for about as long as the client has been taking (module doc).
-
-    After a request caught by polling, the next poll lasts twice the longest
-    of the client's last ``RECENT`` pauses, at most ``budget``.  A client
-    whose pauses vary (three quick gets, then a little work of its own, then
-    another get) is thus polled for through its longer pause, where twice
-    the last pause alone would end just before it, every round.  A pause the
-    worker slept through counts too, with the wake-up in it: a little longer
-    than it was, which only lengthens the next polls a little.  A request
-    that came later than a whole budget's poll counts as a miss; after
-    ``MISSES`` in a row the worker sleeps at once, and polls again (a full
-    budget) only every ``PROBE`` answers, to notice a client that has
-    become quick.
-
-    ``clock`` reads seconds (``time.perf_counter``): a test passes one that
-    moves as it says, so the policy is checked without timing a process.
-    """
-
-    MISSES = 3
-    PROBE = 8
-    RECENT = 8
-
-    def __init__(self, fd: int, budget: float, clock: Callable[[], float] = time.perf_counter) -> None:
-        self._budget = budget
-        self._clock = clock
-        self._poll = select.poll()
-        self._poll.register(fd, select.POLLIN)
-        self._window = budget  # how long to poll after the next answer (0: sleep at once)
-        self._caught = False
-        self._misses = 0
-        self._slept = 0  # answers since polling stopped
-        self._since: float | None = None  # when the last answer went out
-        self._pauses: deque[float] = deque(maxlen=self.RECENT)  # from each recent answer to the next request
-
-    def answered(self) -> None:
-        """An answer went out: poll for the next request for the current window."""
-        self._since = self._clock()
-        self._caught = False
-        if not self._window:
-            return
-        end = self._since + self._window
-        poll, clock = self._poll.poll, self._clock
-        while not poll(0):
-            if clock() >= end:
-                return
-        self._caught = True
-
-    def received(self) -> None:
-        """A request came in: set the window for after its answer."""
-        if self._since is None:  # the first request: no answer before it
-            return
-        self._pauses.append(self._clock() - self._since)
-        if self._caught:
-            self._window, self._misses = min(self._budget, 2 * max(self._pauses)), 0
-        elif self._window:  # polled for it in vain
-            self._misses += 1
-            self._window, self._slept = (0.0, 0) if self._misses >= self.MISSES else (self._budget, 0)
-        else:
-            self._slept += 1
-            if self._slept >= self.PROBE:
-                self._window, self._misses = self._budget, self.MISSES - 1  # one try: a miss sleeps again
-
-
-#: The bridge's default ``MNEM_SPIN_US`` (its budget for an answer, in microseconds); the worker polls half that.
-SPIN_US = 250
-
-
-def _linger(requests: BinaryIO) -> _Linger | None:
-    """A poller for ``requests``; None with fewer than two CPUs, ``MNEM_SPIN_US=0``, or a stream without a file."""
-    text = os.environ.get("MNEM_SPIN_US", "")
-    budget = (int(text) if text.isdigit() else SPIN_US) / 2e6  # half the client's: a slower client is busy elsewhere
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    if not budget or cpus < 2:
-        return None
-    try:
-        return _Linger(requests.fileno(), budget)
-    except OSError:  # io.UnsupportedOperation: an in-memory stream has nothing to poll
-        return None
-
-
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """Answer requests until end of input."""
     parser, stores = prepare()
-    linger = _linger(requests)
     try:
         while line := requests.readline():
-            if linger is not None:
-                linger.received()
             if not line.strip():
                 continue
             out, err = io.BytesIO(), io.BytesIO()
@@ -253,8 +155,6 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
             code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)
             answers.write(_answer(code, out.getvalue(), err.getvalue(), framed))
             answers.flush()
-            if linger is not None:
-                linger.answered()
     finally:
         stores.close()
 

@@ -29,6 +29,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "mcp_memory_size": ([], ["--calls", "20", "--reads", "5"]),
     "agent_path_layers": ([], ["--calls", "50"]),
     "caches": ([], ["--calls", "20", "--items", "200"]),
+    "machinery": ([], ["--calls", "50", "--starts", "5"]),
     "mcp_startup": ([], ["--samples", "10"]),
     "mcp_http_load": ([], ["--calls", "64"]),
     "langgraph_stores": ([], ["--quick"]),

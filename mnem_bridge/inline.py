@@ -17,8 +17,8 @@ runs as it would anywhere else until it has to wait:
   file descriptor's readiness, which can be awaited again after an
   interruption.
 
-A read answered within the worker's polling budget never leaves the
-greenlet: no thread, no wake-up.  This is SQLAlchemy's asyncio design
+No thread is involved: the loop wakes once, when the worker's answer
+arrives (a thread would cost a second wake-up).  This is SQLAlchemy's asyncio design
 (``greenlet_spawn``/``await_only``) narrowed to the two waits the bridge has.
 
 Two rules keep it safe:
@@ -149,7 +149,7 @@ async def run_inline(function: Callable[P, T], /, *args: P.args, **kwargs: P.kwa
         call = greenlet(body)
         call.gr_context = contextvars.copy_context()  # the task's context variables, and _LOOP set only in its copy
         message = call.switch()
-        if call.dead:  # it never waited (a read answered within the polling budget): nothing to await
+        if call.dead:  # it never waited (its answer was already there): nothing to await
             result: T = message
             return result
         interrupted: BaseException | None = None

@@ -70,7 +70,7 @@ def node(index: int, value: str, step: int) -> MemoryNode:
 def write(repo: Repo, puts: list[MemoryNode], message: str, author: str, time_ms: int) -> bytes | None:
     """One ``Repo.write`` in its own durable transaction, as a ``mnem write`` runs it."""
     with repo.backend.write():
-        return repo.write(puts, [], message, author, time_ms)[0]
+        return repo.write(puts, [], message, author, time_ms).commit[0]
 
 
 def build(root: Path, size: int, commits: int) -> Store:

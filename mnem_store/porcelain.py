@@ -22,7 +22,7 @@ from .errors import CommandError
 from .layout import Head
 from .location import Address
 from .objects import Commit, MemoryNode, encode_object
-from .repo import Change, Nodes, Repo, diff_nodes
+from .repo import Nodes, Repo, Written, diff_nodes
 
 if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a one-shot `show` skips merge's import
     from .bisect import Predicate
@@ -116,13 +116,6 @@ class BranchInfo(NamedTuple):
     tip: bytes
     message: str
     current: bool
-
-
-class Written(NamedTuple):
-    """A commit made by ``write`` (None when ``skip_missing`` left nothing to do) and what it changed."""
-
-    commit: tuple[bytes, Commit] | None
-    changes: list[Change]
 
 
 class Expired(NamedTuple):
@@ -266,16 +259,16 @@ def write(
     field, float32 bytes)`` are stored for the nodes' objects.
     """
     with repo.backend.write():
-        raw, changes = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing)
-        if raw is not None:
+        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing)
+        if written.commit is not None:
             from .expiry import record_leases
 
-            record_leases(repo, puts, deletes, ttls or {}, repo.commit_obj(raw).time)
+            record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time)
             for model in {model for model, *_ in vectors}:
                 repo.backend.vectors.add(model, [
                     (encode_object(node)[0], field, vector) for name, node, field, vector in vectors if name == model
                 ])
-        return Written((raw, repo.commit_obj(raw)) if raw is not None else None, changes)
+        return written
 
 
 def merge(
@@ -613,8 +606,7 @@ def expire(repo: Repo, author: str, time_ms: int | None = None) -> Expired:
         if gone:
             shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
             message = f"expire {shown} (TTL ran out)"
-            raw, changes = repo.write([], gone, message, author, now)
-            written = Written((raw, repo.commit_obj(raw)) if raw is not None else None, changes)
+            written = repo.write([], gone, message, author, now)
         repo.backend.leases.drop(branch, expired)
         return Expired(written, gone)
 

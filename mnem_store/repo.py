@@ -62,6 +62,17 @@ def default_author(explicit: str | None) -> str:
 _ANCESTRY = re.compile(r"(.+?)((?:[~^][0-9]*)+)")
 _STEP = re.compile(r"([~^])([0-9]*)")
 
+class Written(NamedTuple):
+    """A commit made by ``Repo.write`` (None when ``skip_missing`` left nothing to do) and what it changed.
+
+    The commit object comes back with its id, as it was built, so nothing
+    after the write reads back what the write just stored.
+    """
+
+    commit: tuple[bytes, Commit] | None
+    changes: list[Change]
+
+
 class Change(NamedTuple):
     """One node's difference between two states (object ids; None = absent)."""
 
@@ -495,7 +506,7 @@ class Repo:
         """Write state, commit, index entry and ref move (inside a write transaction)."""
         base = self._image(parents[0] if parents else None)
         changes = {c.id: c.new for c in diff_nodes(base.nodes, nodes)}
-        return self._commit_changes(branch, parents, base, changes, message, author, time_ms, expected_tip)[0]
+        return self._commit_changes(branch, parents, base, changes, message, author, time_ms, expected_tip)[0][0]
 
     def _commit_changes(
         self,
@@ -507,7 +518,7 @@ class Repo:
         author: str,
         time_ms: int | None,
         expected_tip: bytes | None,
-    ) -> tuple[bytes, list[Change]]:
+    ) -> tuple[tuple[bytes, Commit], list[Change]]:
         """Commit ``changes`` (node id -> object id or None) on top of the first parent's state ``base``.
 
         The cost is O(changes) plus one join and hash of the new state's
@@ -519,7 +530,7 @@ class Repo:
         commit = Commit(parents, image.state_id(), message, author, when)
         commit_raw, effective = self._index(commit, base, image, changes)
         self.move_branch(branch, expected_tip, commit_raw)
-        return commit_raw, effective
+        return (commit_raw, commit), effective
 
     def index_commit(self, commit: Commit, nodes: Nodes) -> bytes:
         """Store a commit whose state is known in full (an import) and index it against its first parent.
@@ -567,7 +578,7 @@ class Repo:
         changes: dict[str, bytes | None] = {node_id: None for node_id in self.staged_deletions()}
         changes.update(self.staged())
         parents = (tip,) if tip else ()
-        raw, _ = self._commit_changes(branch, parents, self._image(tip), changes, message, author, time_ms, tip)
+        (raw, _), _ = self._commit_changes(branch, parents, self._image(tip), changes, message, author, time_ms, tip)
         self.backend.clear_staging()
         return raw
 
@@ -580,13 +591,13 @@ class Repo:
         time_ms: int | None,
         *,
         skip_missing: bool = False,
-    ) -> tuple[bytes | None, list[Change]]:
+    ) -> Written:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
         Runs inside the caller's write transaction.  Deletions apply after
         puts, in order.  Deleting an id absent from the result is an error
         unless ``skip_missing``; with ``skip_missing``, a batch left with no
-        operation at all makes no commit and returns ``(None, [])``.
+        operation at all makes no commit and returns ``Written(None, [])``.
         Otherwise there is always exactly one commit, even for an empty
         batch (as upstream's ``remember_many([])``).
         """
@@ -604,9 +615,9 @@ class Repo:
             elif not skip_missing:
                 raise InvalidRefError(f'no node "{node_id}" in memory')
         if skip_missing and not puts and not effective_deletes:
-            return None, []
+            return Written(None, [])
         parents = (tip,) if tip else ()
-        return self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip)
+        return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip))
 
     def changes_of(self, commit_raw: bytes) -> dict[str, str]:
         """A commit's change set vs its first parent: node id -> added | modified | removed."""

@@ -101,9 +101,10 @@ class Driver:
             nodes[node_id] = encode_object(node(node_id, value))[0]
         for node_id in deletes:
             nodes.pop(node_id, None)
-        commit, changes = self.repo.write(
+        written, changes = self.repo.write(
             [node(k, v) for k, v in values.items()], deletes, "w", "t", self.tick(), skip_missing=True
         )
+        commit = None if written is None else written[0]
         self.record(commit, nodes)
         if commit is not None:
             assert changes == diff_nodes(self.head_nodes_before(commit), nodes)

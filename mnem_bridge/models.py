@@ -26,7 +26,9 @@ __all__ = [
     "MemoryNode",
     "MemoryPage",
     "MergeResult",
+    "MergeSide",
     "MergeStatus",
+    "MergeStrategy",
     "NodeChange",
     "Provenance",
     "TimedNode",
@@ -39,6 +41,10 @@ ContentKind = Literal["note", "claim"]
 ChangeKind = Literal["added", "removed", "modified"]
 ConflictKind = Literal["edit/edit", "delete/edit", "edit/delete", "add/add"]
 MergeStatus = Literal["up-to-date", "fast-forwarded", "merged", "conflicts"]
+#: How one merge conflict is settled by name (a new value is the other way), and the sides ``--strategy`` takes:
+#: ``mnem merge``'s ``--resolve``/``--strategy`` values, named once for the bridge, mnem-mcp and LangGraph.
+MergeSide = Literal["ours", "theirs", "base", "delete"]
+MergeStrategy = Literal["ours", "theirs"]
 
 #: The name each provenance field is given by (``remember``'s arguments, ``mnem write``'s keys, ``mnem add``'s flags)
 #: in ADR-0016's order, all the fields' own but ``step`` (``agent_step``); tests/bridge/test_models.py asks ``mnem``.

@@ -37,7 +37,7 @@ import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, Literal, TypeVar, get_args
+from typing import Any, Final, TypeVar, get_args
 
 from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
@@ -52,6 +52,8 @@ from .models import (
     MemoryNode,
     MemoryPage,
     MergeResult,
+    MergeSide,
+    MergeStrategy,
     NodeChange,
     Provenance,
     TimedNode,
@@ -69,11 +71,11 @@ MNEM_DIR: Final = ".mnem"
 Memory = dict[str, MemoryNode]
 T = TypeVar("T")
 Predicate = Callable[[Memory], bool]
-Resolution = Literal["ours", "theirs", "base", "delete"] | MemoryNode
+Resolution = MergeSide | MemoryNode
 
 _CONTENT_KINDS = get_args(ContentKind)
-_SIDES = ("ours", "theirs", "base", "delete")
-_STRATEGIES = ("ours", "theirs")
+_SIDES = get_args(MergeSide)
+_STRATEGIES = get_args(MergeStrategy)
 
 
 class _Unset:
@@ -859,7 +861,7 @@ class Store:
         theirs: str,
         *,
         resolutions: Mapping[str, Resolution] | None = None,
-        strategy: Literal["ours", "theirs"] | None = None,
+        strategy: MergeStrategy | None = None,
         message: str | None = None,
         author: str | None = None,
         time_ms: int | None = None,

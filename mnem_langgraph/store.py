@@ -21,13 +21,14 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
 from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
 from mnem_bridge.agents import with_retry
+from mnem_bridge.models import MergeSide, MergeStrategy
 
 from .convert import META_KEY, Entry, split_meta
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
@@ -43,7 +44,7 @@ __all__ = ["MnemosyneStore", "Resolution"]
 logger = logging.getLogger(__name__)
 
 #: How a merge conflict on one item is settled: a side, a deletion, or a new value.
-Resolution = Literal["ours", "theirs", "base", "delete"] | Mapping[str, Any]
+Resolution = MergeSide | Mapping[str, Any]
 
 
 class MnemosyneStore(BaseStore):
@@ -396,7 +397,7 @@ class MnemosyneStore(BaseStore):
         self,
         theirs: str,
         resolutions: Mapping[str | tuple[tuple[str, ...], str], Resolution] | None = None,
-        strategy: Literal["ours", "theirs"] | None = None,
+        strategy: MergeStrategy | None = None,
     ) -> MergeResult:
         """Merge ``theirs`` into the current branch as this store's author.
 

@@ -21,7 +21,7 @@ the tool list.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, Literal, get_origin
+from typing import Annotated, Any, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 from pydantic.json_schema import GenerateJsonSchema
@@ -317,13 +317,13 @@ Start = Annotated[str | None, Field(description="Where it starts (default: the c
 Target = Annotated[str, Field(min_length=1, description="A branch name, or a commit to look at.")]
 Theirs = Annotated[str, Field(min_length=1, description="The branch (or commit) to merge into the current one.")]
 Resolutions = Annotated[
-    dict[str, Literal["ours", "theirs", "base", "delete"] | ContentResolution] | None,
+    dict[str, mnem_bridge.models.MergeSide | ContentResolution] | None,
     Field(
         description="How to settle conflicting facts, by id, after a merge reported conflicts: "
         "a side ('ours', 'theirs', 'base'), 'delete', or {\"content\": <new value>}."
     ),
 ]
 Strategy = Annotated[
-    Literal["ours", "theirs"] | None,
+    mnem_bridge.models.MergeStrategy | None,
     Field(description="Settle every conflict not in resolutions by taking this side."),
 ]

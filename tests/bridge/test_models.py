@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import typing
 from typing import Any
 
 import orjson
@@ -21,7 +22,8 @@ from mnem_bridge import (
     Store,
     agents,
 )
-from mnem_bridge.models import PROVENANCE_KEYS
+from mnem_bridge.models import PROVENANCE_KEYS, MergeSide, MergeStrategy
+from mnem_store import merge as engine_merge
 
 PROV = {"agent_step": "step-31", "observation": "billing-note-8842", "tool_call": None, "source": "s", "note": None}
 NODE = {"id": "plan", "content": {"tier": "pro", "seats": [1, 2]}, "content_kind": "claim", "provenance": PROV,
@@ -118,3 +120,9 @@ def test_provenance_keys_are_what_the_binary_records(bstore: Store) -> None:
         assert list(reported.items()) == [(each.name, recorded[each.name]) for each in dataclasses.fields(Provenance)]
     keywords = [name for name, p in inspect.signature(agents.remember).parameters.items() if p.kind is p.KEYWORD_ONLY]
     assert keywords[:len(PROVENANCE_KEYS)] == list(PROVENANCE_KEYS) == list(agents.ITEM_KEYS)
+
+
+def test_the_merge_sides_are_the_engines() -> None:
+    """``MergeSide``/``MergeStrategy``, named once above the process boundary, are what ``mnem merge`` takes."""
+    assert typing.get_args(MergeSide) == engine_merge.SIDES
+    assert typing.get_args(MergeStrategy) == engine_merge.STRATEGIES

@@ -105,11 +105,11 @@ def replayed(store: mnem_bridge.Store, calls: list[tuple[list[str], bytes | None
     return lambda i: [runner.run([binary, *argv], stdin=stdin, timeout=30) for argv, stdin in calls]
 
 
-def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
-    """The recorded invocations through the worker's ``invoke``, in this process."""
+def worker() -> Callable[[list[tuple[list[str], bytes | None]]], None]:
+    """A worker's dispatch in this process, with its own open stores: runs recorded invocations through ``invoke``."""
     parser, stores = prepare()  # as a worker sets itself up
 
-    def run(i: int) -> None:
+    def run(calls: list[tuple[list[str], bytes | None]]) -> None:
         for argv, stdin in calls:
             out = io.BytesIO()
             assert invoke(argv, Streams(io.BytesIO(stdin or b""), out, io.BytesIO()), parser=parser,
@@ -117,7 +117,13 @@ def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
     return run
 
 
-def interleaved(layers: dict[str, Layer], calls: int) -> dict[str, Samples]:
+def dispatched(calls: list[tuple[list[str], bytes | None]]) -> Layer:
+    """The recorded invocations through the worker's ``invoke``, in this process."""
+    run = worker()
+    return lambda i: run(calls)
+
+
+def interleaved(layers: dict[str, Layer], calls: int, warmup: int = WARMUP) -> dict[str, Samples]:
     """``calls`` timed calls per layer after warm-up, the layers taking turns in a new order each round.
 
     A fixed order (even one that alternates) would give each layer the same
@@ -128,14 +134,14 @@ def interleaved(layers: dict[str, Layer], calls: int) -> dict[str, Samples]:
     times = {name: Samples() for name in layers}
     names = list(layers)
     turns = random.Random(0)
-    for i in range(WARMUP + calls):
+    for i in range(warmup + calls):
         turns.shuffle(names)
         for name in names:
             start = time.perf_counter()
             result = layers[name](i)
             if isinstance(result, Awaitable):
                 raise TypeError(f"{name} is async")
-            if i >= WARMUP:
+            if i >= warmup:
                 times[name].add(time.perf_counter() - start)
     return times
 

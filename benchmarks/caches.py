@@ -24,7 +24,6 @@ Usage: ``python benchmarks/caches.py [--calls N] [--items N]``; writes
 from __future__ import annotations
 
 import argparse
-import io
 import random
 import sys
 import tempfile
@@ -35,13 +34,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from agent_path_layers import recorded
+from agent_path_layers import recorded, worker
 from benchlib import Samples, table, write_report
 
 from mnem_langgraph import MnemosyneStore
 from mnem_store.cache import Kept
-from mnem_store.cli.commands.serve import prepare
-from mnem_store.cli.dispatch import Streams, invoke
 
 WARMUP = 30
 NS = ("users", "u1")
@@ -77,18 +74,6 @@ def keeping(observe: Callable[[Kept, int | None], None]) -> Iterator[None]:
         yield
     finally:
         Kept.observe = _observe  # type: ignore[method-assign]
-
-
-def worker() -> Callable[[Calls], None]:
-    """A worker's dispatch in this process, with its own open stores (its own memo and shelves)."""
-    parser, stores = prepare()
-
-    def run(calls: Calls) -> None:
-        for argv, stdin in calls:
-            out = io.BytesIO()
-            assert invoke(argv, Streams(io.BytesIO(stdin or b""), out, io.BytesIO()), parser=parser,
-                          opener=stores) == 0, out.getvalue()
-    return run
 
 
 def workloads(store: MnemosyneStore, items: int) -> dict[str, tuple[list[Calls], list[Calls]]]:

@@ -22,17 +22,15 @@ Usage: ``python benchmarks/machinery.py [--calls N] [--starts N]``; writes
 from __future__ import annotations
 
 import argparse
-import random
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from agent_path_layers import interleaved
 from benchlib import Samples, table, write_report
 from rawmcp import RawClient
 
@@ -41,7 +39,6 @@ from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
 
 BIN = Path(sys.executable).parent
-WARMUP = 30
 FACTS = 10
 
 #: mnem-mcp with its tools' bridge calls on a worker thread instead of ``run_inline``.
@@ -77,24 +74,6 @@ gc.disable = gc.freeze = lambda: None
 from {module} import main
 sys.exit(main())
 """
-
-Action = Callable[[int], object]
-
-
-def interleaved(pairs: dict[str, Action], calls: int, warmup: int = WARMUP) -> dict[str, Samples]:
-    """``calls`` timed calls of each action after ``warmup``, in a new (seeded) order each round."""
-    times = {name: Samples() for name in pairs}
-    names = list(pairs)
-    turns = random.Random(0)
-    for i in range(warmup + calls):
-        turns.shuffle(names)
-        for name in names:
-            start = time.perf_counter()
-            pairs[name](i)
-            if i >= warmup:
-                times[name].add(time.perf_counter() - start)
-    return times
-
 
 def script(directory: Path, name: str, text: str) -> Path:
     """An executable Python script in ``directory`` run by this interpreter."""

@@ -13,7 +13,10 @@ removed (a kill before that leaves stale files that nothing reads).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import sqlite3
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import Protocol
 
 from ..errors import CorruptStoreError, StoreIoError
 from ..layout import parse_config, parse_head
@@ -22,11 +25,18 @@ from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
 from .schema import SIDE_TABLES
 
-if TYPE_CHECKING:
-    from .database import Database
-
 __all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3"]
 
+
+class Database(Protocol):
+    """What an upgrade uses of ``database.Database``, which calls it (named here, so neither imports the other)."""
+
+    path: Path
+    read_only: bool
+
+    def write(self) -> AbstractContextManager[sqlite3.Connection]: ...
+    def meta(self, key: str) -> str | None: ...
+    def set_meta(self, key: str, value: str) -> None: ...
 
 
 def _read(db: Database, name: str) -> str:

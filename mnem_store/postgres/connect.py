@@ -30,24 +30,17 @@ from typing import TYPE_CHECKING, Any
 import psycopg
 
 from ..errors import BusyError, StoreIoError
+from ..sql.session import busy_timeout_s
 
 if TYPE_CHECKING:  # a one-shot command never makes a pool, so it does not pay psycopg_pool's import
     from psycopg_pool import ConnectionPool
 
-__all__ = ["Connections", "OneConnection", "PooledConnections", "busy_timeout_s", "cannot_connect", "connect",
-           "first_line"]
+__all__ = ["Connections", "OneConnection", "PooledConnections", "cannot_connect", "connect", "first_line"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: Seconds to wait for an unreachable server when neither the URL nor ``PGCONNECT_TIMEOUT`` says.
 CONNECT_TIMEOUT_S = 10
-
-
-def busy_timeout_s() -> float:
-    """How long a writer waits for a lock (and a request for a pooled connection): ``MNEM_BUSY_TIMEOUT_MS``."""
-    raw = os.environ.get("MNEM_BUSY_TIMEOUT_MS", "")
-    return (int(raw) if raw.isdigit() else DEFAULT_BUSY_TIMEOUT_MS) / 1000
 
 
 def _options(conninfo: str) -> dict[str, Any]:

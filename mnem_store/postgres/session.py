@@ -39,8 +39,8 @@ from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
 from ..layout import StoreUrl
 from ..sql import Rows, Session
-from ..sql.session import BRIEF, GENERATION, bump, generation
-from .connect import Connections, busy_timeout_s, first_line
+from ..sql.session import BRIEF, GENERATION, bump, busy_timeout_s, generation
+from .connect import Connections, first_line
 
 __all__ = ["PgSession", "translate"]
 

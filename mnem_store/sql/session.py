@@ -12,6 +12,7 @@ where SQLite's single write lock already serializes everything.
 
 from __future__ import annotations
 
+import os
 import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -19,7 +20,7 @@ from typing import Any, Protocol
 
 from ..cache import EPOCH_BITS, GENERATION_KEY, Kept
 
-__all__ = ["GENERATION", "REBUILD", "Rows", "Session", "bump", "generation"]
+__all__ = ["GENERATION", "REBUILD", "Rows", "Session", "bump", "busy_timeout_s", "generation"]
 
 
 class Rows(Protocol):
@@ -39,6 +40,12 @@ class Rows(Protocol):
         ...
 
     def __iter__(self) -> Iterator[Any]: ...
+
+
+def busy_timeout_s() -> float:
+    """How long a writer waits for a lock (and a worker for a pooled connection): ``MNEM_BUSY_TIMEOUT_MS`` or 10 s."""
+    raw = os.environ.get("MNEM_BUSY_TIMEOUT_MS", "")
+    return (int(raw) if raw.isdigit() else 10_000) / 1000
 
 
 #: The memo's list of keys to forget when the transaction that learnt them ends (``remember_briefly``).

@@ -22,7 +22,7 @@ from ..backend import Backend
 from ..errors import StoreExistsError, StoreIoError
 from ..scratch import remove_dead, scratch_name
 from ..sql import SqlBackend
-from .database import DB_FILE, Database
+from .database import DB_FILE, Database, translate
 
 __all__ = ["MNEM_DIR", "SqliteBackend", "io_error"]
 
@@ -41,8 +41,8 @@ def io_error(action: str, exc: OSError) -> StoreIoError:
     return StoreIoError(f"{action}: {exc.strerror or exc}")
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+def _fsync(path: Path, flags: int = os.O_DIRECTORY) -> None:
+    fd = os.open(path, os.O_RDONLY | flags)
     try:
         os.fsync(fd)
     finally:
@@ -97,7 +97,7 @@ class SqliteBackend(SqlBackend):
             if target.exists() or target.is_symlink():
                 raise StoreExistsError(str(target))
             os.rename(build, target)
-            _fsync_dir(root)
+            _fsync(root)
         except OSError as exc:
             shutil.rmtree(build, ignore_errors=True)
             if exc.errno in (errno.EEXIST, errno.ENOTEMPTY):
@@ -121,15 +121,11 @@ class SqliteBackend(SqlBackend):
             try:
                 db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as exc:
-                raise db.translate(exc) from None
+                raise translate(exc) from None
         finally:
             db.close()  # the last connection: SQLite folds the WAL into the file and removes it
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        _fsync_dir(build)
+        _fsync(path, 0)
+        _fsync(build)
 
     def close(self) -> None:
         """Close the connection."""

@@ -18,8 +18,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +28,10 @@ from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
-from ..sql.session import BRIEF, GENERATION, bump, generation
+from ..sql.session import BRIEF, GENERATION, bump, busy_timeout_s, generation
 from .schema import SCHEMA
 
-__all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "is_read_only", "translate"]
+__all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "translate"]
 
 
 DB_FILE = "store.sqlite3"
@@ -39,21 +40,11 @@ DB_FILE = "store.sqlite3"
 #:    every commit has a corrected time for history in graph order.
 #: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
 SCHEMA_VERSION = 4
-DEFAULT_BUSY_TIMEOUT_MS = 10_000
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
 #: a quarter of a young store on empty space; large snapshots just overflow
 #: into more pages.
 PAGE_SIZE = 2048
-
-
-
-
-
-def busy_timeout_ms() -> int:
-    """How long a writer waits for the lock: ``MNEM_BUSY_TIMEOUT_MS`` or 10 s."""
-    raw = os.environ.get("MNEM_BUSY_TIMEOUT_MS", "")
-    return int(raw) if raw.isdigit() else DEFAULT_BUSY_TIMEOUT_MS
 
 
 #: SQLite's words for a file that is damaged, or is not (all of) a store's database.
@@ -67,12 +58,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 _READ_ONLY = ("readonly database", "read-only file system", "read only")
 
 
-def is_read_only(folder: Path) -> bool:
-    """Whether ``folder`` cannot be written: a read-only file system or folder (root ignores modes)."""
-    return not os.access(folder, os.W_OK)
-
-
-def _translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
+def translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
     """The taxonomy's error for a failure SQLite reported.
 
     Damage is ``corrupt_store``: a malformed file, text that is not UTF-8
@@ -95,6 +81,19 @@ def _translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
     if isinstance(exc, sqlite3.DatabaseError) and any(sign in lowered for sign in _DAMAGED):
         return CorruptStoreError(f"the database file is damaged: {text}")
     return StoreIoError(text)
+
+
+@contextmanager
+def _translated(undo: Callable[[], object] = lambda: None) -> Iterator[None]:
+    """Run the body; on any failure run ``undo`` first, and raise SQLite's failures as the taxonomy's."""
+    try:
+        yield
+    except (sqlite3.Error, UnicodeDecodeError) as exc:
+        undo()
+        raise translate(exc) from None
+    except BaseException:
+        undo()
+        raise
 
 
 #: What a write on a store that cannot be written says.
@@ -172,16 +171,16 @@ class Database(Session):
                     raise CorruptStoreError(f"{path.name} is missing from the store")
                 if not _connections.get(before):  # no connection of ours holds its locks: reading it is safe
                     _check_header(path)
-                self.read_only = is_read_only(path.parent) or not os.access(path, os.W_OK)
+                self.read_only = not (os.access(path.parent, os.W_OK) and os.access(path, os.W_OK))
             self.conn = self._connect(path)
             self._file = _file_key(path) or (0, 0)  # after connecting: a new database's file exists only now
             _connections[self._file] = _connections.get(self._file, 0) + 1
-        try:
+        # an open connection would keep the -wal file of a store that failed to open
+        with _translated(self.close):
+            self.conn.execute("PRAGMA synchronous=FULL")
             if create:
                 self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA synchronous=FULL")
-            if create:
                 with self.write():
                     for statement in filter(str.strip, SCHEMA.split(";")):
                         self.conn.execute(statement)
@@ -194,12 +193,6 @@ class Database(Session):
                 if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA query_only=ON")  # only write() lifts it: a stray write fails before a byte
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self.close()  # an open connection would keep the -wal file of a store that failed to open
-            raise _translate(exc) from None
-        except BaseException:
-            self.close()
-            raise
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         """Open the file; read-only stores first as ``mode=ro``, then as immutable.
@@ -210,28 +203,22 @@ class Database(Session):
         ``immutable``: what the file holds is read as it stands (a store
         closed by its last writer has everything in the main file).
         """
-        timeout = busy_timeout_ms() / 1000
-        try:
+        connect = partial(sqlite3.connect, isolation_level=None, timeout=busy_timeout_s(), check_same_thread=False)
+        with _translated():
             if not self.read_only:
-                return sqlite3.connect(str(path), isolation_level=None, timeout=timeout, check_same_thread=False)
+                return connect(str(path))
             uri = path.absolute().as_uri()
             try:
-                conn = sqlite3.connect(f"{uri}?mode=ro", uri=True, isolation_level=None, timeout=timeout,
-                                       check_same_thread=False)
+                conn = connect(f"{uri}?mode=ro", uri=True)
                 conn.execute("SELECT 1 FROM meta LIMIT 1").fetchone()
                 return conn
             except sqlite3.OperationalError:
                 logger(__name__).debug("%s: no usable -shm beside a read-only database; reading it immutable", path)
-                return sqlite3.connect(f"{uri}?immutable=1", uri=True, isolation_level=None, timeout=timeout,
-                                       check_same_thread=False)
-        except sqlite3.Error as exc:
-            raise _translate(exc) from None
+                return connect(f"{uri}?immutable=1", uri=True)
 
     def _check_schema(self) -> None:
-        try:
+        with _translated():
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-        except (sqlite3.DatabaseError, UnicodeDecodeError) as exc:
-            raise _translate(exc) from None
         if row is None or not isinstance(row[0], str) or not row[0].isdigit():
             raise CorruptStoreError("the database has no schema version")
         version = int(row[0])
@@ -304,29 +291,19 @@ class Database(Session):
 
     def _transaction(self) -> Iterator[sqlite3.Connection]:
         """``BEGIN IMMEDIATE``, the body (the one value yielded), then ``COMMIT``, or a rollback on any failure."""
-        try:
+        with _translated():
             self.conn.execute("PRAGMA query_only=OFF")
             self.conn.execute("BEGIN IMMEDIATE")
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            raise _translate(exc) from None
         self._writing = True
         try:
-            yield self.conn
-            self.conn.execute(bump())
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self._rollback()
-            raise _translate(exc) from None
-        except BaseException:
-            self._rollback()
-            raise
+            with _translated(self._rollback):
+                yield self.conn
+                self.conn.execute(bump())
         finally:
             self._writing = False
             self.kept.forget_memo()
-        try:
+        with _translated(self._rollback):
             self.conn.execute("COMMIT")
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self._rollback()
-            raise _translate(exc) from None
 
     def _guard(self) -> None:
         """Outside ``write()`` the connection may not write (``query_only``): the write guard sits in the session.
@@ -354,25 +331,14 @@ class Database(Session):
         if self.conn.in_transaction:
             yield
             return
-        try:
+        with _translated(self._end_read):
             self.conn.execute("BEGIN")
             found = generation(self.conn.execute(GENERATION).fetchone())  # starts the snapshot, too
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self._end_read()
-            raise _translate(exc) from None
         self.kept.observe(found)
-        try:
+        with _translated(self._end_read):
             yield
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            self._end_read()
-            raise _translate(exc) from None
-        except BaseException:
-            self._end_read()
-            raise
-        try:
+        with _translated():
             self._end_read(quiet=False)
-        except (sqlite3.Error, UnicodeDecodeError) as exc:
-            raise _translate(exc) from None
 
     def _end_read(self, *, quiet: bool = True) -> None:
         """End a read snapshot (a read has nothing to commit: a rollback would do as well).
@@ -391,12 +357,3 @@ class Database(Session):
                     self.conn.execute("ROLLBACK")
             if not quiet:
                 raise
-
-    def translate(self, exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
-        """Map a raw sqlite3 error to the engine taxonomy."""
-        return _translate(exc)
-
-
-def translate(exc: sqlite3.Error | UnicodeDecodeError) -> Exception:
-    """The taxonomy's error for a raw SQLite failure that reached the CLI (see ``_translate``)."""
-    return _translate(exc)

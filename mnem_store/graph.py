@@ -15,6 +15,7 @@ that last set its item).
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 
 from .errors import InvalidRefError
 from .objects import Commit
@@ -69,18 +70,20 @@ class Graph:
     def ancestors(self, start: bytes) -> frozenset[bytes]:
         """Every commit reachable from ``start``, ``start`` included."""
         found = self._ancestors.get(start)
-        if found is not None:
-            return found
+        if found is None:
+            found = self._ancestors[start] = frozenset(self._reach([start]))
+        return found
+
+    def _reach(self, starts: Iterable[bytes]) -> set[bytes]:
+        """``starts`` and every commit reachable from them, in one walk."""
         seen: set[bytes] = set()
-        queue = deque([start])
+        queue = deque(starts)
         while queue:
             raw = queue.popleft()
-            if raw in seen:
-                continue
-            seen.add(raw)
-            queue.extend(p for p in self.parents(raw) if p not in seen)
-        found = self._ancestors[start] = frozenset(seen)
-        return found
+            if raw not in seen:
+                seen.add(raw)
+                queue.extend(p for p in self.parents(raw) if p not in seen)
+        return seen
 
     def is_ancestor(self, ancestor: bytes, descendant: bytes) -> bool:
         """Whether ``ancestor`` is ``descendant`` or reachable from it."""
@@ -95,15 +98,7 @@ class Graph:
         this stays linear instead of walking from each candidate.
         """
         common = self.ancestors(a) & self.ancestors(b)
-        dominated: set[bytes] = set()
-        queue = deque(p for c in common for p in self.parents(c))
-        while queue:
-            raw = queue.popleft()
-            if raw in dominated:
-                continue
-            dominated.add(raw)
-            queue.extend(p for p in self.parents(raw) if p not in dominated)
-        bases = common - dominated
+        bases = common - self._reach(p for c in common for p in self.parents(c))
         return sorted(bases, key=lambda raw: (self.commit(raw).time, raw), reverse=True)
 
     def merge_base(self, a: bytes, b: bytes) -> bytes:

@@ -83,7 +83,6 @@ __all__ = [
 ]
 
 
-
 class NodeChange(NamedTuple):
     """One node's difference between two memories, with both values loaded."""
 

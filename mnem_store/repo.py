@@ -57,7 +57,6 @@ def default_author(explicit: str | None) -> str:
     return os.environ.get("MNEM_AUTHOR", "unknown")
 
 
-
 #: A commit-ish followed by git's ancestry suffixes: ``~``/``~N`` (first parents back) and ``^``/``^N`` (a parent).
 _ANCESTRY = re.compile(r"(.+?)((?:[~^][0-9]*)+)")
 _STEP = re.compile(r"([~^])([0-9]*)")
@@ -231,13 +230,6 @@ class Repo:
         if not isinstance(obj, Commit):
             raise CorruptStoreError(f"{hex_id(raw)} is a {obj.kind}, not a commit")
         return obj
-
-    def state_nodes(self, raw: bytes) -> Nodes:
-        """A state object's node map."""
-        obj = self.get(raw)
-        if not isinstance(obj, State):
-            raise CorruptStoreError(f"{hex_id(raw)} is a {obj.kind}, not a state")
-        return obj.nodes
 
     def node(self, raw: bytes) -> MemoryNode:
         """A memory node object."""

@@ -18,7 +18,6 @@ from .logs import logger
 __all__ = ["remove_dead", "scratch_name"]
 
 
-
 def scratch_name(prefix: str, suffix: str = "") -> str:
     """A name no other writer uses: ``<prefix><pid>-<random><suffix>``."""
     return f"{prefix}{os.getpid()}-{os.urandom(4).hex()}{suffix}"  # not ``secrets``: 6 ms of start-up

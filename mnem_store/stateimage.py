@@ -111,14 +111,6 @@ class StateImage:
         return cls(NodeMap({}), [])
 
     @classmethod
-    def from_nodes(cls, nodes: Mapping[str, bytes]) -> StateImage:
-        """Build from a plain node map (one sort: O(n log n))."""
-        pairs = sorted((encode_key(node_id), node_id) for node_id in nodes)
-        keys = [key for key, _ in pairs]
-        ordered = {node_id: nodes[node_id] for _, node_id in pairs}
-        return cls(NodeMap(ordered), _blocks_of(keys, list(ordered.values())))
-
-    @classmethod
     def from_canonical(cls, data: bytes, expected_id: bytes) -> StateImage:
         """Parse a stored state encoding, refusing bytes that do not hash to ``expected_id``.
 

@@ -51,5 +51,5 @@ def test_a_bad_revision_is_invalid_ref_and_listed_in_features(store):
 @given(st.sets(st.text(alphabet="ab:\U0010ffff", max_size=5), max_size=20),
        st.lists(st.text(alphabet="ab:\U0010ffff", max_size=3), max_size=3))
 def test_a_state_finds_exactly_the_ids_under_its_prefixes(ids, prefixes):
-    image = StateImage.from_nodes({node_id: bytes(32) for node_id in ids})
+    image = StateImage.empty().apply({node_id: bytes(32) for node_id in ids})
     assert list(image.under(prefixes)) == sorted(i for i in ids if prefixes and i.startswith(tuple(prefixes)))

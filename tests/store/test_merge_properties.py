@@ -232,7 +232,7 @@ def test_real_store_merges_match_the_pure_engine(backend, states, side):
             assert result.status == previewed.status == "merged" and result.commit == repo.branch_tip("main")
             tip = repo.commit_obj(result.commit)
             assert tip.parents == (ours_tip, theirs_tip)
-            assert repo.state_nodes(tip.state) == expected.nodes
+            assert repo.get(tip.state).nodes == expected.nodes
             return
         assert result.status == previewed.status == "conflicts"
         assert result.conflicts == previewed.conflicts == expected.conflicts

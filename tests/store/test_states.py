@@ -156,7 +156,7 @@ def check_store(root: Path, model: Model) -> None:
             obj = repo.commit_obj(commit)
             assert encode_object(State(nodes))[0] == obj.state  # the naive full state is the one hashed
             assert repo.commit_nodes(commit) == nodes
-            assert repo.state_nodes(obj.state) == nodes
+            assert repo.get(obj.state).nodes == nodes
             for node_id in NODE_IDS:
                 assert repo.node_at(commit, node_id) == nodes.get(node_id)
             parent = model[obj.parents[0]] if obj.parents else {}
@@ -230,7 +230,7 @@ def test_reindex_re_derives_links_and_lanes(tmp_path):
 
 def test_image_edits_match_a_full_encoding():
     nodes = {f"n{i}": bytes([i % 251]) * 32 for i in range(5 * BLOCK)}
-    image = StateImage.from_nodes(nodes)
+    image = StateImage.empty().apply(nodes)
     for step in range(40):
         keys = [f"n{(step * 37 + j) % (6 * BLOCK)}" for j in range(step * 7)]
         changes = {key: (bytes([step]) * 32 if j % 3 else None) for j, key in enumerate(keys)}

@@ -55,9 +55,6 @@ class NotFoundError(MnemError):
 
     code = "not_found"
 
-    def __init__(self, object_hex: str) -> None:
-        super().__init__(object_hex)
-
     def __str__(self) -> str:
         return f"object {self.detail} not found"
 

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
@@ -38,7 +38,6 @@ from .errors import (
     CorruptStoreError,
     FormatVersionError,
     InvalidRefError,
-    NotFoundError,
     UsageError,
 )
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
@@ -290,42 +289,17 @@ def _store_objects(repo: Repo, rows: dict[bytes, tuple[StoredObject, bytes]]) ->
     A state some commit points at is stored virtual and rebuilt by
     replaying that commit, which also checks it against the commit graph.
     """
+    from graphlib import TopologicalSorter  # only an import replays commits
+
     commits = {raw: obj for raw, (obj, _) in rows.items() if isinstance(obj, Commit)}
     in_use = {commit.state for commit in commits.values()}
     repo.objects.insert_many(
-        (
-            (raw, obj.kind, None if raw in in_use else data)
-            for raw, (obj, data) in rows.items()
-            if not isinstance(obj, Commit)
-        ),
+        (raw, obj.kind, None if raw in in_use else data) for raw, (obj, data) in rows.items()
+        if not isinstance(obj, Commit)
     )
-    for raw in _parents_first(commits):
+    for raw in TopologicalSorter({raw: commits[raw].parents for raw in sorted(commits)}).static_order():
         commit = commits[raw]
-        state = rows.get(commit.state, (None, b""))[0]
-        if state is None:
-            raise NotFoundError(hex_id(commit.state))
-        if not isinstance(state, State):
-            raise CorruptStoreError(f"{hex_id(commit.state)} is a {state.kind}, not a state")
-        repo.index_commit(commit, state.nodes)
-
-
-def _parents_first(commits: dict[bytes, Commit]) -> list[bytes]:
-    """Commit ids ordered so every parent in ``commits`` comes before its children."""
-    order: list[bytes] = []
-    done: set[bytes] = set()
-    for root in sorted(commits):
-        stack = [(root, False)]
-        while stack:
-            raw, expanded = stack.pop()
-            if raw in done:
-                continue
-            if expanded:
-                done.add(raw)
-                order.append(raw)
-                continue
-            stack.append((raw, True))
-            stack.extend((parent, False) for parent in commits[raw].parents if parent in commits and parent not in done)
-    return order
+        repo.index_commit(commit, cast(State, rows[commit.state][0]).nodes)  # held, a state: _check_complete
 
 
 def parse_export(text: bytes, name: str) -> Any:

@@ -89,13 +89,9 @@ class _Facts(NamedTuple):
 def _cached(graph: Graph, key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()``, kept under ``key`` (which must name something fixed by commit ids) on the store's shelf."""
     shelf = graph.repo.backend.kept.shelf("stamps", CACHE_SIZE)
-    if key in shelf:
-        shelf.move_to_end(key)
-        kept: T = shelf[key]  # one key names one computation, so it holds what that computation returned
-        return kept
-    value = compute()
-    shelf.keep(key, value)
-    return value
+    # one key names one computation, so it holds what that computation returned (None included)
+    kept: T = shelf.find(key) if key in shelf else shelf.keep(key, compute())
+    return kept
 
 
 def _facts(graph: Graph, raw: bytes) -> _Facts:
@@ -259,6 +255,7 @@ _Stamps = dict[str, tuple[bytes, int, int]]
 #: Whole answers (every node, or every node under some prefixes, at one commit) one process keeps to derive the
 #: next commit's from; each is a few dozen bytes per node.
 RESULTS_SIZE = 4
+
 
 def _all_stamps(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None) -> _Stamps:
     """The stamps of every node at ``start`` (under ``prefixes``), in node-id order.

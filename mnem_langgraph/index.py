@@ -36,7 +36,7 @@ from __future__ import annotations
 import difflib
 import logging
 import struct
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -130,30 +130,26 @@ class EmbeddingIndex:
     # ------------------------------------------------------------------ embedding
     def plan(
         self, ops: Sequence[Any], rank: bool = True,
-    ) -> tuple[list[str], dict[tuple[tuple[str, ...], str], dict[str, str]]]:
-        """The distinct query texts to embed (none unless ``rank``), and each put key's ``{field: text}``.
+    ) -> tuple[list[str], dict[tuple[tuple[str, ...], str], dict[str, str]], list[str]]:
+        """The distinct query texts to embed (none unless ``rank``), each put key's ``{field: text}``, and its texts.
 
         The last put of a key wins.  A store whose queries are not ranked by
         vectors (``query_mode``) embeds no query: an embedder may be a paid API.
+        A text shared by fields or items is embedded once.
         """
         queries = sorted({op.query for op in ops if isinstance(op, SearchOp) and op.query}) if rank else []
-        puts: dict[tuple[tuple[str, ...], str], dict[str, str]] = {}
-        for op in ops:
-            if isinstance(op, PutOp):
-                puts[(tuple(op.namespace), op.key)] = self.texts(op)
-        return queries, puts
+        puts = {(tuple(op.namespace), op.key): self.texts(op) for op in ops if isinstance(op, PutOp)}
+        return queries, puts, list(dict.fromkeys(text for fields in puts.values() for text in fields.values()))
 
     def embed(self, ops: Sequence[Any], rank: bool = True) -> Embedded:
         """Embed a batch's queries (when ``rank``) and put texts with the sync API (one ``embed_documents``)."""
-        queries, puts = self.plan(ops, rank)
-        texts = _distinct(puts.values())
+        queries, puts, texts = self.plan(ops, rank)
         vectors = self.embeddings.embed_documents(texts) if texts else []
         return self._embedded(queries, [self.embeddings.embed_query(q) for q in queries], puts, texts, vectors)
 
     async def aembed(self, ops: Sequence[Any], rank: bool = True) -> Embedded:
         """``embed`` with the async API, for ``abatch``."""
-        queries, puts = self.plan(ops, rank)
-        texts = _distinct(puts.values())
+        queries, puts, texts = self.plan(ops, rank)
         vectors = await self.embeddings.aembed_documents(texts) if texts else []
         query_vectors = [await self.embeddings.aembed_query(q) for q in queries]
         return self._embedded(queries, query_vectors, puts, texts, vectors)
@@ -268,11 +264,6 @@ def _vector_type(ann: Any) -> str:
         if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
             raise UsageError(f"ann_index_config {key} must be a positive integer, got {value!r}")
     return _choice(ann, "vector_type", VECTOR_TYPES, "ann_index_config")
-
-
-def _distinct(field_texts: Iterable[Mapping[str, str]]) -> list[str]:
-    """Every text once, in first-seen order: a text shared by fields or items is embedded once."""
-    return list(dict.fromkeys(text for fields in field_texts for text in fields.values()))
 
 
 def model_name(embed: Any) -> str:

@@ -64,34 +64,13 @@ class Snapshot:
 
     @classmethod
     def of(cls, timed: Mapping[str, TimedNode]) -> Snapshot:
-        """Items for stamped nodes, skipping ids that are not ``namespace:key`` (see ``keys``).
-
-        Args:
-            timed: ``{node_id: TimedNode}`` as ``Store.node_times`` returns it.
-
-        Returns:
-            The snapshot.
-        """
-        entries = []
-        for nid, stamped in timed.items():
-            parsed = parse_node_id(nid)
-            if parsed is not None:
-                entries.append(Entry.of(*parsed, stamped))
-        return cls(entries)
+        """Items for stamped nodes (``{node_id: TimedNode}``), skipping ids that are not ``namespace:key``."""
+        return cls(Entry.of(*parsed, stamped) for nid, stamped in timed.items()
+                   if (parsed := parse_node_id(nid)) is not None)
 
     @classmethod
-    def load(cls, store: Store, reads: Sequence[Op], at: str | None = None) -> Snapshot:
-        """``reads``' snapshot: the live memory of HEAD's branch (expired items left out), or the commit ``at``."""
-        return cls.of_live(store, reads) if at is None else cls.read(store, reads, at)
-
-    @classmethod
-    def of_live(cls, store: Store, reads: Sequence[Op]) -> Snapshot:
-        """The current branch's memory as ``reads`` need it, without the items whose TTL ran out."""
-        return cls.read(store, reads, None, live=True)
-
-    @classmethod
-    def read(cls, store: Store, reads: Sequence[Op], at: str | None, *, live: bool = False) -> Snapshot:
-        """Read what ``reads`` need in one invocation, and no more.
+    def load(cls, store: Store, reads: Sequence[Op]) -> Snapshot:
+        """The current branch's live memory (expired items left out) as ``reads`` need it, in one invocation.
 
         Gets fetch only their own nodes (a short history walk each); a
         search only the namespace under its prefix, a listing only what is
@@ -100,15 +79,6 @@ class Snapshot:
         store.  Only a search of the whole store, or a listing without a
         prefix, reads every node.  A batch of listings alone reads ids and
         no node at all (``mnem ls``).
-
-        Args:
-            store: The bridge store.
-            reads: The batch's read ops.
-            at: A commit-ish, or ``None`` for HEAD's commit.
-            live: Leave out items whose TTL ran out, and learn the others' expiry (HEAD's branch only).
-
-        Returns:
-            The snapshot.
         """
         ids = [node_id(op.namespace, op.key) for op in reads if isinstance(op, GetOp) and op.namespace]
         prefixes: list[str] | None = []
@@ -121,10 +91,10 @@ class Snapshot:
                 if prefixes is not None:
                     prefixes.append(prefix)
         if all(isinstance(op, ListNamespacesOp) for op in reads):  # ids alone: no node is read (``mnem ls``)
-            return cls.listing(store.node_ids(prefixes=prefixes, at=at, live=live))
+            return cls.listing(store.node_ids(prefixes=prefixes, live=True))
         if prefixes is None:
-            return cls.of(store.node_times(at=at, live=live))
-        return cls.of(store.node_times(ids, prefixes=prefixes, at=at, live=live))
+            return cls.of(store.node_times(live=True))
+        return cls.of(store.node_times(ids, prefixes=prefixes, live=True))
 
     def entry(self, namespace: tuple[str, ...], key: str) -> Entry | None:
         """The item at ``(namespace, key)``, if the snapshot holds it."""

@@ -79,14 +79,11 @@ class MemoryView(BaseStore):
                     f"or branch from this commit (store.branch(name, start={self.commit[:12]!r}))"
                 )
         embedded = self._index.embed(ops) if self._index else Embedded()
-        memory = self._memory()
-        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode)
-                for op in ops]
-
-    def _memory(self) -> Snapshot:
         if self._snapshot is None:
             self._snapshot = Snapshot.of(self._store.node_times(at=self.commit))
-        return self._snapshot
+        memory = self._snapshot
+        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode)
+                for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch``, its waits for ``mnem`` awaited on the event loop (``mnem_bridge.run_inline``)."""

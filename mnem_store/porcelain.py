@@ -279,17 +279,13 @@ def merge(
     from .merge import merge as merge_commit
     from .merge import preview as merge_preview
 
-    if dry_run:
-        with repo.backend.read():
-            if repo.head().branch is None:
-                raise CommandError("cannot merge from a detached HEAD; check out a branch", "invalid_ref")
-            return _outcome(repo, merge_preview(repo, theirs))
-    with repo.backend.write():
+    with repo.backend.read() if dry_run else repo.backend.write():
         if repo.head().branch is None:
             raise CommandError("cannot merge from a detached HEAD; check out a branch", "invalid_ref")
-        result = merge_commit(repo, theirs, resolutions=resolutions, strategy=strategy, message=message,
-                              author=author, time_ms=time_ms)
-        return _outcome(repo, result)
+        if dry_run:
+            return _outcome(repo, merge_preview(repo, theirs))
+        return _outcome(repo, merge_commit(repo, theirs, resolutions=resolutions, strategy=strategy,
+                                           message=message, author=author, time_ms=time_ms))
 
 
 def _outcome(repo: Repo, result: MergeResult) -> MergeOutcome:

@@ -24,7 +24,7 @@ from ..errors import MnemError, StoreIoError, UsageError
 from ..location import Address
 from ..repo import Repo
 from . import jsonout
-from .context import Context, Outcome
+from .context import Context, Outcome, check_text
 from .parser import HelpShown, Parser
 
 if TYPE_CHECKING:
@@ -168,13 +168,6 @@ def _emit(stream: BinaryIO, text: str) -> None:
         stream.flush()
 
 
-def _error_text(exc: MnemError) -> str:
-    text = f"Error: {exc}\n"
-    if exc.cause:
-        text += f"\nCaused by:\n    {exc.cause}\n"
-    return text
-
-
 def _json_doc(value: Any) -> str:
     try:
         return jsonout.dumps(value) + "\n"
@@ -208,13 +201,9 @@ def _is_text(argv: list[str]) -> bool:
 
 def _check_text_arguments(args: argparse.Namespace) -> None:
     for name, value in vars(args).items():
-        values = value if isinstance(value, list) else [value]
-        for item in values:
+        for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and name not in PATH_ARGUMENTS:
-                try:
-                    item.encode("utf-8")
-                except UnicodeEncodeError:
-                    raise UsageError(f"the {name.rstrip('_').replace('_', '-')} argument is not valid UTF-8") from None
+                check_text(item, f"the {name.rstrip('_').replace('_', '-')} argument")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -305,5 +294,5 @@ def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
     else:
         problems = exc.details().get("problems", [])  # verify: every problem, one per line
         _emit(streams.stdout, "".join(f"{p['what']} {p['id']}: {p['message']}\n" for p in problems))
-        _emit(streams.stderr, _error_text(exc))
+        _emit(streams.stderr, f"Error: {exc}\n" + (f"\nCaused by:\n    {exc.cause}\n" if exc.cause else ""))
     return exc.exit_code

@@ -35,11 +35,10 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
-from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
 from ..layout import StoreUrl
 from ..sql import Rows, Session
-from ..sql.session import BRIEF, GENERATION, bump, busy_timeout_s, generation
+from ..sql.session import GENERATION, bump, busy_timeout_s, generation
 from .connect import Connections, first_line
 
 __all__ = ["PgSession", "translate"]
@@ -91,21 +90,14 @@ class PgSession(Session):
     row_lock = " FOR UPDATE"
 
     def __init__(self, url: StoreUrl, connections: Connections) -> None:
+        super().__init__()
         self.url = url
         self._connections = connections
         self._conn: psycopg.Connection[Any] | None = None
-        self._writing = False
-        self.kept = Kept()
-        self.memo = self.kept.memo
         #: Whether the store's tables are known to exist (``PostgresBackend.open`` checks): only then can a read
         #: read the generation, and keep anything.
         self.opened = False
         self._schema = sql.Identifier(url.schema)
-
-    @property
-    def writing(self) -> bool:
-        """Whether a write transaction is open."""
-        return self._writing
 
     # ------------------------------------------------------------ statements
     def execute(self, statement: str, params: Sequence[Any] = ()) -> Rows:
@@ -245,9 +237,8 @@ class PgSession(Session):
         """At a transaction's end, what its memo may not keep: all of a write's, a read's large objects."""
         if write:
             self.kept.forget_memo()
-            return
-        for key in self.memo.pop(BRIEF, ()):
-            self.memo.pop(key, None)
+        else:
+            self.forget_brief()
 
     @staticmethod
     def _rollback(conn: psycopg.Connection[Any]) -> None:

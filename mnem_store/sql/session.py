@@ -93,8 +93,20 @@ class Session(ABC):
     a write learns its own from scratch.
     """
 
-    kept: Kept
-    memo: dict[Any, Any]
+    def __init__(self) -> None:
+        self.kept = Kept()
+        self.memo: dict[Any, Any] = self.kept.memo
+        self._writing = False
+
+    @property
+    def writing(self) -> bool:
+        """Whether a write transaction is open."""
+        return self._writing
+
+    def forget_brief(self) -> None:
+        """Let go of what a read remembered only for itself (``remember_briefly``): now, not at the next read."""
+        for key in self.memo.pop(BRIEF, ()):
+            self.memo.pop(key, None)
 
     def rebuild(self) -> None:
         """Start a new epoch (inside a write): derived rows about existing ids changed, so no shelf may be trusted."""
@@ -108,11 +120,6 @@ class Session(ABC):
     #: Appended to a SELECT to lock the rows it reads until the transaction ends ("" where the database has
     #: one write lock for everything, as SQLite has).
     row_lock = ""
-
-    @property
-    @abstractmethod
-    def writing(self) -> bool:
-        """Whether a write transaction is open."""
 
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:

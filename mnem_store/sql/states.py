@@ -188,7 +188,7 @@ class SqlStateStore(ChangeIndex):
             (row.key, row.parent, row.state_key, lane, since, pack_time(row.corrected)),
         )
         self._insert_changes(row.key, changes)
-        self._remember(row.state, image)
+        self._images.keep(row.state, image)
 
     def _join_lane(self, key: int, parent: int | None) -> int:
         """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own.
@@ -359,7 +359,7 @@ class SqlStateStore(ChangeIndex):
             raise CorruptStoreError(
                 f"state {row.state.hex()} does not rebuild to its id from the stored changes"
             )
-        self._remember(row.state, image)
+        self._images.keep(row.state, image)
         return image
 
     def _base(self, start: int | None) -> tuple[StateImage, list[int]]:
@@ -415,16 +415,13 @@ class SqlStateStore(ChangeIndex):
         except CorruptStoreError as exc:
             logger(__name__).warning("ignoring damaged snapshot: %s", exc)
             return None
-        self._remember(state_id, image)
+        self._images.keep(state_id, image)
         return image
 
     @property
     def _images(self) -> Shelf:
         """Verified states by id: an image is checked against its id before it is kept."""
         return self.db.kept.shelf("images", IMAGE_CACHE_SIZE)
-
-    def _remember(self, state_id: bytes, image: StateImage) -> None:
-        self._images.keep(state_id, image)
 
     def state_image(self, state_key: int, state_id: bytes) -> StateImage:
         """A virtual state's image, rebuilt through a commit that has it."""

@@ -24,11 +24,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from ..cache import Kept
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
-from ..sql.session import BRIEF, GENERATION, bump, busy_timeout_s, generation
+from ..sql.session import GENERATION, bump, busy_timeout_s, generation
 from .schema import SCHEMA
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "translate"]
@@ -159,10 +158,8 @@ class Database(Session):
 
     def __init__(self, path: Path, *, create: bool = False, meta: dict[str, str] | None = None) -> None:
         self.path = path
+        super().__init__()
         self.read_only = False
-        self._writing = False
-        self.kept = Kept()
-        self.memo = self.kept.memo
         self._file: tuple[int, int] | None = None  # the file's key in ``_connections`` while connected
         with _connections_lock:
             if not create:
@@ -235,11 +232,6 @@ class Database(Session):
                 f"the database schema is version {row[0]}, this release reads only {SCHEMA_VERSION}; "
                 "export the store with the release that wrote it and import the file"
             )
-
-    @property
-    def writing(self) -> bool:
-        """Whether a write transaction is open (the engine refuses to write outside one)."""
-        return self._writing
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement on the connection."""
@@ -345,8 +337,7 @@ class Database(Session):
 
         What the read remembered only for itself (large objects) is let go now, not at the next read.
         """
-        for key in self.memo.pop(BRIEF, ()):
-            self.memo.pop(key, None)
+        self.forget_brief()
         if not self.conn.in_transaction:
             return
         try:

@@ -22,7 +22,6 @@ __all__ = [
     "FORMAT_VERSION",
     "Head",
     "StoreUrl",
-    "format_head",
     "parse_config",
     "parse_head",
     "validate_branch_name",
@@ -46,7 +45,7 @@ class Head(NamedTuple):
 
     @property
     def text(self) -> str:
-        """HEAD as upstream's SDK ``head()`` returns it: ``ref: main`` or a bare hex id."""
+        """HEAD as upstream's SDK ``head()`` returns it and its HEAD file holds it: ``ref: main`` or a bare hex id."""
         return f"ref: {self.branch}" if self.branch is not None else (self.commit or b"").hex()
 
 
@@ -90,11 +89,6 @@ def parse_head(text: str) -> Head:
         except ValueError:
             pass
     raise CorruptStoreError(f"HEAD is not a ref or a commit id: {line!r} is neither 'ref: <branch>' nor a 64-hex id")
-
-
-def format_head(head: Head) -> str:
-    """HEAD's text as upstream writes it, newline included."""
-    return f"ref: {head.branch}\n" if head.branch is not None else f"{(head.commit or b'').hex()}\n"
 
 
 def parse_config(text: str) -> dict[str, str]:

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from typing import Any
 
 import psycopg
@@ -138,7 +138,7 @@ class PostgresBackend(SqlBackend):
                 if not found:
                     raise NoSuchStoreError(url, [str(name) for (name,) in session.execute(_STORES)])
                 backend = cls(session, read_only=standby)
-                version = backend.meta("schema_version")
+                version = session.meta("schema_version")
         except BaseException:
             session.close()
             raise
@@ -171,7 +171,7 @@ class PostgresBackend(SqlBackend):
                     raise StoreExistsError(url.shown) from None
                 session.execute_sql(sql.SQL(_TABLES))
                 for key, value in {**meta, "schema_version": str(SCHEMA_VERSION)}.items():
-                    backend.set_meta(key, value)
+                    session.set_meta(key, value)
                 if populate is not None:
                     populate(backend)
         except psycopg.Error as exc:
@@ -185,9 +185,9 @@ class PostgresBackend(SqlBackend):
         try:
             with self.pg.transaction(write=True):
                 self.pg.lock("schema")
-                if self.meta("schema_version") == "1":
+                if self.pg.meta("schema_version") == "1":
                     self.pg.execute_sql(sql.SQL(_SIDE_TABLES))
-                    self.set_meta("schema_version", str(SCHEMA_VERSION))
+                    self.pg.set_meta("schema_version", str(SCHEMA_VERSION))
                     logger.info("upgraded %s to schema 2 (tables for TTL leases and embeddings)", self.location)
         except BaseException:
             self.pg.close()
@@ -207,14 +207,10 @@ class PostgresBackend(SqlBackend):
         return False
 
     # ------------------------------------------------------------ transactions
-    @contextmanager
-    def read(self) -> Iterator[None]:
+    def read(self) -> AbstractContextManager[None]:
         """A ``REPEATABLE READ`` snapshot (nested snapshots join the outer one)."""
-        with self.pg.transaction(write=False):
-            yield
+        return self.pg.transaction(write=False)
 
-    @contextmanager
-    def write(self) -> Iterator[None]:
+    def write(self) -> AbstractContextManager[None]:
         """One ``READ COMMITTED`` transaction whose writes lock what they change (``session``)."""
-        with self.pg.transaction(write=True):
-            yield
+        return self.pg.transaction(write=True)

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 
 from ..backend import Backend
 from ..errors import CorruptStoreError
-from ..layout import Head, format_head, parse_head
+from ..layout import Head, parse_head
 from .leases import SqlLeases
 from .objects import SqlObjectStore
 from .session import Session
@@ -47,21 +47,9 @@ class SqlBackend(Backend):
         return self.session.writing
 
     # ------------------------------------------------------------------- meta
-    def meta(self, key: str) -> str | None:
-        """One ``meta`` row's value (HEAD, config, schema version), or None."""
-        row = self.session.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row is not None else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Write one ``meta`` row (inside a write transaction)."""
-        self.session.execute(
-            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            (key, value),
-        )
-
     def config_text(self) -> str:
         """The config row, written at creation."""
-        text = self.meta("config")
+        text = self.session.meta("config")
         if text is None:
             raise CorruptStoreError("config is missing")
         return text
@@ -77,14 +65,14 @@ class SqlBackend(Backend):
         return head
 
     def _read_head(self) -> Head:
-        text = self.meta("head")
+        text = self.session.meta("head")
         if text is None:
             raise CorruptStoreError("HEAD is missing")
         return parse_head(text)
 
     def set_head(self, head: Head) -> None:
         """Write HEAD's row."""
-        self.set_meta("head", format_head(head).strip())
+        self.session.set_meta("head", head.text)
 
     def ref(self, name: str) -> bytes | None:
         """A branch tip; in a write, the branch is locked first, so the tip read is the one a CAS will expect."""

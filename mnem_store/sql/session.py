@@ -108,6 +108,18 @@ class Session(ABC):
         for key in self.memo.pop(BRIEF, ()):
             self.memo.pop(key, None)
 
+    def meta(self, key: str) -> str | None:
+        """One ``meta`` row's value (HEAD, config, schema version), or None."""
+        row = self.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row is not None else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one ``meta`` row (inside a write transaction)."""
+        self.execute(
+            "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
+
     def rebuild(self) -> None:
         """Start a new epoch (inside a write): derived rows about existing ids changed, so no shelf may be trusted."""
         self.execute(REBUILD)

@@ -248,15 +248,6 @@ class Database(Session):
     def lock(self, resource: str) -> None:
         """Nothing to do: ``BEGIN IMMEDIATE`` already holds the whole store's write lock."""
 
-    def meta(self, key: str) -> str | None:
-        """One ``meta`` row's value (HEAD, config, schema version), or None."""
-        row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return row[0] if row is not None else None
-
-    def set_meta(self, key: str, value: str) -> None:
-        """Write one ``meta`` row (inside a write transaction)."""
-        self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-
     def close(self) -> None:
         """Close the connection (once; a second close does nothing)."""
         with _connections_lock:

@@ -44,7 +44,7 @@ def find_blame(
     object id becomes the next commit; when none does, this commit wrote it.
     The first parent holds it exactly when the commit's change rows do not
     name the node, so the first-parent steps collapse into one
-    ``last_change`` lookup (a few indexed probes, whatever the history
+    ``change_at`` lookup (a few indexed probes, whatever the history
     length); only there are the other parents asked, one node each, and a
     state is never loaded.  ``change`` is ``repo.change_at(start, node_id)``
     when the caller has already read it (``stamps`` needs it for the birth too).
@@ -59,10 +59,10 @@ def find_blame(
         holder = next((p for p in graph.parents(current)[1:] if repo.node_at(p, node_id) == target), None)
         if holder is None:
             break
-        changed = repo.last_change(holder, node_id)
+        changed = repo.change_at(holder, node_id)
         if changed is None:
             raise CorruptStoreError(f"no commit on the history of {holder.hex()} wrote {rust_debug(node_id)}")
-        current = changed
+        current = changed[0]
     node = repo.node(target)
     return Blame(current, node, node.event_time if node.event_time is not None else graph.commit(current).time)
 

@@ -187,12 +187,12 @@ def _node_dict(node: MemoryNode | None) -> dict[str, Any] | None:
     return node.to_dict() if node is not None else None
 
 
+def _load(repo: Repo, raw: bytes | None) -> MemoryNode | None:
+    return repo.node(raw) if raw is not None else None
+
+
 def _changes(repo: Repo, old: Nodes, new: Nodes) -> list[NodeChange]:
-    return [
-        NodeChange(c.id, c.kind, repo.node(c.old) if c.old is not None else None,
-                   repo.node(c.new) if c.new is not None else None)
-        for c in diff_nodes(old, new)
-    ]
+    return [NodeChange(c.id, c.kind, _load(repo, c.old), _load(repo, c.new)) for c in diff_nodes(old, new)]
 
 
 # ---------------------------------------------------------------- creating stores
@@ -408,8 +408,7 @@ def load_nodes(repo: Repo, raws: Sequence[bytes]) -> dict[bytes, MemoryNode]:
 def show_node(repo: Repo, node_id: str, rev: str | None = None) -> MemoryNode | None:
     """One node of working memory or of ``rev``, looked up alone (never loading the whole state)."""
     with repo.backend.read():
-        raw = repo.working_node(node_id) if rev is None else repo.node_at(repo.resolve(rev), node_id)
-        return repo.node(raw) if raw is not None else None
+        return _load(repo, repo.working_node(node_id) if rev is None else repo.node_at(repo.resolve(rev), node_id))
 
 
 def show_stat(repo: Repo, rev: str | None = None) -> dict[str, str]:
@@ -437,8 +436,7 @@ def changes(repo: Repo, rev: str, offset: int = 0, limit: int | None = None) -> 
         found = []
         for node_id in picked:
             old, new = repo.node_at(parent, node_id), repo.node_at(raw, node_id)
-            found.append(NodeChange(node_id, changed[node_id], repo.node(old) if old is not None else None,
-                                    repo.node(new) if new is not None else None))
+            found.append(NodeChange(node_id, changed[node_id], _load(repo, old), _load(repo, new)))
         return ChangePage(raw, commit_obj, len(changed), found)
 
 
@@ -458,11 +456,8 @@ def timeline(repo: Repo, node_id: str, at: str | None = None, *, limit: int) -> 
 
 
 def _entry(repo: Repo, step: Step) -> TimelineEntry:
-    def load(raw: bytes | None) -> MemoryNode | None:
-        return repo.node(raw) if raw is not None else None
-
     return TimelineEntry(step.commit, repo.commit_obj(step.commit), step.origin, repo.commit_obj(step.origin),
-                         step.kind, load(step.value), load(step.previous))
+                         step.kind, _load(repo, step.value), _load(repo, step.previous))
 
 
 def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[NodeChange]:

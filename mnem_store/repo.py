@@ -29,16 +29,9 @@ from .errors import (
     NotFoundError,
     StoreExistsError,
 )
-from .layout import CONFIG_TEXT, Head, StoreUrl, format_head, parse_config, validate_branch_name
+from .layout import CONFIG_TEXT, Head, StoreUrl, parse_config, validate_branch_name
 from .location import Address, discover_root, exact_root, make_private_dirs
-from .objects import (
-    Commit,
-    MemoryNode,
-    State,
-    StoredObject,
-    decode_object,
-    encode_object,
-)
+from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
 
@@ -52,9 +45,7 @@ Nodes = dict[str, bytes]
 
 def default_author(explicit: str | None) -> str:
     """Upstream CLI fallback: ``--author``, else ``$MNEM_AUTHOR`` verbatim, else ``unknown``."""
-    if explicit is not None:
-        return explicit
-    return os.environ.get("MNEM_AUTHOR", "unknown")
+    return explicit if explicit is not None else os.environ.get("MNEM_AUTHOR", "unknown")
 
 
 #: A commit-ish followed by git's ancestry suffixes: ``~``/``~N`` (first parents back) and ``^``/``^N`` (a parent).
@@ -152,7 +143,7 @@ class Repo:
         import); a failure there, a kill, a full disk or a lost connection
         publishes nothing.
         """
-        meta = {"head": format_head(Head(branch="main")).strip(), "config": CONFIG_TEXT}
+        meta = {"head": Head(branch="main").text, "config": CONFIG_TEXT}
         if isinstance(where, StoreUrl):
             from .postgres import PostgresBackend  # psycopg is imported only for stores that need it
 
@@ -264,28 +255,16 @@ class Repo:
 
     def node_at(self, commit_raw: bytes | None, node_id: str) -> bytes | None:
         """The object id ``node_id`` has in a commit's state (None: absent), without loading the state."""
-        if commit_raw is None:
-            return None
-        found = self.states.last_change(self._graph(commit_raw).key, node_id)
+        found = self.change_at(commit_raw, node_id) if commit_raw is not None else None
         return found[1] if found is not None else None
 
     def change_at(self, commit_raw: bytes, node_id: str) -> tuple[bytes, bytes | None, str] | None:
         """The nearest change of ``node_id`` at or before ``commit_raw`` on its first-parent chain.
 
         ``(commit, object it set or None when removed, added | modified | removed)``, or None when no
-        commit on the chain held the node: ``last_change`` and ``node_at`` in one probe.
+        commit on the chain held the node: the commit that last set it and its value, in one probe.
         """
         return self.states.last_change(self._graph(commit_raw).key, node_id)
-
-    def last_change(self, commit_raw: bytes, node_id: str) -> bytes | None:
-        """The nearest commit at or before ``commit_raw`` on its first-parent chain that changed ``node_id``.
-
-        That commit's change set against its first parent holds the node,
-        so its first parent's value differs; None when no commit on the
-        chain ever held the node.
-        """
-        found = self.states.last_change(self._graph(commit_raw).key, node_id)
-        return found[0] if found is not None else None
 
     def first_parent_chain(self, commit_raw: bytes) -> list[bytes]:
         """``commit_raw`` and its first-parent ancestors, newest first."""

@@ -3,7 +3,7 @@
 A person debugging a wrong belief wants the whole story of one fact, not
 only the commit that set its current value (that is blame).  The change
 index already answers "which commit last touched this node at or before
-commit C" with a few indexed probes (``Repo.last_change``), so the story is
+commit C" with a few indexed probes (``Repo.change_at``), so the story is
 that question asked again from each answer's first parent: the cost follows
 how often the node changed, never the history's length, and no state is
 loaded.  A page of ``limit`` steps ends with the commit to continue from.
@@ -52,15 +52,14 @@ def steps(repo: Repo, node_id: str, start: bytes, limit: int) -> tuple[list[Step
     found: list[Step] = []
     cursor: bytes | None = start
     while cursor is not None and len(found) < limit:
-        changed = repo.last_change(cursor, node_id)
-        if changed is None:
+        change = repo.change_at(cursor, node_id)  # the commit, the value it set and the kind, in one probe
+        if change is None:
             return found, None
+        changed, value, kind = change
         parents = graph.parents(changed)
         cursor = parents[0] if parents else None
-        value = repo.node_at(changed, node_id)
         previous = repo.node_at(cursor, node_id)
-        kind = "removed" if value is None else "added" if previous is None else "modified"
-        blamed = find_blame(repo, node_id, changed, graph) if value is not None else None
+        blamed = find_blame(repo, node_id, changed, graph, change) if value is not None else None
         found.append(Step(changed, blamed.commit if blamed is not None else changed, kind, value, previous))
-    more = cursor is not None and repo.last_change(cursor, node_id) is not None
+    more = cursor is not None and repo.change_at(cursor, node_id) is not None
     return found, cursor if more else None

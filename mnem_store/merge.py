@@ -229,13 +229,6 @@ def merge(
         return MergeResult("conflicts", None, unresolved, branch, plan.ours)
     for node in new_nodes:
         repo.put(node)
-    commit = repo.write_commit(
-        branch,
-        (plan.ours, plan.theirs),
-        nodes,
-        message if message is not None else f"merge {theirs_spec} into {branch}",
-        author,
-        time_ms,
-        plan.ours,
-    )
+    message = message if message is not None else f"merge {theirs_spec} into {branch}"
+    commit = repo.write_commit(branch, (plan.ours, plan.theirs), nodes, message, author, time_ms, plan.ours)
     return MergeResult("merged", commit, (), branch, plan.ours)

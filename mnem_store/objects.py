@@ -193,25 +193,14 @@ class Commit(NamedTuple):
 
     def to_portable(self) -> dict[str, Any]:
         """The export form: the same fields, ids as hex."""
-        return {
-            "kind": self.kind,
-            "parents": [hex_id(p) for p in self.parents],
-            "state": hex_id(self.state),
-            "message": self.message,
-            "author": self.author,
-            "time": self.time,
-        }
+        return {"kind": self.kind, "parents": [hex_id(p) for p in self.parents], "state": hex_id(self.state),
+                "message": self.message, "author": self.author, "time": self.time}
 
     def to_dict(self, commit_id: bytes) -> dict[str, Any]:
-        """SDK ``Commit.to_dict()``; the id is not part of the object, so it is passed in."""
-        return {
-            "id": hex_id(commit_id),
-            "parents": [hex_id(p) for p in self.parents],
-            "state": hex_id(self.state),
-            "message": self.message,
-            "author": self.author,
-            "time": self.time,
-        }
+        """SDK ``Commit.to_dict()``: the export form's fields after the id (not part of the object, so passed in)."""
+        data = {"id": hex_id(commit_id), **self.to_portable()}
+        del data["kind"]
+        return data
 
     @classmethod
     def from_map(cls, data: dict[str, Any]) -> Commit:

@@ -103,17 +103,13 @@ def _facts(graph: Graph, raw: bytes) -> _Facts:
 
 
 def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
-    """Where each node's walk from ``start`` stops.
+    """Where each node's walk from ``start`` stops (all nodes together, newest commit first: see above).
 
-    All nodes walk together, newest commit first, so a commit shared by many
-    walks is read once.  A node absent from a commit's change set holds the
-    same object in the first parent, which satisfies either test, so the
-    nodes a commit did not touch move on to the first parent as one set and
-    only the touched ones are looked at: the cost follows the changes, not
-    nodes times commits.  A ``modified`` node is present in the first parent
-    too, which satisfies the presence test.  Only otherwise, and only at
-    merges, are the other parents' states loaded.  Commit times need not be
-    monotonic: a commit reached again after it was processed is processed
+    A node absent from a commit's change set holds the same object in the
+    first parent, which satisfies either test; a ``modified`` one is present
+    there too, which satisfies the presence test.  Only otherwise, and only
+    at merges, are the other parents' states loaded.  Commit times need not
+    be monotonic: a commit reached again after it was processed is processed
     again for the late arrivals.
     """
     pending: dict[bytes, set[str]] = {}
@@ -260,12 +256,8 @@ RESULTS_SIZE = 4
 def _all_stamps(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None) -> _Stamps:
     """The stamps of every node at ``start`` (under ``prefixes``), in node-id order.
 
-    A commit's nodes that its change set does not name hold the same object
-    as in its first parent, so both walks step from it to that parent and
-    their stamps are the parent's.  When the first parent's answer is still
-    kept, only the changed nodes are stamped anew (``_stamp``, by probes):
-    a search after a write costs the write's changes, not the history's
-    walk.  Otherwise the history is walked.
+    Derived from the first parent's answer when it is still kept (see above:
+    a search after a write costs the write's changes); otherwise walked.
     """
     key = (start, None if prefixes is None else tuple(sorted(set(prefixes))))
     results = repo.backend.kept.shelf("stamp results", RESULTS_SIZE)

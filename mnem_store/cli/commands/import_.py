@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 
 from ... import porcelain
-from ...errors import CommandError
 from ...portable import parse_export
-from ..context import Context, Outcome
+from ..context import Context, Outcome, read_payload
 from .init import created
 
 
@@ -19,15 +18,7 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Read an export (a file or stdin) and create a new store from it."""
-    try:
-        if args.file == "-":
-            text = ctx.stdin.read()
-        else:
-            with open(args.file, "rb") as handle:
-                text = handle.read()
-    except OSError as exc:
-        raise CommandError(f"reading {args.file}", "store_io", cause=exc.strerror or str(exc)) from None
-    document = parse_export(text, args.file)
+    document = parse_export(read_payload(args.file, ctx), args.file)
     where, count = porcelain.import_(ctx.base(args.path), document)
     data, shown = created(where, args.path)
     return Outcome({**data, "objects": count}, f"Imported {count} object(s) into {shown}\n")

@@ -126,15 +126,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     resolutions = dict(_resolution(flag, spec) for flag, spec in args.resolutions)
     message = check_text(args.message, "--message") if args.message is not None else None
     author = check_text(default_author(args.author), "--author")
-    outcome = porcelain.merge(
-        ctx.repo(),
-        args.theirs,
-        resolutions=resolutions,
-        strategy=strategy,
-        message=message,
-        author=author,
-        time_ms=args.time,
-        dry_run=args.dry_run,
-    )
+    outcome = porcelain.merge(ctx.repo(), args.theirs, resolutions=resolutions, strategy=strategy, message=message,
+                              author=author, time_ms=args.time, dry_run=args.dry_run)
     text, stderr, code = _report(outcome, ctx.paint, args.dry_run)
     return Outcome(outcome.to_dict(), text, stderr, code)

@@ -25,7 +25,7 @@ import argparse
 import io
 import sys
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import orjson
 
@@ -120,11 +120,7 @@ def _answer(code: int, out: bytes, err: bytes, framed: bool) -> bytes:
     if framed:
         header = {"exit": code, "stdout_bytes": len(out), "stderr_bytes": len(err)}
         return b"".join((orjson.dumps(header), b"\n", out, err))
-    decoded: dict[str, Any] = {
-        "exit": code,
-        "stdout": out.decode("utf-8", "replace"),
-        "stderr": err.decode("utf-8", "replace"),
-    }
+    decoded = {"exit": code, "stdout": out.decode("utf-8", "replace"), "stderr": err.decode("utf-8", "replace")}
     return orjson.dumps(decoded) + b"\n"
 
 
@@ -149,11 +145,11 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
             try:
                 argv, payload, framed = _request(line, requests)
             except UsageError as exc:
-                answers.write(_answer(exc.exit_code, error_document(exc).encode(), b"", framed=False))
-                answers.flush()
-                continue
-            code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)
-            answers.write(_answer(code, out.getvalue(), err.getvalue(), framed))
+                answer = _answer(exc.exit_code, error_document(exc).encode(), b"", framed=False)
+            else:
+                code = invoke(argv, Streams(io.BytesIO(payload), out, err), parser=parser, opener=stores)
+                answer = _answer(code, out.getvalue(), err.getvalue(), framed)
+            answers.write(answer)
             answers.flush()
     finally:
         stores.close()

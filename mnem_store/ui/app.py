@@ -22,13 +22,14 @@ no traceback reaches the browser.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 from importlib import resources
 from typing import Any
 
 from anyio import CapacityLimiter, to_thread
 from starlette.applications import Starlette
+from starlette.datastructures import QueryParams
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -98,8 +99,14 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
     files = static_files()
     limiter = CapacityLimiter(1)
 
-    async def answer(compute: Callable[[], Any]) -> Response:
-        return JSONResponse(await to_thread.run_sync(compute, limiter=limiter), headers=SECURITY_HEADERS)
+    def api(call: Callable[[Request, QueryParams], Callable[[], Any]]) -> Callable[[Request], Awaitable[Response]]:
+        """A JSON route: ``call`` checks the request's parameters here and returns the query run on the thread."""
+
+        async def route(request: Request) -> Response:
+            compute = call(request, request.query_params)
+            return JSONResponse(await to_thread.run_sync(compute, limiter=limiter), headers=SECURITY_HEADERS)
+
+        return route
 
     def static(name: str) -> Response:
         return Response(files[name], media_type=STATIC_FILES[name], headers=SECURITY_HEADERS)
@@ -112,37 +119,6 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
         if name not in files or name == "index.html":
             raise HTTPException(404, f"no file {name[:80]!r}: the page is served at /")
         return static(name)
-
-    async def head(request: Request) -> Response:
-        return await answer(partial(queries.head, repo))
-
-    async def facts(request: Request) -> Response:
-        q = request.query_params
-        text = q.get("q", "")[:200]
-        return await answer(partial(queries.facts, repo, params.rev(q), text, params.offset(q),
-                                    params.page_size(q, 50)))
-
-    async def timeline(request: Request) -> Response:
-        q = request.query_params
-        return await answer(partial(queries.timeline, repo, params.node_id(q), params.rev(q), params.page_size(q, 20)))
-
-    async def blame(request: Request) -> Response:
-        q = request.query_params
-        return await answer(partial(queries.blame, repo, params.node_id(q), params.rev(q)))
-
-    async def when(request: Request) -> Response:
-        q = request.query_params
-        return await answer(partial(queries.when, repo, params.node_id(q), params.json_value(q), params.rev(q)))
-
-    async def history(request: Request) -> Response:
-        q = request.query_params
-        return await answer(partial(queries.history, repo, params.rev(q), params.offset(q), params.page_size(q, 50),
-                                    every=params.every_branch(q)))
-
-    async def commit(request: Request) -> Response:
-        q = request.query_params
-        rev = params.commit_id(request.path_params["id"])
-        return await answer(partial(queries.commit_changes, repo, rev, params.offset(q), params.page_size(q, 50)))
 
     async def mnem_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, MnemError)
@@ -164,13 +140,19 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
     routes = [
         Route("/", index),
         Route("/static/{name}", asset),
-        Route("/api/head", head),
-        Route("/api/facts", facts),
-        Route("/api/timeline", timeline),
-        Route("/api/blame", blame),
-        Route("/api/when", when),
-        Route("/api/log", history),
-        Route("/api/commit/{id}", commit),
+        Route("/api/head", api(lambda r, q: partial(queries.head, repo))),
+        Route("/api/facts", api(lambda r, q: partial(queries.facts, repo, params.rev(q), q.get("q", "")[:200],
+                                                     params.offset(q), params.page_size(q, 50)))),
+        Route("/api/timeline", api(lambda r, q: partial(queries.timeline, repo, params.node_id(q), params.rev(q),
+                                                        params.page_size(q, 20)))),
+        Route("/api/blame", api(lambda r, q: partial(queries.blame, repo, params.node_id(q), params.rev(q)))),
+        Route("/api/when", api(lambda r, q: partial(queries.when, repo, params.node_id(q), params.json_value(q),
+                                                    params.rev(q)))),
+        Route("/api/log", api(lambda r, q: partial(queries.history, repo, params.rev(q), params.offset(q),
+                                                   params.page_size(q, 50), every=params.every_branch(q)))),
+        Route("/api/commit/{id}", api(lambda r, q: partial(queries.commit_changes, repo,
+                                                           params.commit_id(r.path_params["id"]),
+                                                           params.offset(q), params.page_size(q, 50)))),
     ]
     handlers = {MnemError: mnem_error, HTTPException: http_error, Exception: internal_error}
     return HostGuard(Starlette(routes=routes, exception_handlers=handlers), port)

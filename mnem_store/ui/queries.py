@@ -25,10 +25,6 @@ from ..repo import Repo
 __all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "value_diff", "when"]
 
 
-def _commit(raw: bytes, commit: Commit) -> dict[str, Any]:
-    return commit.to_dict(raw)
-
-
 def _node(node: MemoryNode | None) -> dict[str, Any] | None:
     return node.to_dict() if node is not None else None
 
@@ -76,7 +72,7 @@ def facts(repo: Repo, rev: str | None, query: str, offset: int, limit: int) -> d
     else:
         ids = porcelain.ls(repo, at)
     blamed = porcelain.blame_many(repo, ids[offset:offset + limit], at)
-    rows = [{**found.node.to_dict(), "time": found.time, "set_by": _commit(found.commit, commit)}
+    rows = [{**found.node.to_dict(), "time": found.time, "set_by": commit.to_dict(found.commit)}
             for found, commit in blamed.values()]
     return {"commit": at, "total": len(ids), "offset": offset, "limit": limit, "facts": rows}
 
@@ -123,8 +119,8 @@ def timeline(repo: Repo, node_id: str, rev: str | None, limit: int) -> dict[str,
     return {
         "id": node_id,
         "entries": [{
-            "commit": _commit(entry.commit, entry.commit_obj),
-            "origin": _commit(entry.origin, entry.origin_obj),
+            "commit": entry.commit_obj.to_dict(entry.commit),
+            "origin": entry.origin_obj.to_dict(entry.origin),
             "kind": entry.kind,
             "value": _node(entry.value),
             "previous": _node(entry.previous),
@@ -137,15 +133,15 @@ def timeline(repo: Repo, node_id: str, rev: str | None, limit: int) -> dict[str,
 def blame(repo: Repo, node_id: str, rev: str | None) -> dict[str, Any]:
     """Why the fact holds its value at ``rev`` (default HEAD): the commit that set it and its provenance."""
     found, _ = porcelain.blame(repo, node_id, rev)
-    commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
-    return {**found.to_dict(), "commit": _commit(*commit)}
+    raw, commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
+    return {**found.to_dict(), "commit": commit.to_dict(raw)}
 
 
 def when(repo: Repo, node_id: str, value: Any, rev: str | None) -> dict[str, Any]:
     """The first commit on ``rev``'s first-parent history (default HEAD) where ``node_id`` equals ``value``."""
     found = porcelain.bisect(repo, node_id, content_equals(node_id, value), bad=rev, include_root=True)
-    commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
-    return {"commit": _commit(*commit), "blame": found.blame.to_dict() if found.blame is not None else None}
+    raw, commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
+    return {"commit": commit.to_dict(raw), "blame": found.blame.to_dict() if found.blame is not None else None}
 
 
 def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool = False) -> dict[str, Any]:
@@ -162,7 +158,7 @@ def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool
         at = _at(repo, rev)
         entries = porcelain.log(repo, rev=at, limit=count) if at is not None else []
     page = entries[offset:offset + limit]
-    return {"commit": at, "offset": offset, "commits": [_commit(raw, c) for raw, c in page],
+    return {"commit": at, "offset": offset, "commits": [c.to_dict(raw) for raw, c in page],
             "more": len(entries) > offset + limit}
 
 
@@ -186,7 +182,7 @@ def commit_changes(repo: Repo, rev: str, offset: int, limit: int) -> dict[str, A
     """One commit and a page of its change set: each node added, modified or removed, before and after."""
     found = porcelain.changes(repo, rev, offset, limit)
     return {
-        "commit": _commit(found.commit, found.commit_obj),
+        "commit": found.commit_obj.to_dict(found.commit),
         "total": found.total,
         "offset": offset,
         "changes": [{**change.to_dict(), "diff": value_diff(change.old, change.new)} for change in found.changes],

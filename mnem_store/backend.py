@@ -305,6 +305,14 @@ class Backend(ABC):
     def config_text(self) -> str:
         """The store's config, in upstream's ``key = value`` text."""
 
+    @abstractmethod
+    def setting(self, key: str) -> str | None:
+        """A local setting kept beside the config, never exported (the remotes: ``mnem_store.remotes``), or None."""
+
+    @abstractmethod
+    def set_setting(self, key: str, value: str) -> None:
+        """Write a local setting (write transaction)."""
+
     # -------------------------------------------------------------- HEAD, refs
     @abstractmethod
     def head(self) -> Head:

@@ -32,6 +32,7 @@ from .errors import (
 from .layout import CONFIG_TEXT, Head, StoreUrl, parse_config, validate_branch_name
 from .location import Address, discover_root, exact_root, make_private_dirs
 from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
+from .remotes import SETTING, Remote, dump_remotes, parse_remotes
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
 
@@ -304,10 +305,20 @@ class Repo:
         """Every branch and its tip, by name."""
         return self.backend.refs()
 
+    def remotes(self) -> dict[str, Remote]:
+        """The remotes this store knows, with their tracking branches (``mnem_store.remotes``)."""
+        return parse_remotes(self.backend.setting(SETTING))
+
+    def set_remotes(self, remotes: dict[str, Remote]) -> None:
+        """Replace the remotes and their tracking branches (inside a write transaction)."""
+        self._in_write()
+        self.backend.set_setting(SETTING, dump_remotes(remotes))
+
     def resolve(self, spec: str) -> bytes:
         """Commit-ish: upstream's, plus git's ``HEAD`` and ancestry suffixes (``HEAD~2``, ``main^``, ``a1b2^2``).
 
-        Upstream's is an exact branch name, else a unique 4-64 lowercase-hex commit prefix.  Branch names cannot
+        Upstream's is an exact branch name, else a unique 4-64 lowercase-hex commit prefix.  A remote-tracking
+        branch (``origin/main``) resolves where no branch has its name, as in git.  Branch names cannot
         hold ``~`` or ``^`` and a branch cannot be named ``HEAD``, so the additions never
         change what one of upstream's specs names.
         """
@@ -328,6 +339,11 @@ class Repo:
             if commit is None:
                 raise InvalidRefError("HEAD does not point at a commit yet; record one first")
             return commit
+        if "/" in spec:
+            remote, _, branch = spec.partition("/")
+            tracked = self.remotes().get(remote)
+            if tracked is not None and branch in tracked.branches:
+                return tracked.branches[branch]
         if not (4 <= len(spec) <= 64) or any(ch not in "0123456789abcdef" for ch in spec):
             raise InvalidRefError(
                 f'no branch named "{spec}", and it is not a commit id prefix (4 to 64 lowercase hex)'

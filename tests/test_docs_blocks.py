@@ -106,6 +106,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("README.md", "# Install, then run the main job: an MCP client drives mnem-mcp over stdio, remembers two"): (
         "commands", "ci"),
     ("README.md", "$ mnem init ./agent-memory && cd agent-memory"): ("console", ""),
+    ("docs/remotes.md", '$ mnem init shared >/dev/null && mnem -C shared add plan "pro" >/dev/null && '
+                        "mnem -C shared commit -m start >/dev/null"): ("console", ""),
     ("README.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                   '["--store", "/absolute/path/to/agent-memory"]}}}'): ("json", "Claude Desktop config"),
     ("README.md", "from langmem import create_manage_memory_tool, create_search_memory_tool"): ("python", ""),

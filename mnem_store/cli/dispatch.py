@@ -61,13 +61,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
     "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
     "verify": ("verify", "Re-hash and cross-check every object, ref and index entry (extension)."),
+    "remote": ("remote", "Add, remove or list the other stores this store knows by name (extension)."),
+    "fetch": ("fetch", "Bring a remote's new commits and move its tracking branches (extension)."),
+    "push": ("push", "Send a branch to a remote; refuses a non-fast-forward unless --force-with-lease (extension)."),
+    "pull": ("pull", "Fetch from a remote and merge its branch into the current branch (extension)."),
+    "clone": ("clone", "Create a new store holding another store's history, with remote origin (extension)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
     "ui": ("ui", "Serve a local, read-only web page of the memory, its history and provenance (extension)."),
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
-            "vectors", "export-seal", "now"]
+            "vectors", "export-seal", "now", "remotes"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -54,6 +54,14 @@ class SqlBackend(Backend):
             raise CorruptStoreError("config is missing")
         return text
 
+    def setting(self, key: str) -> str | None:
+        """A ``meta`` row of the store's own (HEAD, config and the generation are rows of their own)."""
+        return self.session.meta(f"setting:{key}")
+
+    def set_setting(self, key: str, value: str) -> None:
+        """Write a setting's ``meta`` row."""
+        self.session.set_meta(f"setting:{key}", value)
+
     # -------------------------------------------------------------- HEAD, refs
     def head(self) -> Head:
         """HEAD from its ``meta`` row (remembered by a read: only a write moves it)."""

@@ -1,0 +1,29 @@
+"""``mnem fetch [REMOTE]``: bring a remote's new commits and move its tracking branches (extension)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ... import sync
+from ..context import Context, Outcome, check_text
+from ..render import short
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``fetch``'s one argument, the remote."""
+    parser.add_argument("remote", nargs="?", default="origin", metavar="REMOTE", help="the remote (default origin)")
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Fetch; the text names each moved tracking branch and the command that merges it."""
+    fetched = sync.fetch(ctx.repo(), check_text(args.remote, "REMOTE"))
+    return Outcome(fetched.to_dict(), lambda: render(fetched))
+
+
+def render(fetched: sync.Fetched) -> str:
+    """What a fetch (or a pull's fetch) prints: the counts, then each tracking branch that moved."""
+    lines = [f"Fetched {fetched.sent.commits} commit(s), {fetched.sent.objects} object(s) from {fetched.remote}\n"]
+    for name, old, new in fetched.moved:
+        was = short(old) if old is not None else "(new)"
+        lines.append(f"  {was} -> {short(new)}  {name}  (merge with `mnem merge {name}`)\n")
+    return "".join(lines)

@@ -56,7 +56,8 @@ from .models import (
     TimedNode,
 )
 from .process import Runner, RunResult, SubprocessRunner
-from .store import Store, init, open
+from .remotes import Fetched, MovedBranch, Pulled, Pushed, Remote
+from .store import Store, clone, init, open
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -72,6 +73,7 @@ __all__ = [
     "ConflictError",
     "ContractError",
     "CorruptStoreError",
+    "Fetched",
     "FormatVersionError",
     "InvalidRefError",
     "MemoryNode",
@@ -79,11 +81,15 @@ __all__ = [
     "MergeResult",
     "Mnem",
     "MnemError",
+    "MovedBranch",
     "NoStoreError",
     "NodeChange",
     "NotFoundError",
     "ProtocolError",
     "Provenance",
+    "Pulled",
+    "Pushed",
+    "Remote",
     "RunResult",
     "Runner",
     "SignalError",
@@ -95,6 +101,7 @@ __all__ = [
     "TimedNode",
     "UsageError",
     "agents",
+    "clone",
     "find_binary",
     "init",
     "open",

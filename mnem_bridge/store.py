@@ -40,9 +40,10 @@ from types import TracebackType
 from typing import Any, Final, TypeVar, get_args
 
 from .address import StoreUrl, is_url, store_address
+from .binary import FIX
 from .bisect import first_commit_where
 from .client import Mnem
-from .errors import InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
+from .errors import ContractError, InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
 from .models import (
     PROVENANCE_KEYS,
     Blame,
@@ -58,9 +59,10 @@ from .models import (
     Provenance,
     TimedNode,
 )
+from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
 
 __all__ = [
-    "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "creation_refused", "find_root", "init", "open",
+    "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "clone", "creation_refused", "find_root", "init", "open",
 ]
 
 logger = logging.getLogger(__name__)
@@ -180,6 +182,37 @@ def init(path: str | os.PathLike[str] | StoreUrl = ".", *, client: Mnem | None =
     """
     store = Store(store_address(path), client=client)
     store._call("init")
+    return store
+
+
+def clone(src: str | os.PathLike[str] | StoreUrl, dest: str | os.PathLike[str] | StoreUrl, *,
+          client: Mnem | None = None) -> Store:
+    """Make a new store at ``dest`` holding ``src``'s history, with remote ``origin`` = ``src``, and open it.
+
+    Every branch of ``src`` becomes a tracking branch (``origin/NAME``) and
+    its HEAD's branch a local branch, checked out (docs/remotes.md).
+
+    Args:
+        src: The store to copy: a folder or a PostgreSQL store URL (without a password).
+        dest: Where to create the new store: a folder or a PostgreSQL store URL.
+        client: How to run ``mnem`` (default: a new ``Mnem()``).
+
+    Returns:
+        The new store.
+
+    Raises:
+        StoreExistsError: A store exists at ``dest``.
+        NoStoreError: No store at ``src``.
+        CorruptStoreError: An object of ``src`` does not verify; nothing was created.
+    """
+    target = store_address(dest)
+    store = Store(target, client=client)
+    shown = target.url if isinstance(target, StoreUrl) else str(Path(target).absolute())
+    try:
+        store._remote_call(lambda doc: doc, "clone", "--", remote_text(src), shown)
+    except BaseException:
+        store.close()
+        raise
     return store
 
 
@@ -887,22 +920,81 @@ class Store:
             UsageError (a ValueError): A bad strategy or resolution value, or a resolved id containing ``=``.
             InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
         """
-        if strategy is not None and strategy not in _STRATEGIES:
-            raise UsageError(f'strategy must be "ours" or "theirs", got {strategy!r}')
-        args = ["merge"]
-        for node_id, choice in (resolutions or {}).items():
-            if "=" in node_id:
-                raise UsageError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
-            if isinstance(choice, MemoryNode):
-                args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
-            elif choice in _SIDES:
-                args.append(f"--resolve={node_id}={choice}")
-            else:
-                raise UsageError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
-        if strategy is not None:
-            args.append(f"--strategy={strategy}")
-        args += self._record_flags(message, author, time_ms)
+        args = ["merge", *_resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._read(MergeResult.from_dict, *args, "--", theirs)
+
+    # ------------------------------------------------------------ remotes (docs/remotes.md)
+    def _remote_call(self, parse: Callable[[Any], T], *args: str) -> T:
+        """One remote verb; a binary without the ``remotes`` feature is a ``ContractError`` naming the fix."""
+        if "remotes" not in self._client.binary.features:
+            raise ContractError(f"the `mnem` at {self._client.path} has no remotes (it does not list the "
+                                f"`remotes` feature); {FIX}")
+        return self._read(parse, *args)
+
+    def remote_add(self, name: str, url: str | os.PathLike[str] | StoreUrl) -> Remote:
+        """Name another store (a folder or a PostgreSQL store URL without a password) as a remote.
+
+        Raises:
+            UsageError: A URL with a password, or a malformed one.
+            InvalidRefError: A bad name, or a remote of that name exists.
+        """
+        return self._remote_call(Remote.from_dict, "remote", "add", "--", name, remote_text(url))
+
+    def remote_remove(self, name: str) -> Remote:
+        """Forget a remote and its tracking branches; returns it.
+
+        Raises:
+            NotFoundError: No such remote.
+        """
+        return self._remote_call(Remote.from_dict, "remote", "remove", "--", name)
+
+    def remotes(self) -> list[Remote]:
+        """Every remote, by name, with its tracking branches (``origin/main`` -> commit)."""
+        return self._remote_call(lambda doc: [Remote.from_dict(row) for row in doc], "remote", "list")
+
+    def fetch(self, remote: str = "origin") -> Fetched:
+        """Bring the remote's new commits and move its tracking branches; no local branch moves.
+
+        Raises:
+            NotFoundError: No such remote.
+            CorruptStoreError: The remote sent an object that does not verify; nothing was written.
+        """
+        return self._remote_call(Fetched.from_dict, "fetch", "--", remote)
+
+    def push(self, remote: str = "origin", branch: str | None = None, *,
+             force_with_lease: bool | str = False) -> Pushed:
+        """Send a branch (default the current one) and move the remote's branch to it.
+
+        Args:
+            remote: The remote's name.
+            branch: The branch to push.
+            force_with_lease: ``True`` overwrites a branch that is not a fast-forward only while the
+                remote's is still where this store last saw it; a commit id, only while it is there.
+
+        Raises:
+            ConflictError: Not a fast-forward (without a lease), or the lease no longer holds; nothing changed.
+        """
+        lease = [] if force_with_lease is False else (
+            ["--force-with-lease"] if force_with_lease is True else [f"--force-with-lease={force_with_lease}"])
+        return self._remote_call(Pushed.from_dict, "push", *lease, "--", remote, *([branch] if branch else []))
+
+    def pull(
+        self,
+        remote: str = "origin",
+        branch: str | None = None,
+        *,
+        resolutions: Mapping[str, Resolution] | None = None,
+        strategy: MergeStrategy | None = None,
+        message: str | None = None,
+        author: str | None = None,
+        time_ms: int | None = None,
+    ) -> Pulled:
+        """Fetch, then merge ``remote/branch`` (default the current branch's name) as ``merge`` does.
+
+        A merge that stops on conflicts keeps the fetch and returns them (``pulled.merge.ok`` is false).
+        """
+        args = [*_resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
+        return self._remote_call(Pulled.from_dict, "pull", *args, "--", remote, *([branch] if branch else []))
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:
         """The commit that introduced the node's value at ``at`` (default HEAD).
@@ -1119,6 +1211,25 @@ class Store:
         store = cls(Path(path).absolute(), client=client)
         store._call("import", "-", payload=data if isinstance(data, str) else encode_json(data))
         return store
+
+
+def _resolution_flags(resolutions: Mapping[str, Resolution] | None, strategy: MergeStrategy | None) -> list[str]:
+    """``merge``'s and ``pull``'s ``--resolve``/``--resolve-json``/``--strategy`` flags, checked here first."""
+    if strategy is not None and strategy not in _STRATEGIES:
+        raise UsageError(f'strategy must be "ours" or "theirs", got {strategy!r}')
+    args = []
+    for node_id, choice in (resolutions or {}).items():
+        if "=" in node_id:
+            raise UsageError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
+        if isinstance(choice, MemoryNode):
+            args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
+        elif choice in _SIDES:
+            args.append(f"--resolve={node_id}={choice}")
+        else:
+            raise UsageError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
+    if strategy is not None:
+        args.append(f"--strategy={strategy}")
+    return args
 
 
 def _deleted(doc: Mapping[str, Any]) -> bool:

@@ -26,7 +26,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
-from mnem_bridge import Blame, Commit, MemoryNode, MergeResult, UsageError
+from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError
 from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
 
@@ -419,11 +419,39 @@ class MnemosyneStore(BaseStore):
         Raises:
             ValueError: A resolution value carrying ``_meta``, or a bad strategy.
         """
-        chosen = {}
-        for target, how in (resolutions or {}).items():
-            nid = target if isinstance(target, str) else node_id(*target)
-            chosen[nid] = how if isinstance(how, str) else _resolved_node(nid, how)
-        return self._store.merge(theirs, resolutions=chosen, strategy=strategy, author=self.author)
+        return self._store.merge(theirs, resolutions=_chosen(resolutions), strategy=strategy, author=self.author)
+
+    def fetch(self, remote: str = "origin") -> Fetched:
+        """Bring a remote store's new commits and move its tracking branches (``origin/main``); docs/remotes.md.
+
+        Raises:
+            NotFoundError: No such remote (add one with ``mnem remote add`` or the bridge's ``remote_add``).
+        """
+        return self._store.fetch(remote)
+
+    def push(self, remote: str = "origin", branch: str | None = None, *,
+             force_with_lease: bool | str = False) -> Pushed:
+        """Send a branch (default the current one) to a remote; see ``mnem_bridge.Store.push``.
+
+        Raises:
+            ConflictError: Not a fast-forward (or the lease no longer holds); nothing changed.
+        """
+        return self._store.push(remote, branch, force_with_lease=force_with_lease)
+
+    def pull(
+        self,
+        remote: str = "origin",
+        branch: str | None = None,
+        resolutions: Mapping[str | tuple[tuple[str, ...], str], Resolution] | None = None,
+        strategy: MergeStrategy | None = None,
+    ) -> Pulled:
+        """Fetch, then merge ``remote/branch`` into the current branch as this store's author.
+
+        ``resolutions`` and ``strategy`` are ``merge``'s; a merge that stops
+        on conflicts keeps the fetch and lists them (``pulled.merge.ok`` is false).
+        """
+        return self._store.pull(remote, branch, resolutions=_chosen(resolutions), strategy=strategy,
+                                author=self.author)
 
     def why(self, namespace: tuple[str, ...], key: str) -> Blame:
         """The commit and provenance behind an item's current value.
@@ -485,6 +513,16 @@ def _listing(ids: list[str]) -> str:
     """Ids for a commit message: the first three, then how many more."""
     shown = ", ".join(ids[:3])
     return shown if len(ids) <= 3 else f"{shown} and {len(ids) - 3} more"
+
+
+def _chosen(resolutions: Mapping[str | tuple[tuple[str, ...], str], Resolution] | None
+            ) -> dict[str, MergeSide | MemoryNode]:
+    """``merge``'s and ``pull``'s resolutions, keyed by node id, a new value as its node."""
+    chosen: dict[str, MergeSide | MemoryNode] = {}
+    for target, how in (resolutions or {}).items():
+        nid = target if isinstance(target, str) else node_id(*target)
+        chosen[nid] = how if isinstance(how, str) else _resolved_node(nid, how)
+    return chosen
 
 
 def _resolved_node(nid: str, value: Mapping[str, Any]) -> MemoryNode:

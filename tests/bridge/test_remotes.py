@@ -1,0 +1,49 @@
+"""Remotes through the bridge, in worker and one-shot mode, on both backends, against the real binary."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pg_stores
+import pytest
+from conftest import BACKENDS, MNEM, new_store
+
+import mnem_bridge
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("mode", ["worker", "oneshot"])
+def test_the_bridge_clones_fetches_pushes_and_pulls(backend: str, mode: str, tmp_path: Path) -> None:
+    origin_folder = new_store(tmp_path / "origin", backend)
+    with mnem_bridge.Mnem(MNEM, mode=mode) as client:
+        origin = mnem_bridge.Store(pg_stores.address(origin_folder), client=client)
+        origin.add("plan", "pro")
+        first = origin.commit("start", author="lead")
+        with mnem_bridge.clone(pg_stores.address(origin_folder), tmp_path / "copy", client=client) as copy:
+            [remote] = copy.remotes()
+            assert (remote.name, dict(remote.branches)) == ("origin", {"origin/main": first})
+            assert copy.resolve("origin/main") == first and copy.head() == "ref: main"
+            origin.add("plan", "enterprise")
+            theirs = origin.commit("upgrade", author="lead")
+            fetched = copy.fetch()
+            assert (fetched.commits, fetched.objects) == (1, 3)
+            assert fetched.branches == (mnem_bridge.MovedBranch("origin/main", first, theirs),)
+            copy.add("note", "mine")
+            copy.commit("mine", author="agent")
+            with pytest.raises(mnem_bridge.ConflictError, match="force-with-lease"):
+                copy.push()
+            pulled = copy.pull()
+            assert pulled.merge.ok and pulled.fetched.commits == 0
+            pushed = copy.push()
+            assert (pushed.status, pushed.new, pushed.commits) == ("fast-forwarded", copy.head_commit(), 2)
+            assert origin.head_commit() == copy.head_commit()
+            with pytest.raises(mnem_bridge.NotFoundError, match="mnem remote add nowhere URL"):
+                copy.fetch("nowhere")
+            with pytest.raises(mnem_bridge.InvalidRefError):
+                copy.remote_add("a/b", tmp_path)
+            assert copy.remote_add("mirror", origin_folder if backend == "sqlite" else
+                                   pg_stores.address(origin_folder)).name == "mirror"
+            assert copy.remote_remove("mirror").name == "mirror"
+            assert [r.name for r in copy.remotes()] == ["origin"]
+            with pytest.raises(mnem_bridge.UsageError, match="PGPASSWORD"):
+                copy.remote_add("secret", "postgresql://u:pw@h/db?store=x")

@@ -32,6 +32,26 @@ from .schema import SCHEMA
 
 __all__ = ["DB_FILE", "SCHEMA_VERSION", "Database", "translate"]
 
+#: The first words of the statements that change a database; ``_refuse_outside_write`` refuses them outside a write.
+_WRITING_WORDS = frozenset({"INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER"})
+_writes: dict[str, bool] = {}  # statement text -> whether it writes (the engine's statements are a fixed set)
+
+
+def _refuse_outside_write(sql: str) -> None:
+    """Refuse a statement that writes when no write transaction is open, before SQLite sees it.
+
+    A verb that forgot ``backend.write()`` is a bug; this makes it write
+    nothing instead of committing on its own (or with a read's snapshot).
+    The guard is here, in Python, rather than SQLite's ``query_only``: that
+    pragma, switched around every write, makes SQLite prepare every
+    statement again, which doubled the cost of a commit.
+    """
+    writes = _writes.get(sql)
+    if writes is None:
+        writes = _writes[sql] = sql.lstrip().split(None, 1)[0].upper() in _WRITING_WORDS
+    if writes:
+        raise RuntimeError(f"{sql.split(None, 1)[0]} outside a write transaction: the store is read only there")
+
 
 DB_FILE = "store.sqlite3"
 #: 2: states are stored as per-commit change rows with occasional snapshots.
@@ -189,7 +209,6 @@ class Database(Session):
                 self._check_schema()
                 if not self.read_only and self.conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
                     self.conn.execute("PRAGMA journal_mode=WAL")
-            self.conn.execute("PRAGMA query_only=ON")  # only write() lifts it: a stray write fails before a byte
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         """Open the file; read-only stores first as ``mode=ro``, then as immutable.
@@ -234,11 +253,15 @@ class Database(Session):
             )
 
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
-        """Run one statement on the connection."""
+        """Run one statement on the connection (a write only inside ``write()``: see ``_refuse_outside_write``)."""
+        if not self._writing:
+            _refuse_outside_write(sql)
         return self.conn.execute(sql, params)
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
-        """Run one statement per row."""
+        """Run one statement per row (a write only inside ``write()``)."""
+        if not self._writing:
+            _refuse_outside_write(sql)
         self.conn.executemany(sql, rows)
 
     def keys_table(self, keys: list[int]) -> tuple[str, Any]:
@@ -267,15 +290,7 @@ class Database(Session):
         if self.read_only:
             raise StoreIoError(READ_ONLY_MESSAGE)
         self.kept.forget_memo()
-        try:
-            yield from self._transaction()
-        finally:
-            self._guard()
-
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE``, the body (the one value yielded), then ``COMMIT``, or a rollback on any failure."""
         with _translated():
-            self.conn.execute("PRAGMA query_only=OFF")
             self.conn.execute("BEGIN IMMEDIATE")
         self._writing = True
         try:
@@ -287,15 +302,6 @@ class Database(Session):
             self.kept.forget_memo()
         with _translated(self._rollback):
             self.conn.execute("COMMIT")
-
-    def _guard(self) -> None:
-        """Outside ``write()`` the connection may not write (``query_only``): the write guard sits in the session.
-
-        A write that reaches the database without a transaction (a bug) then
-        fails before its first byte instead of committing on its own.
-        """
-        with suppress(sqlite3.Error):  # a connection that broke refuses everything anyway
-            self.conn.execute("PRAGMA query_only=ON")
 
     def _rollback(self) -> None:
         """Undo the open transaction; on a damaged file the rollback may fail too, and must not hide why."""

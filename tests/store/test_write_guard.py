@@ -3,7 +3,7 @@
 The engine writes only inside ``backend.write()``.  A verb that forgot it is
 a bug; the guards make that bug write nothing: ``Repo`` refuses a commit or
 an object before touching the store, and the session itself refuses a raw
-statement (SQLite's connection is ``query_only`` outside ``write()``;
+statement (the SQLite session refuses a writing statement outside ``write()``;
 PostgreSQL reads run in ``READ ONLY`` transactions).
 """
 

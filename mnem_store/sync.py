@@ -170,8 +170,8 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
     with _open(remote) as other, repo.backend.read(), other.backend.write():
         old = other.branch_tip(branch)
         if old == tip:
-            return Pushed(name, branch, "up-to-date", old, tip, Sent(0, 0))
-        if force_with_lease:
+            status = "up-to-date"
+        elif force_with_lease:
             if old != lease:
                 shown = old.hex()[:12] if old is not None else "nothing"
                 raise CommandError(
@@ -186,9 +186,12 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
                 f"`mnem push --force-with-lease {name} {branch}`", "conflict")
         else:
             status = "created" if old is None else "fast-forwarded"
-        sent = copy(repo, other, missing(repo, other, [tip]))
-        other.move_branch(branch, old, tip)
-    with repo.backend.write():
+        sent = copy(repo, other, missing(repo, other, [tip])) if old != tip else Sent(0, 0)
+        if old != tip:
+            other.move_branch(branch, old, tip)
+    if remote.branches.get(branch) == tip:
+        return Pushed(name, branch, status, old, tip, sent)
+    with repo.backend.write():  # also after an up-to-date push: the tracking branch learns where the remote is
         remotes = repo.remotes()
         if name in remotes:
             remotes[name].branches[branch] = tip

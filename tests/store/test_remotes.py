@@ -171,10 +171,10 @@ def test_force_with_lease_overwrites_only_while_the_lease_holds(source: Path, tm
 def test_a_corrupt_object_in_the_source_is_refused_and_nothing_is_written(source: Path, tmp_path: Path) -> None:
     copy = cloned(source, tmp_path, "copy")
     write(source, "new", 5000, {"fresh": "value"})
-    held = {row[0] for row in store_sql(copy, "SELECT id FROM objects WHERE kind = 0")}
-    for (raw,) in store_sql(source, "SELECT id FROM objects WHERE kind = 0"):
-        if bytes(raw) not in held:
-            store_sql(source, "UPDATE objects SET data = ? WHERE id = ?", b"\xa1garbage", raw)
+    # the second new commit's node is damaged: the first commit's objects, written before it is met, must go too
+    damaged = ok("--json", "add", "later", "value", cwd=source).json["object"]
+    ok("commit", "-m", "later", cwd=source)
+    store_sql(source, "UPDATE objects SET data = ? WHERE id = ?", b"\xa1garbage", bytes.fromhex(damaged))
     before = store_fingerprint(copy)
     error = refused(copy, "fetch")
     assert error["code"] == "corrupt_store" and "nothing was written" in error["message"]
@@ -222,6 +222,14 @@ def test_a_branch_named_like_a_tracking_branch_wins_as_in_git(source: Path, tmp_
     assert ok("--json", "show", "origin/main", cwd=copy).json.keys() == {"a", "b"}
 
 
+def test_an_up_to_date_push_still_teaches_the_tracking_branch(source: Path, tmp_path: Path) -> None:
+    copy = cloned(source, tmp_path, "copy")
+    ok("remote", "add", "mirror", where(source), cwd=copy)
+    pushed = ok("--json", "push", "mirror", cwd=copy).json
+    assert (pushed["status"], pushed["commits"]) == ("up-to-date", 0)
+    assert ok("resolve", "mirror/main", cwd=copy).out == ok("resolve", "main", cwd=copy).out
+
+
 def test_text_output_prints_commands_to_rerun(source: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     text = ok("clone", where(source), str(copy), cwd=tmp_path).out
@@ -234,3 +242,32 @@ def test_text_output_prints_commands_to_rerun(source: Path, tmp_path: Path) -> N
 
 def test_the_binary_lists_the_remotes_feature() -> None:
     assert "remotes" in run_mnem("--version", "--json").json["features"]
+
+
+def test_a_fetch_killed_at_any_moment_leaves_the_old_or_the_new_state(source: Path, tmp_path: Path) -> None:
+    import random
+    import signal
+    import subprocess
+    import time
+
+    from conftest import MNEM
+
+    copy = cloned(source, tmp_path, "copy")
+    rng = random.Random(34)
+    for n in range(8):
+        for k in range(3):
+            write(source, f"c{n}-{k}", 10_000 + 10 * n + k, {f"n{n}-{k}-{part}": part for part in range(5)})
+        old = ok("resolve", "origin/main", cwd=copy).out.strip()
+        new = ok("resolve", "main", cwd=source).out.strip()
+        started = time.monotonic()
+        proc = subprocess.Popen([MNEM, "-C", where(copy), "fetch"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        time.sleep(rng.uniform(0.0, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert time.monotonic() - started < 30
+        ok("verify", cwd=copy)
+        now = ok("resolve", "origin/main", cwd=copy).out.strip()
+        assert now in (old, new)
+        if now == new:  # the new tip's whole history arrived with it
+            assert [c["id"] for c in log(copy, "origin/main")] == [c["id"] for c in log(source, "main")]

@@ -125,7 +125,7 @@ def test_pull_merges_diverged_branches_and_reports_each_conflicting_fact(source:
     assert [(c["id"], c["kind"], c["ours"]["content"], c["theirs"]["content"]) for c in merge["conflicts"]] == [
         ("a", "edit/edit", "ours", "theirs")]
     text = run_mnem("pull", cwd=copy)
-    assert text.code == 1 and "  a (edit/edit)" in text.out and "mnem pull" in text.err
+    assert text.code == 1 and "  a (edit/edit)" in text.out and "and pull again" in text.err
     pulled = ok("--json", "pull", "origin", "main", "--resolve", "a=theirs", cwd=copy).json
     assert pulled["merge"]["status"] == "merged" and pulled["commits"] == 0
     shown = {k: v["content"] for k, v in ok("--json", "show", cwd=copy).json.items()}

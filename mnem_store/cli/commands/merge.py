@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from ... import porcelain
 from ...errors import CommandError, rust_debug
@@ -40,6 +40,13 @@ class _InOrder(argparse.Action):
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``merge``'s arguments: what to merge, how to resolve conflicts, and the commit to record."""
     parser.add_argument("theirs", metavar="THEIRS", help="a branch name or commit id to merge in")
+    add_resolution_flags(parser)
+    parser.add_argument("--dry-run", action="store_true",
+                        help="show what merging would do without writing; not combined with --resolve or --strategy")
+
+
+def add_resolution_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that say how to settle conflicts and record the merge commit (``merge``'s, and ``pull``'s)."""
     parser.add_argument("--resolve", dest="resolutions", action=_InOrder, default=[], metavar="ID=SIDE",
                         help="resolve one conflict: <id>=<ours|theirs|base|delete>; repeatable")
     parser.add_argument("--resolve-json", dest="resolutions", action=_InOrder, metavar="ID=JSON",
@@ -49,8 +56,6 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--author", help='who made the merge; falls back to $MNEM_AUTHOR, then "unknown"')
     parser.add_argument("--time", type=commit_time, metavar="MS",
                         help="merge commit time in Unix ms (extension; default now)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="show what merging would do without writing; not combined with --resolve or --strategy")
 
 
 def _strategy(raw: str | None) -> Strategy | None:
@@ -87,7 +92,24 @@ def _conflict_block(outcome: porcelain.MergeOutcome, conflict: Conflict, paint: 
     return "\n".join(lines) + "\n"
 
 
-def _report(outcome: porcelain.MergeOutcome, paint: Painter, dry_run: bool) -> tuple[str, str, int]:
+class Settlement(NamedTuple):
+    """``add_resolution_flags``' values, checked: how conflicts are settled and who records the merge."""
+
+    resolutions: dict[str, Resolution]
+    strategy: Strategy | None
+    message: str | None
+    author: str
+
+
+def settlement(args: argparse.Namespace) -> Settlement:
+    """Check the resolution flags (before any store is opened): a bad one is ``usage``."""
+    strategy = _strategy(args.strategy)  # checked in upstream's order: the strategy, then each resolution
+    resolutions = dict(_resolution(flag, spec) for flag, spec in args.resolutions)
+    message = check_text(args.message, "--message") if args.message is not None else None
+    return Settlement(resolutions, strategy, message, check_text(default_author(args.author), "--author"))
+
+
+def report(outcome: porcelain.MergeOutcome, paint: Painter, dry_run: bool) -> tuple[str, str, int]:
     """Upstream's text for an outcome: stdout, stderr and the exit status."""
     result = outcome.result
     tip = paint(ID, short(result.commit)) if result.commit is not None else ""
@@ -122,11 +144,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         raise CommandError(
             "--dry-run previews whether a merge collides; it does not combine with --resolve or --strategy", "usage"
         )
-    strategy = _strategy(args.strategy)
-    resolutions = dict(_resolution(flag, spec) for flag, spec in args.resolutions)
-    message = check_text(args.message, "--message") if args.message is not None else None
-    author = check_text(default_author(args.author), "--author")
-    outcome = porcelain.merge(ctx.repo(), args.theirs, resolutions=resolutions, strategy=strategy, message=message,
-                              author=author, time_ms=args.time, dry_run=args.dry_run)
-    text, stderr, code = _report(outcome, ctx.paint, args.dry_run)
+    settle = settlement(args)
+    outcome = porcelain.merge(ctx.repo(), args.theirs, resolutions=settle.resolutions, strategy=settle.strategy,
+                              message=settle.message, author=settle.author, time_ms=args.time, dry_run=args.dry_run)
+    text, stderr, code = report(outcome, ctx.paint, args.dry_run)
     return Outcome(outcome.to_dict(), text, stderr, code)

@@ -532,6 +532,20 @@ class Repo:
             raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its node map")
         return self._index(commit, base, image, image.nodes.keys() | base.nodes.keys())[0]
 
+    def index_changes(self, commit: Commit, changes: Mapping[str, bytes | None]) -> bytes:
+        """Store a commit known by its changes against its first parent (a transfer) and index it.
+
+        Like ``index_commit``, but the cost is the changes, not the state:
+        the new state is the first parent's image with ``changes`` applied,
+        and it must hash to the commit's state id.  The first parent must be
+        indexed already, and every object ``changes`` names stored.
+        """
+        base = self._image(commit.parents[0] if commit.parents else None)
+        image = base.apply(dict(changes))
+        if image.state_id() != commit.state:
+            raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its parent's state and changes")
+        return self._index(commit, base, image, changes.keys())[0]
+
     def corrected_time(self, commit: Commit) -> int:
         """A commit's corrected time: its own, raised past every parent's (see ``GraphRow``)."""
         return max([commit.time, *(self._graph(parent).corrected + 1 for parent in commit.parents)])

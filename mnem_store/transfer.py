@@ -6,9 +6,10 @@ walks from the sender's tips and stops at every commit the receiver
 already holds, so it reads the difference, not the history.  ``copy``
 sends those commits parents first, each with the node objects its change
 set (against its first parent) brings that the receiver does not hold;
-states travel as what they are here, the receiver's change rows, rebuilt
-and checked against the commit's state id by ``Repo.index_commit`` as an
-import does.  Every object is verified on arrival: its canonical bytes must
+states travel as what they are here, change rows: the receiver applies
+them to the first parent's state and checks the result against the
+commit's state id (``Repo.index_changes``), so a commit costs its changes,
+not its state.  Every object is verified on arrival: its canonical bytes must
 hash to its id and decode to an object that encodes back to the same bytes,
 else ``corrupt_store``.  Both functions run inside the callers'
 transactions (a read on the sender, one write on the receiver), so a
@@ -88,13 +89,14 @@ def copy(src: Repo, dst: Repo, commits: list[tuple[bytes, Commit]]) -> Sent:
         row = src.states.graph(raw)
         if row is None:
             raise CorruptStoreError(f"commit {hex_id(raw)} is not in the sending store's commit graph")
-        for _, new in src.states.change_set(row.key).values():
+        changes = {node_id: new for node_id, (_, new) in src.states.change_set(row.key).items()}
+        for new in changes.values():
             if new is not None and dst.objects.key(new) is None:
                 _, data = _verified(src, new, MemoryNode)
                 dst.objects.insert(new, "memory_node", data)
                 objects += 1
         objects += 1 if dst.objects.key(commit.state) is None else 0
-        if dst.index_commit(commit, src.commit_nodes(raw)) != raw:
+        if dst.index_changes(commit, changes) != raw:
             raise CorruptStoreError(f"commit {hex_id(raw)} did not encode back to its id")
         objects += 1
     return Sent(len(commits), objects)

@@ -15,9 +15,10 @@ The row is never part of a commit or an export.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import parse_qsl, urlsplit
 
 from .errors import CommandError, CorruptStoreError, InvalidRefError, UsageError
 from .layout import StoreUrl, validate_branch_name
@@ -69,18 +70,23 @@ def check_remote_name(name: str) -> str:
 def remote_url(text: str) -> str:
     """The address to keep for a remote: a store URL checked as ``-C`` checks it, or a folder made absolute.
 
-    A folder is kept absolute so that the remote means the same store
-    whichever folder a later ``mnem`` runs in.
+    A folder is kept absolute (and normalised) so that the remote means the
+    same store whichever folder a later ``mnem`` runs in.  A URL is kept as
+    given, so it must not hold a password: the store would keep it.
 
     Raises:
-        UsageError: The URL is malformed, or the text is empty.
+        UsageError: The URL is malformed or holds a password, or the text is empty.
     """
     if not text or text.startswith("-"):
         raise UsageError(f"{text!r} is not a store address: give a folder or a postgresql://...?store=NAME URL")
     if _is_url(text):
-        StoreUrl.parse(text)
+        shown = StoreUrl.parse(text).shown
+        parts = urlsplit(text)
+        if parts.password or any(key == "password" for key, _ in parse_qsl(parts.query)):
+            raise UsageError(f"a remote's URL is kept in the store, so it must not hold a password: use {shown} "
+                             "and give the password through PGPASSWORD or a pgpass file")
         return text
-    return str(Path(text).absolute())
+    return os.path.abspath(text)
 
 
 def parse_remotes(text: str | None) -> dict[str, Remote]:

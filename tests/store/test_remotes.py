@@ -196,6 +196,8 @@ def test_bad_input_is_a_typed_error_that_names_the_fix_and_changes_nothing(tmp_p
         (("remote", "add", "a/b", str(tmp_path)), "invalid_ref", 'must not contain "/"'),
         (("remote", "add", "..", str(tmp_path)), "invalid_ref", "'.'"),
         (("remote", "add", "x", "postgresql://h/db?store=bad name"), "usage", "store name"),
+        (("remote", "add", "x", "postgresql://u:secret@h/db?store=s"), "usage", "PGPASSWORD"),
+        (("clone", "postgresql://h/db?store=s&password=secret", str(tmp_path / "new")), "usage", "PGPASSWORD"),
         (("remote", "add", "x"), "usage", "mnem remote add NAME URL"),
         (("remote", "list", "x"), "usage", "mnem remote list"),
     ]

@@ -273,3 +273,12 @@ def test_a_fetch_killed_at_any_moment_leaves_the_old_or_the_new_state(source: Pa
         assert now in (old, new)
         if now == new:  # the new tip's whole history arrived with it
             assert [c["id"] for c in log(copy, "origin/main")] == [c["id"] for c in log(source, "main")]
+
+
+def test_a_clone_onto_postgresql_from_either_backend_pushes_back(source: Path, tmp_path: Path) -> None:
+    copy = cloned(source, tmp_path, "pgcopy", "postgresql")
+    assert log(copy) == log(source)
+    write(copy, "from pg", 9000, {"pg": "yes"})
+    assert ok("--json", "push", cwd=copy).json["commits"] == 1
+    assert log(source, "main") == log(copy)
+    ok("verify", cwd=source)

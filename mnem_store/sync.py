@@ -166,7 +166,7 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
         tip = repo.branch_tip(branch)
         if tip is None:
             raise InvalidRefError(f'no branch "{branch}" to push; `mnem branch` lists the branches')
-        lease = repo.resolve(expected) if expected is not None else remote.branches.get(branch)
+        lease = remote.branches.get(branch) if expected is None else _expected(repo, expected)
     with _open(remote) as other, repo.backend.read(), other.backend.write():
         old = other.branch_tip(branch)
         if old == tip:
@@ -197,6 +197,13 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
             remotes[name].branches[branch] = tip
             repo.set_remotes(remotes)
     return Pushed(name, branch, status, old, tip, sent)
+
+
+def _expected(repo: Repo, text: str) -> bytes:
+    """A lease's EXPECTED commit: a full id as given (this store need not hold it), else a commit-ish here."""
+    if len(text) == 64 and all(ch in "0123456789abcdef" for ch in text):
+        return bytes.fromhex(text)
+    return repo.resolve(text)
 
 
 def pull(repo: Repo, name: str = "origin", branch: str | None = None, *,

@@ -162,8 +162,7 @@ def test_force_with_lease_overwrites_only_while_the_lease_holds(source: Path, tm
     error = refused(copy, "push", "--force-with-lease", "origin", "main")
     assert error["code"] == "conflict" and "mnem fetch origin" in error["message"]
     assert store_fingerprint(source) == before
-    # an explicit expected commit that is where the remote is: the lease holds
-    ok("fetch", cwd=copy)
+    # an explicit expected commit that is where the remote is holds, even one this store never fetched
     assert ok("--json", "push", f"--force-with-lease={moved}", cwd=copy).json["new"] == again
     ok("verify", cwd=source)
 

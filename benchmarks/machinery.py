@@ -9,6 +9,7 @@ taking turns after warm-up:
   for the worker awaited there): mnem-mcp's tools over stdio, against the
   same server handing each bridge call to a worker thread
   (``anyio.to_thread.run_sync``), as an async server on a sync library would;
+  and ``MnemosyneStore.aget`` against ``get`` on a worker thread, in one event loop;
 * the worker's ``ParseCache`` (argparse asked once per shape of command
   line): ``MnemosyneStore.get`` against a worker that asks argparse every time;
 * the garbage collector off during start-up, and frozen after it: a one-shot
@@ -22,15 +23,21 @@ Usage: ``python benchmarks/machinery.py [--calls N] [--starts N]``; writes
 from __future__ import annotations
 
 import argparse
+import random
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Awaitable, Callable
 from contextlib import ExitStack
+from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from agent_path_layers import interleaved
+import anyio
+import anyio.to_thread
+from agent_path_layers import WARMUP, interleaved
 from benchlib import Samples, table, write_report
 from rawmcp import RawClient
 
@@ -105,6 +112,34 @@ def inline_rows(directory: Path, calls: int, stack: ExitStack) -> dict[str, dict
             "MCP write one fact (remember), raw client over stdio": interleaved(write, calls)}
 
 
+def aget_rows(directory: Path, calls: int, stack: ExitStack) -> dict[str, dict[str, Samples]]:
+    """``MnemosyneStore.aget`` (``run_inline``) against ``get`` handed to a worker thread, in one event loop."""
+    ns = ("users", "u1")
+    store = MnemosyneStore(directory / "aget-store")
+    stack.callback(store.close)
+    for i in range(100):
+        store.put(ns, f"k{i}", {"text": f"memory {i}", "n": i})
+    ways: dict[str, Callable[[int], Awaitable[object]]] = {
+        "as shipped (run_inline)": lambda i: store.aget(ns, f"k{i % 100}"),
+        "get on a worker thread": lambda i: anyio.to_thread.run_sync(partial(store.get, ns, f"k{i % 100}")),
+    }
+
+    async def run() -> dict[str, Samples]:
+        times = {name: Samples() for name in ways}
+        names = list(ways)
+        turns = random.Random(0)
+        for i in range(WARMUP + calls):
+            turns.shuffle(names)
+            for name in names:
+                start = time.perf_counter()
+                await ways[name](i)
+                if i >= WARMUP:
+                    times[name].add(time.perf_counter() - start)
+        return times
+
+    return {"MnemosyneStore.aget, one item of 100, in an event loop": anyio.run(run)}
+
+
 def parse_rows(directory: Path, calls: int, stack: ExitStack) -> dict[str, dict[str, Samples]]:
     """``MnemosyneStore.get`` with the worker's parse cache and with argparse every time."""
     plain = script(directory, "argparse-mnem", ARGPARSE_EVERY_TIME)
@@ -157,6 +192,7 @@ def main() -> None:
     groups: dict[str, dict[str, Samples]] = {}
     with tempfile.TemporaryDirectory() as tmp, ExitStack() as stack:
         groups.update(inline_rows(Path(tmp), args.calls, stack))
+        groups.update(aget_rows(Path(tmp), args.calls, stack))
         groups.update(parse_rows(Path(tmp), args.calls, stack))
         groups.update(start_rows(Path(tmp), args.starts))
     rows = []

@@ -86,8 +86,28 @@ class Graph:
         return seen
 
     def is_ancestor(self, ancestor: bytes, descendant: bytes) -> bool:
-        """Whether ``ancestor`` is ``descendant`` or reachable from it."""
-        return ancestor == descendant or ancestor in self.ancestors(descendant)
+        """Whether ``ancestor`` is ``descendant`` or reachable from it (False when this store lacks it).
+
+        Corrected times grow along every parent link, so the walk leaves out
+        every commit dated at or below ``ancestor``'s: it reads only what lies
+        between the two, not the whole history (a push's fast-forward check).
+        """
+        if ancestor == descendant or ancestor in self._ancestors.get(descendant, ()):
+            return True
+        target = self.repo.states.graph(ancestor)
+        if target is None:
+            return False
+        stack, seen = [descendant], set()
+        while stack:
+            raw = stack.pop()
+            if raw == ancestor:
+                return True
+            if raw not in seen:
+                seen.add(raw)
+                row = self.repo.states.graph(raw)
+                if row is not None and row.corrected > target.corrected:
+                    stack.extend(self.parents(raw))
+        return False
 
     def merge_bases(self, a: bytes, b: bytes) -> list[bytes]:
         """The lowest common ancestors of ``a`` and ``b``, newest first (time, then id, descending).

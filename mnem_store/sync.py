@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import CommandError, InvalidRefError
+from .graph import Graph
 from .layout import Head, StoreUrl
 from .location import Address, address
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
-from .transfer import Sent, copy, descends, missing
+from .transfer import Sent, copy, missing
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -177,9 +178,9 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
                 raise CommandError(
                     f'push refused: "{branch}" on {name} is at {shown}, not where the lease expects; '
                     f"run `mnem fetch {name}`, look at {name}/{branch}, then push again", "conflict")
-            status = "forced" if old is not None and not descends(repo, tip, old) else (
+            status = "forced" if old is not None and not Graph(repo).is_ancestor(old, tip) else (
                 "created" if old is None else "fast-forwarded")
-        elif old is not None and not descends(repo, tip, old):
+        elif old is not None and not Graph(repo).is_ancestor(old, tip):
             raise CommandError(
                 f'push refused: "{branch}" on {name} has commits this branch lacks (not a fast-forward); '
                 f"run `mnem pull {name} {branch}` and push again, or overwrite with "

@@ -26,7 +26,7 @@ from .errors import CorruptStoreError
 from .objects import Commit, MemoryNode, StoredObject, decode_object, encode_object
 from .repo import Repo
 
-__all__ = ["Sent", "copy", "descends", "missing"]
+__all__ = ["Sent", "copy", "missing"]
 
 
 class Sent(NamedTuple):
@@ -101,26 +101,3 @@ def copy(src: Repo, dst: Repo, commits: list[tuple[bytes, Commit]]) -> Sent:
         objects += 1
     return Sent(len(commits), objects)
 
-
-def descends(repo: Repo, tip: bytes, ancestor: bytes) -> bool:
-    """Whether ``ancestor`` is ``tip`` or reachable from it in ``repo`` (a fast-forward from it to ``tip``).
-
-    Corrected times grow along every parent link, so the walk leaves out
-    every commit dated at or below ``ancestor``'s: it reads only what lies
-    between the two.
-    """
-    target = repo.states.graph(ancestor)
-    if target is None:
-        return False
-    stack, seen = [tip], set()
-    while stack:
-        raw = stack.pop()
-        if raw == ancestor:
-            return True
-        if raw in seen:
-            continue
-        seen.add(raw)
-        row = repo.states.graph(raw)
-        if row is not None and row.corrected > target.corrected:
-            stack.extend(repo.commit_obj(raw).parents)
-    return False

@@ -78,7 +78,17 @@ def remote_url(text: str) -> str:
         UsageError: The URL is malformed or holds a password, or the text is empty.
     """
     if not text or text.startswith("-"):
-        raise UsageError(f"{text!r} is not a store address: give a folder or a postgresql://...?store=NAME URL")
+        raise UsageError(f"{text!r} is not a store address: give a folder, a postgresql://...?store=NAME URL or "
+                         "the http(s):// URL of a mnem-mcp server")
+    if text.startswith(("http://", "https://")):
+        parts = urlsplit(text)
+        if not parts.hostname or parts.query or parts.fragment:
+            raise UsageError(f"{text!r} is not an HTTP remote: give the mnem-mcp endpoint's URL, e.g. "
+                             "https://HOST/mcp, with no query")
+        if parts.username or parts.password:
+            raise UsageError("a remote's URL is kept in the store, so it must not hold credentials: give the bearer "
+                             "token through MNEM_TOKEN")
+        return text.rstrip("/")
     if _is_url(text):
         shown = StoreUrl.parse(text).shown
         parts = urlsplit(text)

@@ -1,27 +1,30 @@
 """The verbs between stores: ``remote``, ``fetch``, ``push``, ``pull`` and ``clone`` (docs/remotes.md).
 
 Like ``mnem_store.porcelain``, each verb owns its transactions and returns
-a typed result.  A transfer reads the sending store in one snapshot and
-writes everything the receiving store gains (objects, commits, the branch
-a push moves, the tracking branches a fetch moves) in ONE write
-transaction of the receiver, so a refused object, a lost race or a kill
-leaves the receiver as it was.  A push then records the remote's new tip
-as the tracking branch in a second, local write: if that is lost, the
-next fetch brings it back.
+a typed result.  Each speaks to the other store through a ``peers.Peer``
+(a folder, a PostgreSQL store or an HTTP server alike): the sender
+advertises its branches and answers with a pack of what the receiver
+lacks; the receiver writes everything it gains (objects, commits, the
+branch a push moves, the tracking branches a fetch moves) in ONE write
+transaction, so a refused object, a lost race or a kill leaves it as it
+was.  A push then records the remote's new tip as the tracking branch in a
+second, local write: if that is lost, the next fetch brings it back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .errors import CommandError, InvalidRefError
+from .errors import CommandError, FormatVersionError, InvalidRefError
 from .graph import Graph
-from .layout import Head, StoreUrl
-from .location import Address, address
+from .layout import FORMAT_VERSION, Head, StoreUrl
+from .location import Address
+from .peers import Advert, LocalPeer, Peer, Update
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
-from .transfer import Sent, copy, missing
+from .transfer import Sent, missing, pack, unpack
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -123,33 +126,58 @@ def _known(repo: Repo, name: str) -> Remote:
         return find_remote(repo.remotes(), name)
 
 
-def _open(remote: Remote | str) -> Repo:
-    """Open the store a remote names (or an address as typed)."""
-    where: Address = address(remote.url if isinstance(remote, Remote) else remote)
-    return Repo.open(where)
+@contextmanager
+def _peer(url: str) -> Iterator[Peer]:
+    """The peer a remote's address names (an ``http(s)://`` URL is a mnem-mcp server), closed afterwards."""
+    if url.startswith(("http://", "https://")):
+        from .httppeer import HttpPeer  # here: urllib's import is paid only by a remote over HTTP
+
+        peer: Peer = HttpPeer(url)
+    else:
+        peer = LocalPeer(url)
+    try:
+        yield peer
+    finally:
+        peer.close()
+
+
+def _advert(peer: Peer) -> Advert:
+    """The peer's advertisement, refused when its store format is newer than this engine reads."""
+    advert = peer.advertise()
+    if advert.format > FORMAT_VERSION:
+        raise FormatVersionError(advert.format, FORMAT_VERSION)
+    return advert
 
 
 # ------------------------------------------------------------------ transfers
-def _fetch_into(repo: Repo, other: Repo, name: str) -> Fetched:
-    """Inside ``repo``'s write and ``other``'s read: copy what ``repo`` lacks and move the tracking branches.
+def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
+    """Copy what ``repo`` lacks of the peer's branches and move the tracking branches, in one write of ``repo``.
 
-    The tracking branches mirror the remote's branches (a branch deleted
-    there is dropped here, as ``git fetch --prune``).
+    The haves are this store's branch tips and where it last saw the
+    remote's.  The tracking branches mirror the remote's branches (a branch
+    deleted there is dropped here, as ``git fetch --prune``).
     """
-    remotes = repo.remotes()
-    remote = find_remote(remotes, name)
-    tips = dict(other.branches())
-    sent = copy(other, repo, missing(other, repo, tips.values()))
-    moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
-             if remote.branches.get(branch) != tip]
-    repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
+    advert = _advert(peer)
+    with repo.backend.read():
+        held = [tip for _, tip in repo.branches()] + list(find_remote(repo.remotes(), name).branches.values())
+        wants = sorted({tip for tip in advert.branches.values() if repo.states.graph(tip) is None})
+        haves = sorted({*held, *(tip for tip in advert.branches.values() if tip not in wants)})
+    blob = peer.upload(wants, haves) if wants else None
+    with repo.backend.write():
+        remotes = repo.remotes()
+        remote = find_remote(remotes, name)
+        sent = unpack(repo, blob) if blob is not None else Sent(0, 0)
+        tips = advert.branches
+        moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
+                 if remote.branches.get(branch) != tip]
+        repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
     return Fetched(name, sent, moved)
 
 
 def fetch(repo: Repo, name: str = "origin") -> Fetched:
     """Bring the remote's new commits and move its tracking branches, in one write of this store."""
-    with _open(_known(repo, name)) as other, other.backend.read(), repo.backend.write():
-        return _fetch_into(repo, other, name)
+    with _peer(_known(repo, name).url) as peer:
+        return _fetch(repo, peer, name)
 
 
 def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_with_lease: bool = False,
@@ -159,7 +187,9 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
     A push that is not a fast-forward is refused (``conflict``) unless
     ``force_with_lease``: then the remote branch is overwritten only while
     it is still at ``expected`` (default: where this store last saw it,
-    its tracking branch).
+    its tracking branch).  The remote takes the pack and moves its branch
+    in one write, and only while the branch is still where the
+    advertisement showed it (``peers.receive``).
     """
     with repo.backend.read():
         remote = find_remote(repo.remotes(), name)
@@ -168,28 +198,28 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
         if tip is None:
             raise InvalidRefError(f'no branch "{branch}" to push; `mnem branch` lists the branches')
         lease = remote.branches.get(branch) if expected is None else _expected(repo, expected)
-    with _open(remote) as other, repo.backend.read(), other.backend.write():
-        old = other.branch_tip(branch)
+    with _peer(remote.url) as peer:
+        advert = _advert(peer)
+        old = advert.branches.get(branch)
         if old == tip:
-            status = "up-to-date"
-        elif force_with_lease:
-            if old != lease:
-                shown = old.hex()[:12] if old is not None else "nothing"
-                raise CommandError(
-                    f'push refused: "{branch}" on {name} is at {shown}, not where the lease expects; '
-                    f"run `mnem fetch {name}`, look at {name}/{branch}, then push again", "conflict")
-            status = "forced" if old is not None and not Graph(repo).is_ancestor(old, tip) else (
-                "created" if old is None else "fast-forwarded")
-        elif old is not None and not Graph(repo).is_ancestor(old, tip):
-            raise CommandError(
-                f'push refused: "{branch}" on {name} has commits this branch lacks (not a fast-forward); '
-                f"run `mnem pull {name} {branch}` and push again, or overwrite with "
-                f"`mnem push --force-with-lease {name} {branch}`", "conflict")
+            status, sent = "up-to-date", Sent(0, 0)
         else:
-            status = "created" if old is None else "fast-forwarded"
-        sent = copy(repo, other, missing(repo, other, [tip])) if old != tip else Sent(0, 0)
-        if old != tip:
-            other.move_branch(branch, old, tip)
+            with repo.backend.read():
+                forward = old is None or Graph(repo).is_ancestor(old, tip)
+                if force_with_lease and old != lease:
+                    shown = old.hex()[:12] if old is not None else "nothing"
+                    raise CommandError(
+                        f'push refused: "{branch}" on {name} is at {shown}, not where the lease expects; '
+                        f"run `mnem fetch {name}`, look at {name}/{branch}, then push again", "conflict")
+                if not forward and not force_with_lease:
+                    raise CommandError(
+                        f'push refused: "{branch}" on {name} has commits this branch lacks (not a fast-forward); '
+                        f"run `mnem pull {name} {branch}` and push again, or overwrite with "
+                        f"`mnem push --force-with-lease {name} {branch}`", "conflict")
+                haves = [t for t in advert.branches.values() if repo.states.graph(t) is not None]
+                blob = pack(repo, missing(repo, [tip], haves))
+            received = peer.receive(blob, Update(branch, old, tip, force=force_with_lease))
+            status, sent = received.status, received.sent
     if remote.branches.get(branch) == tip:
         return Pushed(name, branch, status, old, tip, sent)
     with repo.backend.write():  # also after an up-to-date push: the tracking branch learns where the remote is
@@ -212,16 +242,20 @@ def pull(repo: Repo, name: str = "origin", branch: str | None = None, *,
          message: str | None = None, author: str, time_ms: int | None) -> Pulled:
     """Fetch, then merge ``NAME/BRANCH`` (default the current branch's name) into the current branch.
 
-    Both happen in one write of this store.  A merge that stops on
-    conflicts writes nothing of its own, but the fetch stays, as in git.
+    The fetch is one write of this store and the merge another; a merge
+    that stops on conflicts writes nothing of its own, but the fetch stays,
+    as in git.
     """
     from .merge import merge as merge_commit
     from .porcelain import MergeOutcome
 
-    with _open(_known(repo, name)) as other, other.backend.read(), repo.backend.write():
+    with repo.backend.read():
         current = repo.attached_branch("pull")
+        remote = find_remote(repo.remotes(), name)
+    with _peer(remote.url) as peer:
+        fetched = _fetch(repo, peer, name)
+    with repo.backend.write():
         wanted = branch if branch is not None else current
-        fetched = _fetch_into(repo, other, name)
         tip = repo.remotes()[name].branches.get(wanted)
         if tip is None:
             raise InvalidRefError(f'remote "{name}" has no branch "{wanted}"; `mnem remote list` shows its branches')
@@ -241,22 +275,23 @@ def clone(source: str, dest: Address) -> Cloned:
     its creating transaction: a failure leaves nothing at ``dest``.
     """
     url = remote_url(source)
-    with _open(url) as other, other.backend.read():
-        head = other.head()
-        tips = dict(other.branches())
-        origin = Remote("origin", url, tips)
-        done: list[Sent] = []
-
-        def populate(backend: Backend) -> None:
-            new = Repo(backend)
-            done.append(copy(other, new, missing(other, new, tips.values())))
-            new.set_remotes({"origin": origin})
-            if head.branch is not None and head.branch in tips:
-                new.move_branch(head.branch, None, tips[head.branch])
-            new.set_head(head)
-
+    with _peer(url) as peer:
+        advert = _advert(peer)
+        head, tips = advert.head, advert.branches
         if head.commit is not None and head.commit not in tips.values():
             raise CommandError("the source's HEAD is detached at a commit no branch holds; check out a branch "
                                "there and clone again", "invalid_ref")
-        Repo.init(dest, populate).close()
+        blob = peer.upload(sorted(set(tips.values())), []) if tips else None
+    origin = Remote("origin", url, tips)
+    done: list[Sent] = []
+
+    def populate(backend: Backend) -> None:
+        new = Repo(backend)
+        done.append(unpack(new, blob) if blob is not None else Sent(0, 0))
+        new.set_remotes({"origin": origin})
+        if head.branch is not None and head.branch in tips:
+            new.move_branch(head.branch, None, tips[head.branch])
+        new.set_head(head)
+
+    Repo.init(dest, populate).close()
     return Cloned(dest.shown if isinstance(dest, StoreUrl) else str(dest), origin, head, done[0])

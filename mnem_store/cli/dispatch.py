@@ -66,13 +66,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "push": ("push", "Send a branch to a remote; refuses a non-fast-forward unless --force-with-lease (extension)."),
     "pull": ("pull", "Fetch from a remote and merge its branch into the current branch (extension)."),
     "clone": ("clone", "Create a new store holding another store's history, with remote origin (extension)."),
+    "upload-pack": ("upload_pack", "Answer a fetch: advertise the branches, or send a pack (extension, plumbing)."),
+    "receive-pack": ("receive_pack", "Answer a push: take a pack and move one branch (extension, plumbing)."),
     "serve": ("serve", "Answer many commands over one process: one JSON request per line (extension)."),
     "ui": ("ui", "Serve a local, read-only web page of the memory, its history and provenance (extension)."),
 }
 
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
-            "vectors", "export-seal", "now", "remotes"]
+            "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -1,0 +1,54 @@
+"""``mnem upload-pack [--advertise]``: the serving half of a fetch, for an HTTP server (extension, plumbing).
+
+``mnem-mcp`` answers an HTTP remote's requests with it (docs/remotes.md), as
+git's HTTP backend runs ``git upload-pack``.  With ``--advertise`` it prints
+the store's format, HEAD and branch tips; without, it reads
+``{"want": [ID...], "have": [ID...]}`` (JSON on stdin) and answers with the
+pack of what the asker lacks, base64 in the JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+from typing import Any
+
+from ... import peers
+from ...errors import UsageError
+from ..context import Context, Outcome, parse_json_arg, read_payload
+
+
+def register(parser: argparse.ArgumentParser) -> None:
+    """Add ``upload-pack``'s one option."""
+    parser.add_argument("--advertise", action="store_true", help="print the format, HEAD and branch tips instead")
+
+
+def commit_ids(doc: Any, key: str) -> list[bytes]:
+    """The list of full commit ids under ``key`` of a request document.
+
+    Raises:
+        UsageError: It is missing or not a list of 64-hex ids.
+    """
+    values = doc.get(key) if isinstance(doc, dict) else None
+    if not isinstance(values, list):
+        raise UsageError(f'the request needs "{key}": a list of full commit ids')
+    try:
+        found = [bytes.fromhex(value) for value in values]
+    except (TypeError, ValueError):
+        found = []
+    if len(found) != len(values) or any(len(raw) != 32 for raw in found):
+        raise UsageError(f'"{key}" must hold full commit ids (64 hex characters each)')
+    return found
+
+
+def run(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """Advertise, or answer one want/have request with a pack."""
+    repo = ctx.repo()
+    if args.advertise:
+        advert = peers.advertise(repo)
+        lines = [f"{tip.hex()}\t{name}\n" for name, tip in sorted(advert.branches.items())]
+        return Outcome(advert.to_dict(), f"{advert.head.text}\tHEAD\n" + "".join(lines))
+    request = parse_json_arg(read_payload(None, ctx), "reading the want/have request")
+    blob, commits = peers.upload(repo, commit_ids(request, "want"), commit_ids(request, "have"))
+    return Outcome({"commits": commits, "bytes": len(blob), "pack": base64.b64encode(blob).decode("ascii")},
+                   f"{commits} commit(s), {len(blob)} byte(s); the pack is in --json output\n")

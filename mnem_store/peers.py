@@ -1,0 +1,191 @@
+"""The other side of a transfer: a store a remote names, reached on this machine or over HTTP.
+
+A *peer* answers three requests, git's smart protocol reduced to what a
+memory store needs:
+
+* ``advertise``: its store format, its HEAD and every branch tip;
+* ``upload``: a pack (``transfer.pack``) of what the asker wants, less what
+  its haves already hold;
+* ``receive``: take a pack and move one branch, in ONE write transaction,
+  by compare-and-swap: only while the branch is still where the sender saw
+  it (``Update.old``), and only as a fast-forward unless forced; else
+  ``conflict`` and nothing is written.
+
+``LocalPeer`` serves them from a store this process opens (a folder or a
+PostgreSQL store); ``httppeer.HttpPeer`` asks a ``mnem-mcp`` HTTP server,
+which answers each request with ``mnem upload-pack`` / ``mnem receive-pack``
+on the store the caller's token maps to.  ``sync``'s verbs speak only to a
+``Peer``, so a remote behaves the same whatever its address.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple, Protocol
+
+from .errors import CommandError, CorruptStoreError, InvalidRefError
+from .graph import Graph
+from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
+from .location import address
+from .repo import Repo
+from .transfer import Sent, missing, pack, unpack
+
+__all__ = ["Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
+
+
+class Advert(NamedTuple):
+    """What a store shows a peer: its format, its HEAD and its branch tips."""
+
+    format: int
+    head: Head
+    branches: dict[str, bytes]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``upload-pack --advertise --json`` (docs/cli-json.md) and the HTTP ``refs`` answer."""
+        return {"format": self.format, "head": self.head.text,
+                "branches": {name: tip.hex() for name, tip in sorted(self.branches.items())}}
+
+    @classmethod
+    def from_dict(cls, doc: Any) -> Advert:
+        """Read an advertisement a peer sent.
+
+        Raises:
+            CorruptStoreError: It is not one.
+        """
+        try:
+            branches = {_branch_name(name): _commit_id(tip) for name, tip in doc["branches"].items()}
+            if not isinstance(doc["format"], int) or not isinstance(doc["head"], str):
+                raise TypeError("format or head")
+            return cls(doc["format"], parse_head(doc["head"]), branches)
+        except (KeyError, TypeError, AttributeError, ValueError, CorruptStoreError, InvalidRefError) as exc:
+            raise CorruptStoreError(f"the remote answered an advertisement of the wrong shape ({exc})") from None
+
+
+class Update(NamedTuple):
+    """One branch a push moves: from ``old`` (None: it must not exist) to ``new``; ``force``: even backwards."""
+
+    branch: str
+    old: bytes | None
+    new: bytes
+    force: bool = False
+
+
+class Received(NamedTuple):
+    """What a receive did: what it wrote, and the branch's status (``created``, ``fast-forwarded``, ``forced``)."""
+
+    sent: Sent
+    status: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``receive-pack --json`` (docs/cli-json.md) and the HTTP ``receive`` answer."""
+        return {"status": self.status, "commits": self.sent.commits, "objects": self.sent.objects}
+
+
+class Peer(Protocol):
+    """A store at the other end of a remote (see the module's docstring)."""
+
+    def advertise(self) -> Advert:
+        """The peer's format, HEAD and branch tips."""
+        ...
+
+    def upload(self, wants: list[bytes], haves: list[bytes]) -> bytes:
+        """A pack of the commits reachable from ``wants`` and not from ``haves``."""
+        ...
+
+    def receive(self, blob: bytes, update: Update) -> Received:
+        """Take a pack and move one branch by compare-and-swap, in one write of the peer."""
+        ...
+
+    def close(self) -> None:
+        """Release what the peer holds open."""
+        ...
+
+
+def _branch_name(name: Any) -> str:
+    if not isinstance(name, str):
+        raise TypeError(f"branch name {name!r}")
+    validate_branch_name(name)
+    return name
+
+
+def _commit_id(text: Any) -> bytes:
+    raw = bytes.fromhex(text)
+    if len(raw) != 32:
+        raise ValueError(f"{text!r} is not a commit id")
+    return raw
+
+
+# ------------------------------------------------------------------ the serving side, on an open store
+def advertise(repo: Repo) -> Advert:
+    """``repo``'s advertisement (one read)."""
+    with repo.backend.read():
+        return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()))
+
+
+def upload(repo: Repo, wants: list[bytes], haves: list[bytes]) -> tuple[bytes, int]:
+    """A pack for an asker, and how many commits it holds (one read of ``repo``).
+
+    Raises:
+        CommandError: ``not_found``: a wanted commit is not here (the asker's advertisement is stale).
+    """
+    with repo.backend.read():
+        for want in wants:
+            if repo.states.graph(want) is None:
+                raise CommandError(f"commit {want.hex()} is not in this store (its branches moved since they were "
+                                   "advertised); fetch again", "not_found")
+        commits = missing(repo, wants, haves)
+        return pack(repo, commits), len(commits)
+
+
+def receive(repo: Repo, blob: bytes, update: Update) -> Received:
+    """Take a pack and move one branch (one write of ``repo``; see the module's docstring).
+
+    Raises:
+        CommandError: ``conflict``: the branch is no longer at ``update.old``,
+            or the move is not a fast-forward and not forced; ``invalid_ref``:
+            a bad branch name, or ``new`` is in neither the store nor the pack.
+        CorruptStoreError: The pack did not verify.
+    """
+    validate_branch_name(update.branch)
+    with repo.backend.write():
+        sent = unpack(repo, blob)
+        current = repo.branch_tip(update.branch)
+        if current != update.old:
+            shown = current.hex()[:12] if current is not None else "nothing"
+            raise CommandError(f'push refused: "{update.branch}" is now at {shown}, not where this push expected '
+                               "it (it moved meanwhile); fetch, then push again", "conflict")
+        if repo.states.graph(update.new) is None:
+            raise CommandError(f"push refused: commit {update.new.hex()} is neither in this store nor in the pack",
+                               "invalid_ref")
+        forward = current is None or Graph(repo).is_ancestor(current, update.new)
+        if not forward and not update.force:
+            raise CommandError(f'push refused: "{update.branch}" has commits the pushed one lacks (not a '
+                               "fast-forward); fetch and merge, then push again, or push with --force-with-lease",
+                               "conflict")
+        if current != update.new:
+            repo.move_branch(update.branch, current, update.new)
+        status = ("up-to-date" if current == update.new else "created" if current is None
+                  else "fast-forwarded" if forward else "forced")
+        return Received(sent, status)
+
+
+class LocalPeer:
+    """A peer this process opens itself: a store folder or a PostgreSQL store URL."""
+
+    def __init__(self, url: str) -> None:
+        self.repo = Repo.open(address(url))
+
+    def advertise(self) -> Advert:
+        """See ``Peer``."""
+        return advertise(self.repo)
+
+    def upload(self, wants: list[bytes], haves: list[bytes]) -> bytes:
+        """See ``Peer``."""
+        return upload(self.repo, wants, haves)[0]
+
+    def receive(self, blob: bytes, update: Update) -> Received:
+        """See ``Peer``."""
+        return receive(self.repo, blob, update)
+
+    def close(self) -> None:
+        """Close the store."""
+        self.repo.close()

@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
     from .bisect import Predicate
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
+    from .review import ChangedBy
     from .stamps import Stamped
     from .timeline import Step
     from .verify import Report
@@ -40,6 +41,8 @@ __all__ = [
     "MergeOutcome",
     "NodeChange",
     "Page",
+    "Proposal",
+    "ProposedChange",
     "Status",
     "Timeline",
     "TimelineEntry",
@@ -55,6 +58,7 @@ __all__ = [
     "checkout",
     "commit",
     "diff",
+    "diff_proposed",
     "embed",
     "expire",
     "export",
@@ -94,6 +98,25 @@ class NodeChange(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """SDK ``NodeChange.to_dict()``."""
         return {"id": self.id, "kind": self.kind, "old": _node_dict(self.old), "new": _node_dict(self.new)}
+
+
+class ProposedChange(NamedTuple):
+    """One change a branch proposes (``mnem diff A...B``) and the commit on that branch that made it."""
+
+    change: NodeChange
+    by: ChangedBy | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``NodeChange``'s shape plus ``"by"``: that commit's ``{commit, author, message, time}`` (or null)."""
+        return {**self.change.to_dict(), "by": self.by.to_dict() if self.by is not None else None}
+
+
+class Proposal(NamedTuple):
+    """What merging ``tip`` would propose: its changes since ``base``, the merge base, in node-id order."""
+
+    tip: bytes
+    base: bytes
+    changes: list[ProposedChange]
 
 
 class Status(NamedTuple):
@@ -466,6 +489,29 @@ def diff(repo: Repo, old: str | None = None, new: str | None = None) -> list[Nod
         before = repo.commit_nodes(repo.resolve(old) if old is not None else repo.head_commit())
         after = repo.commit_nodes(repo.resolve(new)) if new is not None else repo.working_nodes()
         return _changes(repo, before, after)
+
+
+def diff_proposed(repo: Repo, into: str, branch: str) -> Proposal:
+    """``mnem diff INTO...BRANCH``: what merging ``branch`` into ``into`` would propose, and who proposed it.
+
+    ``branch``'s memory against its merge base with ``into`` (``into``'s own changes since are left out),
+    each change with the commit on ``branch``'s side that made it (``mnem_store.review``), read in one
+    snapshot so the base, the states and the commits agree.
+
+    Raises:
+        InvalidRefError: A revision names no commit, or the two have no single merge base.
+    """
+    from .graph import Graph
+    from .review import changed_by, review_base
+
+    with repo.backend.read():
+        ours, theirs = repo.resolve(into), repo.resolve(branch)
+        graph = Graph(repo)
+        base = review_base(graph, ours, theirs, (into, branch))
+        after = repo.commit_nodes(theirs)
+        changes = _changes(repo, repo.commit_nodes(base), after)
+        by = changed_by(repo, graph, theirs, base, {change.id: after.get(change.id) for change in changes})
+        return Proposal(theirs, base, [ProposedChange(change, by[change.id]) for change in changes])
 
 
 def blame(repo: Repo, node_id: str, at: str | None = None) -> tuple[Blame, Commit]:

@@ -37,6 +37,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 from urllib.parse import urlsplit
@@ -51,14 +52,17 @@ from starlette.middleware import Middleware
 from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.requests import HTTPConnection
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Route
 
 from .auth import TokenRefusedError
 from .identity import SCOPES
 from .loopback import is_loopback
+from .remote_sync import sync_routes
 from .server import MnemServer
 
-__all__ = ["LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "explain_refusals", "metadata_routes", "security", "serve"]
+__all__ = [
+    "LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "app", "explain_refusals", "metadata_routes", "security", "serve",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -172,21 +176,49 @@ def explain_refusals(app: Starlette, auth: AuthSettings) -> None:
     raise RuntimeError("the MCP SDK's app has no AuthenticationMiddleware whose refusals could be explained")
 
 
-def serve(server: MnemServer, listen: Listen) -> None:
+def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) -> Starlette:
+    """The ASGI app ``serve`` runs: the SDK's Streamable HTTP app, with ``routes`` and the metadata before its own.
+
+    Args:
+        server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
+        listen: Where it will listen (the endpoint's path, the ``Host`` allow-list).
+        routes: Extra Starlette routes, matched before the MCP endpoint (see ``serve``).
+
+    Returns:
+        The app.
+    """
+    auth = server.settings.auth
+    audience = None if auth is None or auth.resource_server_url is None else str(auth.resource_server_url)
+    allowed = security(listen, audience)
+    made = server.streamable_http_app(streamable_http_path=listen.path, transport_security=allowed,
+                                      host=listen.host)
+    made.router.routes[0:0] = [*routes, *sync_routes(server, listen.path, allowed),
+                               *(metadata_routes(auth) if auth is not None else ())]
+    if auth is not None:
+        explain_refusals(made, auth)
+    return made
+
+
+def serve(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) -> None:
     """Serve until SIGTERM or Ctrl-C, then drain (see the module's docstring).
+
+    ``routes`` is how more HTTP endpoints join the MCP one on the same
+    listener (store sync for ``mnem fetch``/``push``, say).  With ``--auth
+    jwt`` the authentication middleware runs for them too: a request's
+    verified token is ``get_access_token()``, and its store is
+    ``server.binding.binding_for_request()``, resolved as the tools resolve
+    it (with ``--store-per``, a request without a token that maps to a store
+    is refused there).  Requiring a token and a scope is the route's own
+    business: the SDK guards only its MCP endpoint.
 
     Args:
         server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
         listen: Where to listen.
+        routes: Extra Starlette routes, matched before the MCP endpoint and the metadata.
     """
     auth = server.settings.auth
-    audience = None if auth is None or auth.resource_server_url is None else str(auth.resource_server_url)
-    app = server.streamable_http_app(streamable_http_path=listen.path, transport_security=security(listen, audience),
-                                     host=listen.host)
-    if auth is not None:
-        app.router.routes[0:0] = metadata_routes(auth)
-        explain_refusals(app, auth)
-    config = uvicorn.Config(app, host=listen.host, port=listen.port, log_config=None, access_log=False,
+    served = app(server, listen, routes)
+    config = uvicorn.Config(served, host=listen.host, port=listen.port, log_config=None, access_log=False,
                             timeout_graceful_shutdown=math.ceil(listen.grace), lifespan="on")
     logger.info("listening on http://%s:%d%s (%s)", listen.host, listen.port, listen.path,
                 "bearer tokens required" if auth is not None else "no authentication")

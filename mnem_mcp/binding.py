@@ -40,16 +40,16 @@ import logging
 import os
 import threading
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Concatenate, Literal, ParamSpec, TypeVar
+from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
 
 import platformdirs
 
 import mnem_bridge
 
-__all__ = ["APP_NAME", "StoreBinding", "StoreLocation", "default_store_path", "locate_store"]
+__all__ = ["APP_NAME", "Binding", "StoreBinding", "StoreLocation", "default_store_path", "locate_store"]
 
 logger = logging.getLogger(__name__)
 
@@ -137,6 +137,27 @@ def _explicit(
         f"client chooses the working directory: Claude Desktop uses /), so it would name {cwd / path}; give the "
         f"store's absolute path in the client's config instead, e.g. {flag}{Path.home() / path}"
     ))
+
+
+class Binding(Protocol):
+    """What the tools and resources call a store through: one ``StoreBinding``, or ``tenants.StoreRouter``'s many."""
+
+    async def call(self, fn: Callable[Concatenate[mnem_bridge.Store, P], T], /, *args: P.args,
+                   **kwargs: P.kwargs) -> T:
+        """``fn(store, *args, **kwargs)`` on the current request's store."""
+        ...
+
+    def open(self) -> AbstractContextManager[mnem_bridge.Store]:
+        """The current request's store, for one call."""
+        ...
+
+    def binding_for_request(self) -> StoreBinding:
+        """The binding of the current request's store (what an HTTP route resolves its store by)."""
+        ...
+
+    def close(self) -> None:
+        """End every ``mnem`` worker (at the end of the server's life)."""
+        ...
 
 
 class StoreBinding:
@@ -267,6 +288,21 @@ class StoreBinding:
             if not create:
                 store.head()  # the engine's no_store, naming the database's stores; or it was created meanwhile
             return store.root
+
+    def binding_for_request(self) -> StoreBinding:
+        """This binding: one store serves every request (``tenants.StoreRouter`` picks one per request instead).
+
+        Returns:
+            ``self``.
+        """
+        return self
+
+    def worker_pid(self) -> int | None:
+        """The process id of this binding's ``mnem serve`` worker, when one is running (for the log and tests)."""
+        with self._lock:
+            client = self._client
+        pid = None if client is None else getattr(client.runner, "pid", None)
+        return pid if isinstance(pid, int) else None
 
     def _check_refused(self) -> None:
         """Raise ``no_store`` with the reason when the path is refused (``StoreLocation.refused``)."""

@@ -107,6 +107,13 @@ def parser() -> argparse.ArgumentParser:
                       "https://memory.example.com/mcp); tokens must carry it in aud")
     http.add_argument("--jwks-url", metavar="URL", help="the issuer's key set (default: jwks_uri from the "
                       "issuer's /.well-known/openid-configuration, else /.well-known/oauth-authorization-server)")
+    http.add_argument("--store-per", metavar="CLAIM",
+                      help="with --auth jwt: one store per value of this token claim (e.g. tenant, or sub for one "
+                      "per identity); --store is then a template holding {tenant}, e.g. /srv/mnem/{tenant} or "
+                      "postgresql://host/db?store={tenant}, and a value must be 1-58 of a-z 0-9 _ -")
+    http.add_argument("--max-stores", type=_count, metavar="N",
+                      help="with --store-per: keep at most N stores' mnem workers running, closing the least "
+                      "recently used first (default 32)")
     return p
 
 
@@ -146,10 +153,12 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     args = p.parse_args(argv)
     if args.transport == "http":
         args.transport = "streamable-http"
-    problem = _http_problem(args) or _http_missing(args)
+    problem = _http_problem(args) or _tenant_problem(args) or _http_missing(args)
     if problem is not None:
         p.error(problem)
     _configure_logging(verbose=args.verbose, echo=args.echo)
+    if args.store_per is not None:
+        return _build_tenants(args), args
     location = locate_store(args.store)
     binding = StoreBinding(location.path, args.mnem, args.timeout, create=args.create, refused=location.refused)
     sdk_loaded = threading.Event()
@@ -167,7 +176,7 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     if args.transport == "stdio":
         given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
-                 **jwt_only}
+                 **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores}
         named = [name for name, value in given.items() if value]
         return None if not named else f"{', '.join(named)} apply to HTTP only: add --transport streamable-http"
     host = args.host or HOST
@@ -194,6 +203,39 @@ def _http_problem(args: argparse.Namespace) -> str | None:
                 return problem
     path = args.path or PATH
     return None if path.startswith("/") else f"--path must start with '/', got {path!r}"
+
+
+def _tenant_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with ``--store-per``/``--max-stores``, as a usage message naming the fix; ``None`` if nothing."""
+    if args.store_per is None:
+        if args.max_stores is not None:
+            return "--max-stores goes with --store-per CLAIM"
+        if args.store is not None and "{tenant}" in args.store:
+            return ("--store holds {tenant}, a template: add --store-per CLAIM (with --auth jwt) to serve one store "
+                    "per value of that token claim")
+        return None
+    if args.transport == "stdio" or args.auth != "jwt":
+        return ("--store-per chooses each request's store by its bearer token: it needs --transport streamable-http "
+                "--auth jwt")
+    if args.store is None:
+        return "--store-per needs --store TEMPLATE holding {tenant}, e.g. --store /srv/mnem/{tenant}"
+    from .tenants import StoreRouter, StoreTemplate
+
+    try:
+        StoreRouter(StoreTemplate.parse(args.store), args.store_per, max_stores=args.max_stores or 1)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _build_tenants(args: argparse.Namespace) -> MnemServer:
+    """The server of one store per token claim (``--store-per``): each store starts on its first use, not here."""
+    from .server import build_server
+
+    server = build_server(args.store, tools=args.tools, mnem=args.mnem, timeout=args.timeout, store_per=args.store_per,
+                          max_stores=args.max_stores, create=args.create, **_auth(args))
+    logger.info("serving one store per token claim: %r", server.binding)
+    return server
 
 
 def _http_missing(args: argparse.Namespace) -> str | None:
@@ -302,6 +344,14 @@ def _author(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("must name someone, got an empty name")
     return text
+
+
+def _count(text: str) -> int:
+    """A positive whole number, for ``--max-stores``."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
+    return value
 
 
 def _seconds(text: str) -> float:

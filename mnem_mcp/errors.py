@@ -26,6 +26,8 @@ from pydantic import ValidationError
 
 import mnem_bridge
 
+from .tenants import TenantRefusedError
+
 __all__ = [
     "MAX_PART",
     "UNEXPECTED",
@@ -59,13 +61,16 @@ def error_code(exc: BaseException) -> str:
         exc: What a tool or resource raised.
 
     Returns:
-        The bridge error's ``code``; ``usage`` for a refused argument value
+        The bridge error's ``code``; ``access_denied`` for a token that
+        maps to no store (``tenants``); ``usage`` for a refused argument value
         (the bridge raises ``ValueError`` for those, as upstream's SDK does);
         ``error`` for anything else, including a pydantic ``ValidationError``
         that reaches here (arguments are refused before a tool runs, by
         ``usage_error``, so it can only be a result breaking its schema).
     """
     if isinstance(exc, mnem_bridge.MnemError):
+        return exc.code
+    if isinstance(exc, TenantRefusedError):  # a token that maps to no store (tenants)
         return exc.code
     if isinstance(exc, ValidationError):  # a result that broke its own schema: our bug, not the caller's
         return UNEXPECTED

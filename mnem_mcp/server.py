@@ -40,7 +40,7 @@ import mnem_bridge
 
 from . import identity, resources
 from .answers import answer
-from .binding import StoreBinding, locate_store
+from .binding import Binding, StoreBinding, locate_store
 from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
 from .models import result_schema
 from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
@@ -93,6 +93,9 @@ class MnemServer(MCPServer[dict[str, Any]]):
     """
 
     _taken: dict[str, list[str]] | None = None  # each tool's argument names, by tool name (None: not listed yet)
+    #: How the tools reach their store, set by ``build_server``: an HTTP route mounted beside them
+    #: (``http.serve(routes=...)``) reaches the same store by ``server.binding.binding_for_request()``.
+    binding: Binding
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -200,8 +203,11 @@ def build_server(
     auth: AuthSettings | None = None,
     token_verifier: TokenVerifier | None = None,
     author: str | None = None,
+    store_per: str | None = None,
+    max_stores: int | None = None,
+    create: bool = False,
 ) -> MnemServer:
-    """The ``mnem-mcp`` server for one store.
+    """The ``mnem-mcp`` server for one store, or for one store per token (``store_per``).
 
     Nothing is opened here: every tool call and resource read opens the store
     itself, so a server built over a missing or broken store still starts and
@@ -226,19 +232,40 @@ def build_server(
         token_verifier: What checks each bearer token (``auth.JwtVerifier``); given with ``auth``.
         author: The commit author of writes that carry no bearer token (``None``: ``$MNEM_AUTHOR``, else
             ``"agent"``); a token's subject always takes its place.
+        store_per: Serve one store per value of this token claim (``mnem-mcp --store-per``): ``store_path``
+            is then a template holding ``{tenant}`` (``tenants``), and ``token_verifier`` is required.
+        max_stores: With ``store_per``: how many stores' ``mnem`` workers are kept (default
+            ``tenants.DEFAULT_MAX_STORES``).
+        create: With ``store_per``: create a PostgreSQL store on its first use (a folder is created anyway).
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
+
+    Raises:
+        ValueError: ``store_per`` without a template holding ``{tenant}``, or without a token verifier.
     """
-    if binding is None:
-        binding = StoreBinding(locate_store(store_path).path, None if mnem is None else os.fspath(mnem), timeout)
+    serving: Binding
+    if store_per is not None:
+        from . import tenants  # only here: one store's server (stdio) starts without it
+
+        if binding is not None or store_path is None or token_verifier is None:
+            raise ValueError("store_per takes its stores from store_path, a template holding {tenant}, and the "
+                             "tenant from each bearer token: give store_path and token_verifier, not binding")
+        serving = tenants.StoreRouter(tenants.StoreTemplate.parse(str(store_path)), store_per,
+                                      None if mnem is None else os.fspath(mnem), timeout, create=create,
+                                      max_stores=max_stores or tenants.DEFAULT_MAX_STORES)
+        token_verifier = tenants.TenantVerifier(token_verifier, store_per)
+    elif binding is None:
+        serving = StoreBinding(locate_store(store_path).path, None if mnem is None else os.fspath(mnem), timeout)
+    else:
+        serving = binding
 
     @asynccontextmanager
     async def lifespan(_: MCPServer[dict[str, Any]]) -> AsyncIterator[dict[str, Any]]:
         try:
             yield {}
         finally:
-            binding.close()  # the mnem worker ends with the session, not at interpreter exit
+            serving.close()  # the mnem workers end with the session, not at interpreter exit
 
     server = MnemServer(
         "mnem",
@@ -256,15 +283,16 @@ def build_server(
         auth=auth,
         token_verifier=token_verifier,
     )
-    memory = MemoryTools(binding, identity.default_author(author))
+    server.binding = serving
+    memory = MemoryTools(serving, identity.default_author(author))
     for spec in TOOLS:
         if tools == "all" or not spec.harness:
             server.add_memory_tool(getattr(memory, spec.method.__name__), spec)
-    _add_resources(server, binding)
+    _add_resources(server, serving)
     return server
 
 
-def _add_resources(server: MCPServer[dict[str, Any]], binding: StoreBinding) -> None:
+def _add_resources(server: MCPServer[dict[str, Any]], binding: Binding) -> None:
     """Register the four resources, each reading through a fresh store."""
     options: dict[str, Any] = {"mime_type": "application/json", "security": NOT_PATHS}
 

@@ -34,7 +34,7 @@ import mnem_bridge
 from mnem_bridge import agents
 
 from . import identity, resources
-from .binding import StoreBinding
+from .binding import Binding
 from .models import (
     DEFAULT_PAGE,
     WHOLE,
@@ -147,11 +147,11 @@ class MemoryTools:
     """The tools over one store: each method marked ``@tool`` is one MCP tool (see the module's docstring).
 
     Args:
-        binding: The store each call opens.
+        binding: The store each call opens (per request, with ``tenants.StoreRouter``).
         author: The author of writes whose request carries no bearer token (``identity.default_author``).
     """
 
-    def __init__(self, binding: StoreBinding, author: str) -> None:
+    def __init__(self, binding: Binding, author: str) -> None:
         self.binding = binding
         self.author = author
 

@@ -28,11 +28,14 @@ def remote_text(where: str | os.PathLike[str] | StoreUrl) -> str:
 
     A remote's address is kept in the store, so a URL must not carry a
     password (the binary would keep it); give it through ``PGPASSWORD`` or
-    a pgpass file instead.
+    a pgpass file instead.  An ``http(s)://`` URL (a mnem-mcp server) goes
+    as it is; the binary checks it.
 
     Raises:
         UsageError: A URL with a password.
     """
+    if isinstance(where, str) and where.startswith(("http://", "https://")):
+        return where
     address = store_address(where)
     if isinstance(address, StoreUrl):
         if address.password:

@@ -34,10 +34,10 @@ import json
 import logging
 import os
 import struct
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Final, TypeVar, get_args
+from typing import Any, Final, Literal, TypeVar, get_args, overload
 
 from .address import StoreUrl, is_url, store_address
 from .binary import FIX
@@ -56,6 +56,7 @@ from .models import (
     MergeSide,
     MergeStrategy,
     NodeChange,
+    ProposedChange,
     Provenance,
     TimedNode,
 )
@@ -859,22 +860,54 @@ class Store:
                 "--", *([] if at is None else [at])]
         return self._read(lambda doc: {str(node_id): float(score) for node_id, score in doc.items()}, *args)
 
-    def diff(self, frm: str | None = None, to: str | None = None) -> list[NodeChange]:
-        """What changed between two memories, in node-id order.
+    @overload
+    def diff(self, frm: str | None = None, to: str | None = None, *,
+             merge_base: Literal[False] = False) -> list[NodeChange]: ...
+
+    @overload
+    def diff(self, frm: str | None = None, to: str | None = None, *,
+             merge_base: Literal[True]) -> list[ProposedChange]: ...
+
+    def diff(self, frm: str | None = None, to: str | None = None, *,
+             merge_base: bool = False) -> list[NodeChange] | list[ProposedChange]:
+        """What changed between two memories, in node-id order; or what merging ``to`` into ``frm`` would propose.
+
+        With ``merge_base``, this is ``mnem diff FRM...TO`` (git's three dots): ``to`` against its merge base
+        with ``frm``, so what ``frm`` did since they parted is left out, each change with the commit on
+        ``to`` that made it (``ProposedChange.by``: commit, author, message, time), for reviewing a branch
+        (say ``"origin/agent/hypothesis"`` after a ``fetch``) before merging it.
 
         Args:
-            frm: A commit-ish (default: the HEAD commit, or empty when unborn).
-            to: A commit-ish (default: working memory).
+            frm: A commit-ish (default: the HEAD commit, or empty when unborn; ``HEAD`` with ``merge_base``).
+            to: A commit-ish (default: working memory; ``HEAD`` with ``merge_base``).
+            merge_base: Compare ``to`` with the merge base instead of with ``frm``.
 
         Returns:
-            One change per node whose object differs.
+            One change per node whose object differs (``ProposedChange`` with ``merge_base``).
+
+        Raises:
+            UsageError: With ``merge_base``, a revision that holds ``..`` (give the two sides, not a range).
+            InvalidRefError: A revision names no commit; with ``merge_base``, the two have no common ancestor or
+                several (criss-cross).
+            ContractError: ``merge_base`` with a ``mnem`` that does not list the ``diff-range`` feature.
         """
+        if merge_base:
+            return self._proposed(frm or "HEAD", to or "HEAD")
         if frm is None and to is not None:  # the CLI takes TO only after FROM
             frm = self.head_commit()
             if frm is None:
                 return [NodeChange(node_id, "added", None, node) for node_id, node in self.state_at(to).items()]
         revs = [rev for rev in (frm, to) if rev is not None]
         return self._read(lambda doc: [NodeChange.from_dict(c) for c in doc], "diff", "--", *revs)
+
+    def _proposed(self, into: str, branch: str) -> list[ProposedChange]:
+        """``mnem diff INTO...BRANCH``: one argument, so a side holding dots would read as another range."""
+        if ".." in into or ".." in branch:
+            raise UsageError(f"diff(merge_base=True) takes two revisions, not a range: got {into!r} and {branch!r}")
+        if "diff-range" not in self._client.binary.features:
+            raise ContractError(f"the `mnem` at {self._client.path} has no three-dot diff (it does not list the "
+                                f"`diff-range` feature); {FIX}")
+        return self._read(lambda doc: [ProposedChange.from_dict(c) for c in doc], "diff", "--", f"{into}...{branch}")
 
     def changed_by(self, commit: str) -> dict[str, ChangeKind]:
         """What a commit changed against its first parent.
@@ -995,6 +1028,47 @@ class Store:
         """
         args = [*_resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._remote_call(Pulled.from_dict, "pull", *args, "--", remote, *([branch] if branch else []))
+
+    # ------------------------------------------------------------ serving a remote (mnem-mcp's HTTP sync routes)
+    def _serving_call(self, parse: Callable[[Any], T], *args: str, payload: str | None = None) -> T:
+        """One serving verb; a binary without the ``remotes-http`` feature is a ``ContractError`` naming the fix."""
+        if "remotes-http" not in self._client.binary.features:
+            raise ContractError(f"the `mnem` at {self._client.path} cannot serve a remote over HTTP (it does not "
+                                f"list the `remotes-http` feature); {FIX}")
+        return self._read(parse, *args, payload=payload)
+
+    def advertise(self) -> dict[str, Any]:
+        """What this store shows a fetching or pushing peer: ``{"format", "head", "branches": {name: id}}``.
+
+        The document ``mnem upload-pack --advertise --json`` prints, passed on as
+        it is: an HTTP server hands it to the peer, which checks it.
+        """
+        return self._serving_call(dict, "upload-pack", "--advertise")
+
+    def upload_pack(self, want: Sequence[str], have: Sequence[str]) -> bytes:
+        """The pack of the commits reachable from ``want`` and not from ``have`` (full commit ids).
+
+        Raises:
+            UsageError: An id that is not a full commit id.
+            NotFoundError: A wanted commit is not in this store.
+        """
+        doc = self._serving_call(dict, "upload-pack", payload=encode_json({"want": list(want), "have": list(have)}))
+        return base64.b64decode(doc["pack"])
+
+    def receive_pack(self, pack: bytes, branch: str, old: str | None, new: str, *,
+                     force: bool = False) -> dict[str, Any]:
+        """Take a pack and move ``branch`` from ``old`` (None: it must not exist) to ``new``, by compare-and-swap.
+
+        Returns:
+            ``{"branch", "old", "new", "status", "commits", "objects"}`` as ``mnem receive-pack --json`` prints it.
+
+        Raises:
+            ConflictError: The branch is no longer at ``old``, or the move is not a fast-forward and not forced.
+            CorruptStoreError: The pack did not verify; nothing was written.
+        """
+        request = {"pack": base64.b64encode(pack).decode("ascii"), "branch": branch, "old": old, "new": new,
+                   "force": force}
+        return self._serving_call(dict, "receive-pack", payload=encode_json(request))
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:
         """The commit that introduced the node's value at ``at`` (default HEAD).

@@ -45,6 +45,7 @@ from .errors import (
 from .inline import run_inline
 from .models import (
     Blame,
+    ChangedBy,
     ChangeKind,
     Commit,
     Conflict,
@@ -52,6 +53,7 @@ from .models import (
     MemoryPage,
     MergeResult,
     NodeChange,
+    ProposedChange,
     Provenance,
     TimedNode,
 )
@@ -67,6 +69,7 @@ __all__ = [
     "Blame",
     "BusyError",
     "ChangeKind",
+    "ChangedBy",
     "CommandTimeoutError",
     "Commit",
     "Conflict",
@@ -85,6 +88,7 @@ __all__ = [
     "NoStoreError",
     "NodeChange",
     "NotFoundError",
+    "ProposedChange",
     "ProtocolError",
     "Provenance",
     "Pulled",

@@ -19,6 +19,7 @@ __all__ = [
     "PROVENANCE_KEYS",
     "Blame",
     "ChangeKind",
+    "ChangedBy",
     "Commit",
     "Conflict",
     "ConflictKind",
@@ -30,6 +31,7 @@ __all__ = [
     "MergeStatus",
     "MergeStrategy",
     "NodeChange",
+    "ProposedChange",
     "Provenance",
     "TimedNode",
     "node_or_none",
@@ -196,6 +198,61 @@ class NodeChange:
             The change.
         """
         return cls(data["id"], data["kind"], node_or_none(data["old"]), node_or_none(data["new"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ChangedBy:
+    """The commit that made a change a branch proposes: what a reviewer reads as "who, when and why"."""
+
+    commit: str
+    author: str
+    message: str
+    time: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"commit", "author", "message", "time"}``."""
+        return {"commit": self.commit, "author": self.author, "message": self.message, "time": self.time}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ChangedBy:
+        """Read a ``by`` object of ``mnem diff A...B --json``.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The commit's provenance fields.
+        """
+        return cls(data["commit"], data["author"], data["message"], data["time"])
+
+
+@dataclass(frozen=True, slots=True)
+class ProposedChange(NodeChange):
+    """A ``NodeChange`` a branch proposes (``mnem diff A...B``), with the commit on the branch that made it.
+
+    A subclass, so code written for ``diff``'s changes reads these unchanged; ``by`` is ``None`` only when no
+    commit after the merge base gave the fact its value.
+    """
+
+    by: ChangedBy | None
+
+    def to_dict(self) -> dict[str, Any]:
+        """``NodeChange``'s four keys, then ``"by"``."""
+        return {**NodeChange.to_dict(self), "by": self.by.to_dict() if self.by is not None else None}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> ProposedChange:
+        """Read one change of ``mnem diff A...B --json``.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The change and the commit that made it.
+        """
+        change = NodeChange.from_dict(data)
+        by = data["by"]
+        return cls(change.id, change.kind, change.old, change.new, ChangedBy.from_dict(by) if by is not None else None)
 
 
 @dataclass(frozen=True, slots=True)

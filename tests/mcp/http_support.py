@@ -124,19 +124,20 @@ class HttpServer:
 
 
 @asynccontextmanager
-async def connect(url: str, token: str | None = None, *,
-                  era: Literal["modern", "legacy"] = "modern") -> AsyncIterator[Client]:
+async def connect(url: str, token: str | None = None, *, era: Literal["modern", "legacy"] = "modern",
+                  headers: dict[str, str] | None = None) -> AsyncIterator[Client]:
     """A connected ``mcp`` client over Streamable HTTP, sending ``token`` as its bearer token.
 
     Args:
         url: The MCP endpoint.
         token: The access token (``None``: no Authorization header).
         era: ``modern`` (2026-07-28, stateless) or ``legacy`` (the initialize handshake and a session).
+        headers: More headers for every request (the tenant tests' attempts to name another store).
 
     Yields:
         The client.
     """
-    headers = {} if token is None else {"Authorization": f"Bearer {token}"}
+    headers = {**(headers or {}), **({} if token is None else {"Authorization": f"Bearer {token}"})}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30.0, read=120.0)) as http:
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode="legacy" if era == "legacy" else "auto") as client:

@@ -100,6 +100,13 @@ STORE_AND_NS = (
     'from mnem_langgraph import MnemosyneStore\nstore = MnemosyneStore("agent-memory")\nns = ("customers", "acme")\n'
 )
 
+#: docs/remotes.md's HTTP remote: an empty store served on the doc's port until the block's bash exits.
+HUB_SERVER = (
+    "mnem init hub >/dev/null; mnem-mcp --store hub --transport http --auth none --port 8731 2>/dev/null & "
+    "trap 'kill $!; wait' EXIT; until python -c 'import urllib.request as u; "
+    "u.urlopen(\"http://127.0.0.1:8731/mcp/sync/refs\")' 2>/dev/null; do sleep 0.1; done"
+)
+
 #: (file, first line) -> (how, detail): a prelude for python, a setup script for console and server, the
 #: check for text; see the module's docstring.
 HOW: dict[tuple[str, str], tuple[str, str]] = {
@@ -110,6 +117,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
                         "mnem -C shared commit -m start >/dev/null"): ("console", ""),
     ("docs/remotes.md", '$ mnem init team >/dev/null && mnem -C team add plan "pro" >/dev/null && mnem -C team add '
                         'seats 10 >/dev/null && mnem -C team commit -m start --author ann >/dev/null'): ("console", ""),
+    ("docs/remotes.md", '$ mnem init laptop >/dev/null && mnem -C laptop add plan "pro" >/dev/null && '
+                        "mnem -C laptop commit -m start >/dev/null"): ("console", HUB_SERVER),
     ("README.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                   '["--store", "/absolute/path/to/agent-memory"]}}}'): ("json", "Claude Desktop config"),
     ("README.md", "from langmem import create_manage_memory_tool, create_search_memory_tool"): ("python", ""),

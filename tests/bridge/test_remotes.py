@@ -47,3 +47,31 @@ def test_the_bridge_clones_fetches_pushes_and_pulls(backend: str, mode: str, tmp
             assert [r.name for r in copy.remotes()] == ["origin"]
             with pytest.raises(mnem_bridge.UsageError, match="PGPASSWORD"):
                 copy.remote_add("secret", "postgresql://u:pw@h/db?store=x")
+
+
+@pytest.mark.parametrize("mode", ["worker", "oneshot"])
+def test_the_serving_verbs_move_history_between_two_stores_as_an_http_server_uses_them(
+        mode: str, tmp_path: Path) -> None:
+    with mnem_bridge.Mnem(MNEM, mode=mode) as client:
+        src = mnem_bridge.Store(new_store(tmp_path / "src", "sqlite"), client=client)
+        dst = mnem_bridge.Store(pg_stores.address(new_store(tmp_path / "dst", "postgresql")), client=client)
+        src.add("plan", "pro")
+        first = src.commit("start", author="lead")
+        src.add("plan", "enterprise")
+        second = src.commit("upgrade", author="lead")
+        advert = src.advertise()
+        assert advert == {"format": 1, "head": "ref: main", "branches": {"main": second}}
+        pack = src.upload_pack([second], [])
+        assert dst.receive_pack(pack, "main", None, second) == {
+            "branch": "main", "old": None, "new": second, "status": "created", "commits": 2, "objects": 6}
+        assert dst.log() == src.log() and dst.head_commit() == second
+        assert src.upload_pack([second], [first]) != pack  # only the difference
+        with pytest.raises(mnem_bridge.ConflictError, match="fetch, then push again"):
+            dst.receive_pack(src.upload_pack([first], [first]), "main", first, second)  # main is elsewhere
+        with pytest.raises(mnem_bridge.CorruptStoreError, match="nothing was written"):
+            dst.receive_pack(b"\xa1garbage", "side", None, second)
+        with pytest.raises(mnem_bridge.UsageError, match="full commit ids"):
+            src.upload_pack(["abc"], [])
+        with pytest.raises(mnem_bridge.NotFoundError, match="fetch again"):
+            src.upload_pack(["00" * 32], [])
+        assert dst.branches() == [("main", second)]

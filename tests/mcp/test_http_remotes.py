@@ -141,3 +141,6 @@ def test_an_unreachable_remote_is_store_io_naming_the_url(tmp_path: Path) -> Non
     assert error["code"] == "store_io" and url in error["message"]
     error = refused(source, "remote", "add", "bad", "http://user:secret@127.0.0.1/mcp", env={})
     assert error["code"] == "usage" and "MNEM_TOKEN" in error["message"]
+    error = refused(tmp_path, "clone", str(source), url, env={})
+    assert error["code"] == "usage" and "mnem push hub main" in error["message"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]

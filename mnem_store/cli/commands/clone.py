@@ -10,6 +10,7 @@ import argparse
 import shlex
 
 from ... import sync
+from ...errors import UsageError
 from ..context import Context, Outcome, check_text
 
 
@@ -21,6 +22,10 @@ def register(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Clone; the text names the new store and how to use it."""
+    if args.dest.startswith(("http://", "https://")):
+        raise UsageError(f"a clone makes a new store on this machine or in PostgreSQL, not on a server; to put a "
+                         f"store on a mnem-mcp server, push to it: `mnem remote add hub {args.dest}` then "
+                         "`mnem push hub main`")
     cloned = sync.clone(check_text(args.source, "SRC"), ctx.base(check_text(args.dest, "DEST")))
     head = cloned.head.branch or cloned.head.text.strip()
     text = (f"Cloned {cloned.origin.shown} into {cloned.store}: {cloned.sent.commits} commit(s), "

@@ -16,7 +16,8 @@ from ..context import Context, Outcome, check_text
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``clone``'s arguments: where from, where to."""
-    parser.add_argument("source", metavar="SRC", help="the store to copy: a folder or postgresql://...?store=NAME")
+    parser.add_argument("source", metavar="SRC", help="the store to copy: a folder, postgresql://...?store=NAME "
+                        "or a mnem-mcp server's http(s):// URL")
     parser.add_argument("dest", metavar="DEST", help="where to create the new store (a folder or store URL)")
 
 

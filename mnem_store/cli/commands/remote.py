@@ -22,7 +22,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     """Add ``remote``'s arguments: the action, then its name and URL."""
     parser.add_argument("action", choices=sorted(_ARITY), help="add, remove or list remotes")
     parser.add_argument("name", nargs="?", metavar="NAME", help="the remote's name (add, remove)")
-    parser.add_argument("url", nargs="?", metavar="URL", help="a store folder or postgresql://...?store=NAME (add)")
+    parser.add_argument("url", nargs="?", metavar="URL", help="a store folder, postgresql://...?store=NAME or a "
+                        "mnem-mcp server's http(s):// URL (add)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:

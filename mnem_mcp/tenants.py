@@ -167,10 +167,10 @@ class StoreTemplate:
                              f"(e.g. /srv/mnem/{TENANT_FIELD}), got {text!r}")
         if "{" in text.replace(TENANT_FIELD, "") or "}" in text.replace(TENANT_FIELD, ""):
             raise ValueError(f"--store's template may hold {TENANT_FIELD} and no other braces, got {text!r}")
-        sample = locate_store(text.replace(TENANT_FIELD, "tenant"))
-        if sample.refused is not None:
-            raise ValueError(sample.refused.replace("/tenant", f"/{TENANT_FIELD}"))
-        if isinstance(sample.path, mnem_bridge.StoreUrl):
+        located = locate_store(text)  # the template as a path or URL: braces are only characters to it
+        if located.refused is not None:
+            raise ValueError(located.refused)
+        if isinstance(located.path, mnem_bridge.StoreUrl):
             return cls(text, None)
         folder = os.path.abspath(os.path.expanduser(text))
         return cls(folder, Path(folder.split(TENANT_FIELD)[0].rstrip(os.sep) or os.sep))

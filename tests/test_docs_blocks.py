@@ -169,6 +169,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/mcp-http.md", "import httpx2"): ("python", ""),
     ("docs/mcp-http.md", "# 1. the development issuer, on http://127.0.0.1:9000, minting tokens for the server's "
                          "URL"): ("bash", "agent-memory/.mnem"),
+    ("docs/mcp-http.md", "# the development issuer, and one mnem-mcp serving a store per token subject under "
+                         "./memories"): ("bash", "memories/billing-agent/.mnem"),
     ("README.md", ".venv/bin/python examples/mcp_client.py ./support-memory && .venv/bin/mnem ui --store "
                   "./support-memory --open"): ("server", ""),
     ("docs/ui.md", "mnem ui --store ./agent-memory            # prints: mnem ui: … at http://127.0.0.1:8470/ "

@@ -45,6 +45,10 @@ class Samples:
         return self._rank(0.9)
 
     @property
+    def p95(self) -> float:
+        return self._rank(0.95)
+
+    @property
     def p99(self) -> float:
         return self._rank(0.99)
 

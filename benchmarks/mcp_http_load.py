@@ -61,12 +61,12 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def http_server(store: str) -> AsyncIterator[str]:
-    """One ``mnem-mcp`` over HTTP on a free port; its endpoint URL."""
-    port = free_port()
+async def http_server(store: str, *options: str, port: int | None = None) -> AsyncIterator[str]:
+    """One ``mnem-mcp`` over HTTP on ``port`` (default: a free one) with ``options`` (``--auth ...``); its URL."""
+    port = port or free_port()
     url = f"http://127.0.0.1:{port}/mcp"
     process = subprocess.Popen([str(BIN / "mnem-mcp"), "--store", store, "--transport", "streamable-http",
-                                "--auth", "none", "--port", str(port)], stderr=subprocess.DEVNULL)
+                                "--port", str(port), *options], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -126,7 +126,7 @@ async def measure(folder: Path, postgres: str, transport: str, count: int, calls
     results: dict[str, tuple[float, Samples]] = {}
     async with AsyncExitStack() as stack:
         if servers:
-            urls = [await stack.enter_async_context(http_server(store)) for _ in range(servers)]
+            urls = [await stack.enter_async_context(http_server(store, "--auth", "none")) for _ in range(servers)]
             http = await stack.enter_async_context(httpx2.AsyncClient(timeout=httpx2.Timeout(60.0)))
             targets: list[Any] = [streamable_http_client(urls[n % servers], http_client=http) for n in range(count)]
         else:

@@ -32,6 +32,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "machinery": ([], ["--calls", "50", "--starts", "5"]),
     "mcp_startup": ([], ["--samples", "10"]),
     "mcp_http_load": ([], ["--calls", "64"]),
+    "http_tenants_load": ([], ["--clients", "5", "--writes", "20"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),

@@ -48,6 +48,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("mnem_store/similarity.py", "langgraph"),  # numpy: `mnem similar`, which only an IndexConfig's search runs
     ("mnem_store/ui/", "ui"),
     ("mnem_mcp/http.py", "http"),
+    ("mnem_mcp/remote_sync.py", "http"),
     ("mnem_mcp/auth.py", "http"),
     ("mnem_mcp/dev_issuer.py", "http"),
     ("mnem_langgraph/", "langgraph"),

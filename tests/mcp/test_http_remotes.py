@@ -144,3 +144,32 @@ def test_an_unreachable_remote_is_store_io_naming_the_url(tmp_path: Path) -> Non
     error = refused(tmp_path, "clone", str(source), url, env={})
     assert error["code"] == "usage" and "mnem push hub main" in error["message"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["source"]
+
+
+def test_with_a_store_per_tenant_each_token_pushes_to_and_clones_from_its_own_store(tmp_path: Path) -> None:
+    from test_http_tenants import tenant_server
+
+    with tenant_server(tmp_path) as tenants:
+        clones = {}
+        for tenant in ("acme", "globex"):
+            local = new_store(tmp_path / f"local-{tenant}", "sqlite")
+            write(local, f"{tenant} start", 1000, {"owner": tenant})
+            ok("remote", "add", "hub", tenants.server.url, cwd=local)
+            env = {"MNEM_TOKEN": tenants.token(tenant, sub=f"agent@{tenant}")}
+            assert ok("--json", "push", "hub", "main", cwd=local, env=env).json["status"] == "created"
+            clones[tenant] = tmp_path / f"clone-{tenant}"
+            ok("clone", tenants.server.url, str(clones[tenant]), cwd=tmp_path, env=env)
+            assert portable(clones[tenant]) == portable(local) == portable(tenants.stores / tenant)
+        for tenant, other in (("acme", "globex"), ("globex", "acme")):
+            assert tenants.memory(tenant)["owner"]["content"] == tenant
+            assert ok("--json", "show", cwd=clones[tenant]).json["owner"]["content"] == tenant
+            # a ?store= or a header naming the other tenant changes nothing: the token decides
+            answer = httpx2.get(f"{tenants.server.url}/sync/refs?store={other}", timeout=30, headers={
+                "Authorization": f"Bearer {tenants.token(tenant)}", "X-Tenant": other, "Mcp-Store": other})
+            assert answer.json()["branches"] == {"main": ok("resolve", "main", cwd=clones[tenant]).out.strip()}
+        refused_tenant = httpx2.get(f"{tenants.server.url}/sync/refs", timeout=30,
+                                    headers={"Authorization": f"Bearer {tenants.token('../acme')}"})
+        assert refused_tenant.status_code == 403 and "tenant" in refused_tenant.json()["error_description"]
+        local = tmp_path / "local-acme"
+        error = refused(local, "fetch", "hub", env={"MNEM_TOKEN": tenants.token("../acme")})
+        assert error["code"] == "usage" and "MNEM_TOKEN" in error["message"] and "tenant" in error["message"]

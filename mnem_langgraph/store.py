@@ -33,6 +33,7 @@ from mnem_bridge.models import MergeSide, MergeStrategy
 from .convert import META_KEY, Entry, split_meta
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
+from .opening import open_store
 from .ranking import QueryMode, resolve_query_mode
 from .runinfo import run_provenance
 from .snapshot import Snapshot
@@ -128,17 +129,7 @@ class MnemosyneStore(BaseStore):
         #: The index a query ranks by: the store's, unless ``query_mode`` chose a lexical answer.
         self._ranker = self._index if self._query_mode == "vector" else None
         self.ttl_config = ttl
-        where = path if path is not None else os.environ.get("MNEM_STORE") or None
-        url = where is not None and isinstance(mnem_bridge.store_address(where), mnem_bridge.StoreUrl)
-        self._client = mnem_bridge.Mnem(mnem, timeout=timeout, clock=clock)
-        try:
-            self._store = mnem_bridge.open(where, client=self._client, exact=True,
-                                           create=not url if create is None else create)
-            if url and not create:
-                self._store.head()  # fail here, naming the database's stores, not at the graph's first write
-        except BaseException:
-            self._client.close()  # no worker outlives a store that could not be opened
-            raise
+        self._client, self._store = open_store(path, mnem=mnem, timeout=timeout, create=create, clock=clock)
         self.author = author
         self._sweeper = Sweeper(self.sweep_ttl)
         if ttl and ttl.get("sweep_interval_minutes"):

@@ -306,3 +306,27 @@ def test_a_template_keeps_every_tenant_inside_its_folder(tmp_path: Path) -> None
         template.fill("../../elsewhere")  # never a safe name: the check in depth, should one ever get here
     url = StoreTemplate.parse("postgresql://db.example.com/mnem?store=t_{tenant}")
     assert (url.base, str(url.fill("acme"))) == (None, "postgresql://db.example.com/mnem?store=t_acme")
+
+
+class AnyToken:
+    """A token verifier for a server no HTTP request reaches (the in-process tests below)."""
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        return None
+
+
+async def test_a_call_that_carries_no_token_reaches_no_store(tmp_path: Path) -> None:
+    from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+
+    from mnem_mcp import build_server
+    from mnem_mcp.auth import auth_settings
+
+    server = build_server(str(tmp_path / "{tenant}"), store_per="tenant", token_verifier=AnyToken(),
+                          auth=auth_settings("https://id.example.com", "https://memory.example.com/mcp"))
+    with pytest.raises(ToolError, match=r"^access_denied: this server serves one store per token claim 'tenant'"):
+        await server.call_tool("recall", {})
+    with pytest.raises(ResourceError, match=r"^access_denied: "):
+        await server.read_resource("mnem://memory")
+    assert list(tmp_path.iterdir()) == []
+    with pytest.raises(ValueError, match="give store_path and token_verifier"):
+        build_server(str(tmp_path / "{tenant}"), store_per="tenant")

@@ -2,7 +2,9 @@
 
 ``MnemosyneStore`` is a ``BaseStore`` where every batch of writes is one
 commit with provenance, and which adds ``branch`` / ``switch`` / ``merge``
-/ ``why`` / ``history`` / ``at`` for graph nodes to call.  It runs the
+/ ``why`` / ``history`` / ``at`` for graph nodes to call.
+``MnemosyneSaver`` is a checkpointer that keeps a graph's per-step state in
+the same store, under ids that memory reads never show.  It runs the
 ``mnem`` binary through ``mnem_bridge`` and never imports the engine.  See
 docs/langgraph.md.
 
@@ -22,10 +24,11 @@ except ImportError as missing:
     raise ImportError(f"mnem_langgraph needs LangGraph, which is not installed here ({missing}): "
                       "pip install 'mnemosyne-toolkit[langgraph]'", name=missing.name) from missing
 
+from .checkpoint import MnemosyneSaver
 from .keys import node_id, parse_node_id
 from .store import MnemosyneStore, Resolution
 from .view import MemoryView, ReadOnlyError
 
-__all__ = ["MemoryView", "MnemosyneStore", "ReadOnlyError", "Resolution", "node_id", "parse_node_id"]
+__all__ = ["MemoryView", "MnemosyneSaver", "MnemosyneStore", "ReadOnlyError", "Resolution", "node_id", "parse_node_id"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

@@ -1,0 +1,47 @@
+"""Node ids reserved for what adapters keep in a store beside memory, which agents never see.
+
+LangGraph's checkpoints (``mnem_langgraph.MnemosyneSaver``) live in the same
+store as long-term memory, so that a checkpoint and the memory it ran with
+share one history.  They are graph execution state, not beliefs: the MCP
+tools and resources (``recall``, ``mnem://memory``) and ``MnemosyneStore``'s
+reads leave every node under ``CHECKPOINT_PREFIX`` out.  The prefix starts
+with ``.``, which no LangGraph namespace label may hold, so no
+``MnemosyneStore.put`` can write under it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TypeVar
+
+from .models import MemoryPage
+
+__all__ = ["CHECKPOINT_PREFIX", "is_reserved", "visible", "visible_page"]
+
+#: The id prefix of every node ``MnemosyneSaver`` writes (checkpoints, channel values, pending writes).
+CHECKPOINT_PREFIX = ".checkpoint:"
+
+V = TypeVar("V")
+
+
+def is_reserved(node_id: str) -> bool:
+    """Whether a node id is one of the reserved ones agents are not shown."""
+    return node_id.startswith(CHECKPOINT_PREFIX)
+
+
+def visible(memory: Mapping[str, V]) -> dict[str, V]:
+    """A memory map (``{node id: node}``) without its reserved nodes, in the same order."""
+    return {node_id: node for node_id, node in memory.items() if not node_id.startswith(CHECKPOINT_PREFIX)}
+
+
+def visible_page(page: MemoryPage) -> MemoryPage:
+    """A page of memory (``Store.memory_page``) without its reserved nodes; its cursor still reads on.
+
+    The page keeps the binary's bytes when it holds no reserved node, the usual case.
+    """
+    memory = page.document["memory"]
+    if not any(node_id.startswith(CHECKPOINT_PREFIX) for node_id in memory):
+        return page
+    document = {**page.document, "memory": visible(memory)}
+    return MemoryPage(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode(), document)

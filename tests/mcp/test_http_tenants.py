@@ -26,6 +26,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import pg_stores
 import pytest
 from conftest import run_mnem
 from http_support import HttpServer, Issuer, connect, free_port
@@ -59,16 +60,17 @@ class Tenants:
 
 
 @contextlib.contextmanager
-def tenant_server(root: Path, *extra: str) -> Iterator[Tenants]:
-    """A tenant server over ``root/stores/{tenant}`` and its issuer, both stopped at the end."""
+def tenant_server(root: Path, *extra: str, template: str | None = None) -> Iterator[Tenants]:
+    """A tenant server over ``template`` (default ``root/stores/{tenant}``) and its issuer, stopped at the end."""
     stores = root / "stores"
-    stores.mkdir()
+    stores.mkdir(exist_ok=True)
     port = free_port()
     audience = f"http://127.0.0.1:{port}/mcp"
     issuer = Issuer(audience)
     try:
-        server = HttpServer(str(stores / "{tenant}"), ["--auth", "jwt", "--issuer", issuer.url, "--audience",
-                                                       audience, "--store-per", "tenant", *extra], port=port)
+        server = HttpServer(template or str(stores / "{tenant}"), ["--auth", "jwt", "--issuer", issuer.url,
+                                                                   "--audience", audience, "--store-per", "tenant",
+                                                                   *extra], port=port)
         try:
             yield Tenants(stores, issuer, server)
         finally:
@@ -330,3 +332,20 @@ async def test_a_call_that_carries_no_token_reaches_no_store(tmp_path: Path) -> 
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(ValueError, match="give store_path and token_verifier"):
         build_server(str(tmp_path / "{tenant}"), store_per="tenant")
+
+
+async def test_postgresql_stores_per_tenant_and_a_missing_one_names_no_other(tmp_path: Path) -> None:
+    template = pg_stores.new_url("tn") + "_{tenant}"  # store=tn<pid>_<n>_{tenant} in the tests' database
+    with tenant_server(tmp_path, "--create", template=template) as served:
+        async with connect(served.server.url, served.token("acme")) as acme, \
+                connect(served.server.url, served.token("globex")) as globex:
+            await call(acme, "remember", id="plan", content="enterprise")
+            assert await call(globex, "recall", id="plan") is None
+            assert (await call(acme, "recall", id="plan"))["content"] == "enterprise"
+    with tenant_server(tmp_path, template=template) as served:  # without --create: only existing stores
+        async with connect(served.server.url, served.token("acme")) as acme, \
+                connect(served.server.url, served.token("newcomer")) as newcomer:
+            assert (await call(acme, "recall", id="plan"))["content"] == "enterprise"
+            missing = await fail(newcomer, "recall")
+    assert missing.startswith("no_store: the store for tenant 'newcomer' does not exist and was not created")
+    assert "acme" not in missing and "globex" not in missing  # the engine's list of the database's stores stays out

@@ -165,7 +165,7 @@ class StoreTemplate:
         if TENANT_FIELD not in text:
             raise ValueError(f"--store with --store-per must hold {TENANT_FIELD} where the claim's value goes "
                              f"(e.g. /srv/mnem/{TENANT_FIELD}), got {text!r}")
-        if "{" in text.replace(TENANT_FIELD, "") or "}" in text.replace(TENANT_FIELD, ""):
+        if {"{", "}"} & set(text.replace(TENANT_FIELD, "")):
             raise ValueError(f"--store's template may hold {TENANT_FIELD} and no other braces, got {text!r}")
         located = locate_store(text)  # the template as a path or URL: braces are only characters to it
         if located.refused is not None:
@@ -173,7 +173,8 @@ class StoreTemplate:
         if isinstance(located.path, mnem_bridge.StoreUrl):
             return cls(text, None)
         folder = os.path.abspath(os.path.expanduser(text))
-        return cls(folder, Path(folder.split(TENANT_FIELD)[0].rstrip(os.sep) or os.sep))
+        head = folder.split(TENANT_FIELD)[0]  # /srv/mnem/ of /srv/mnem/{tenant}; /srv/mnem/t- of /srv/mnem/t-{tenant}
+        return cls(folder, Path(head) if head.endswith(os.sep) else Path(head).parent)
 
     def fill(self, tenant: str) -> Path | mnem_bridge.StoreUrl:
         """The store of one tenant.

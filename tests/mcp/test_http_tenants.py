@@ -306,6 +306,7 @@ def test_a_template_keeps_every_tenant_inside_its_folder(tmp_path: Path) -> None
     assert template.fill("acme") == tmp_path / "stores" / "acme" / "memory"
     with pytest.raises(ValueError, match="outside"):
         template.fill("../../elsewhere")  # never a safe name: the check in depth, should one ever get here
+    assert StoreTemplate.parse(str(tmp_path / "mem-{tenant}")).fill("acme") == tmp_path / "mem-acme"
     url = StoreTemplate.parse("postgresql://db.example.com/mnem?store=t_{tenant}")
     assert (url.base, str(url.fill("acme"))) == (None, "postgresql://db.example.com/mnem?store=t_acme")
 

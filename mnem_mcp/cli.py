@@ -222,9 +222,13 @@ def _tenant_problem(args: argparse.Namespace) -> str | None:
     from .tenants import StoreRouter, StoreTemplate
 
     try:
-        StoreRouter(StoreTemplate.parse(args.store), args.store_per, max_stores=args.max_stores or 1)
+        template = StoreTemplate.parse(args.store)
+        StoreRouter(template, args.store_per, max_stores=args.max_stores or 1)
     except ValueError as exc:
         return str(exc)
+    if template.base is not None and not template.base.is_dir():
+        return f"--store {args.store}: the folder {template.base} does not exist; create it, and each tenant's store " \
+               "is made in it on first use"
     return None
 
 

@@ -272,6 +272,9 @@ async def test_clients_writing_at_once_to_one_store_and_to_many_lose_nothing(ten
     (["--transport", "http", "--auth", "jwt", "--issuer", "http://127.0.0.1:9", "--audience",
       "http://127.0.0.1:8765/mcp", "--store", "/srv/{tenant}", "--store-per", "a claim"],
      "--store-per names a token claim"),
+    (["--transport", "http", "--auth", "jwt", "--issuer", "http://127.0.0.1:9", "--audience",
+      "http://127.0.0.1:8765/mcp", "--store", "/nowhere/mnem/{tenant}", "--store-per", "tenant"],
+     "the folder /nowhere/mnem does not exist; create it"),
     (["--transport", "http", "--auth", "none", "--store", "/srv/{tenant}"], "--store holds {tenant}, a template: "
      "add --store-per CLAIM"),
     (["--transport", "http", "--auth", "none", "--max-stores", "3"], "--max-stores goes with --store-per CLAIM"),

@@ -31,6 +31,7 @@ from langgraph.store.base import (
 )
 
 import mnem_bridge
+from mnem_bridge.reserved import is_reserved
 from mnem_bridge.text import is_utf8, shown
 
 __all__ = [
@@ -104,8 +105,11 @@ def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
     Returns:
         The namespace and key, or ``None`` when the id is not one a put
         could have written: no ``:``, a part that is not a valid escape, or
-        a label BaseStore refuses (empty, or containing ``.`` or NUL).
+        a label BaseStore refuses (empty, or containing ``.`` or NUL), or
+        a reserved id (``mnem_bridge.reserved``: a checkpoint's nodes).
     """
+    if is_reserved(text):  # a checkpoint's node (MnemosyneSaver): graph state, never an item
+        return None
     parts = text.split(SEPARATOR)
     if len(parts) < 2:
         return None

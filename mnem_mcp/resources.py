@@ -22,6 +22,7 @@ from mcp.server import CacheHint
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 import mnem_bridge
+from mnem_bridge import reserved
 
 __all__ = [
     "COMMIT_URI",
@@ -60,8 +61,8 @@ _FULL_COMMIT_URI = re.compile(r"^mnem://commit/[0-9a-f]{64}$")
 
 
 def memory(store: mnem_bridge.Store) -> dict[str, Any]:
-    """``mnem://memory``: the current memory, ``{node id: node}``."""
-    return _memory_dict(store.working_memory())
+    """``mnem://memory``: the current memory, ``{node id: node}``, without checkpoints (``mnem_bridge.reserved``)."""
+    return _memory_dict(reserved.visible(store.working_memory()))
 
 
 def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any] | None:
@@ -71,7 +72,7 @@ def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any] | None:
     absent node; upstream's server serves that as ``null``, so a client can
     poll a fact that does not exist yet without handling an error.
     """
-    found = store.working_node(node_id)
+    found = None if reserved.is_reserved(node_id) else store.working_node(node_id)
     return None if found is None else found.to_dict()
 
 
@@ -86,8 +87,8 @@ def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:
     Returns:
         ``{"changed": {node id: "added" | "modified" | "removed"}, "state": {node id: node}}``.
     """
-    changed = store.changed_by(id)
-    return {"changed": changed, "state": _memory_dict(store.state_at(id))}
+    changed = reserved.visible(store.changed_by(id))
+    return {"changed": changed, "state": _memory_dict(reserved.visible(store.state_at(id)))}
 
 
 def _memory_dict(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, Any]:

@@ -31,7 +31,7 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 
 import mnem_bridge
-from mnem_bridge import agents
+from mnem_bridge import agents, reserved
 
 from . import identity, resources
 from .binding import Binding
@@ -278,7 +278,7 @@ class MemoryTools:
 
         Returns {id: 'added' | 'modified' | 'removed'}.
         """
-        return await self.binding.call(mnem_bridge.Store.changed_by, commit)
+        return reserved.visible(await self.binding.call(mnem_bridge.Store.changed_by, commit))
 
     @tool("Create a memory branch", WRITE, harness=True)
     async def branch(self, name: BranchName, start: Start = None) -> BranchCreated:
@@ -328,19 +328,21 @@ def _read(store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str 
 
     ``prefix``, ``limit`` and ``cursor`` are extensions: ``prefix`` keeps the
     ids that start with it, and a page ``{memory, next_cursor}`` is answered
-    only when ``limit`` or ``cursor`` asks for one.
+    only when ``limit`` or ``cursor`` asks for one.  A LangGraph checkpoint's
+    nodes (``mnem_bridge.reserved``) are graph state, not facts: they are
+    never answered, not even by their id.
     """
     if id is not None:
         if prefix is not None or limit is not None or cursor is not None:
             raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / limit / cursor, not both")
-        return store.working_node(id, at=at)
+        return None if reserved.is_reserved(id) else store.working_node(id, at=at)
     if limit is not None or cursor is not None:
-        return store.memory_page(limit=limit or DEFAULT_PAGE, cursor=cursor,
-                                 prefixes=None if prefix is None else [prefix], at=at)
+        return reserved.visible_page(store.memory_page(limit=limit or DEFAULT_PAGE, cursor=cursor,
+                                                       prefixes=None if prefix is None else [prefix], at=at))
     if prefix is not None:
         page = store.memory_page(limit=WHOLE, prefixes=[prefix], at=at)
-        return dict(page.document["memory"])
-    return dict(store.working_memory() if at is None else store.state_at(at))
+        return reserved.visible(page.document["memory"])
+    return reserved.visible(store.working_memory() if at is None else store.state_at(at))
 
 
 def _switch(store: mnem_bridge.Store, target: str) -> str:

@@ -1,0 +1,157 @@
+"""``MnemosyneSaver`` under real compiled graphs, beside long-term memory in the same store.
+
+A ``StateGraph`` compiled with ``checkpointer=MnemosyneSaver(...)`` runs,
+reads its state and history back, replays from a past checkpoint (a fork),
+stops at an ``interrupt`` and resumes from it, sync and async.  The
+checkpoints live in the store ``MnemosyneStore`` and the MCP tools read,
+and neither shows them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import operator
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pg_stores
+import pytest
+from conftest import BACKENDS, MNEM, new_store
+from langgraph.graph import END, START, StateGraph
+from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
+
+import mnem_bridge
+from mnem_bridge.reserved import CHECKPOINT_PREFIX
+from mnem_langgraph import MnemosyneSaver, MnemosyneStore
+from mnem_mcp import resources, tools
+
+
+class Chat(TypedDict, total=False):
+    user: str
+    log: Annotated[list[str], operator.add]
+
+
+def greet(state: Chat, runtime: Runtime) -> Chat:
+    if runtime.store is not None:
+        runtime.store.put(("users", state["user"]), "seen", {"times": len(state.get("log", [])) + 1})
+    return {"log": [f"hello {state['user']}"]}
+
+
+def answer(state: Chat) -> Chat:
+    return {"log": [f"turn {len(state['log'])}"]}
+
+
+def build(saver: MnemosyneSaver, store: MnemosyneStore | None = None, *, ask: bool = False) -> Any:
+    graph = StateGraph(Chat)
+    graph.add_node("greet", greet)
+    graph.add_node("answer", answer)
+    graph.add_edge(START, "greet")
+    if ask:
+        graph.add_node("ask", lambda state: {"log": [f"user said {interrupt('plan?')}"]})
+        graph.add_edge("greet", "ask")
+        graph.add_edge("ask", "answer")
+    else:
+        graph.add_edge("greet", "answer")
+    graph.add_edge("answer", END)
+    return graph.compile(checkpointer=saver, store=store)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def address(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> str:
+    folder: Path = new_store(tmp_path_factory.mktemp("graph") / "memory", request.param)
+    return pg_stores.address(folder)
+
+
+@pytest.fixture(scope="module")
+def saver(address: str) -> Iterator[MnemosyneSaver]:
+    with MnemosyneSaver(address, author="graph", mnem=MNEM) as opened:
+        yield opened
+
+
+@pytest.fixture(scope="module")
+def mstore(address: str) -> Iterator[MnemosyneStore]:
+    with MnemosyneStore(address, author="graph", mnem=MNEM) as opened:
+        yield opened
+
+
+def thread(name: str, **more: str) -> dict[str, Any]:
+    return {"configurable": {"thread_id": name, **more}}
+
+
+def test_a_graph_runs_reads_its_state_and_history_and_forks_from_a_past_checkpoint(saver, mstore):
+    app = build(saver, mstore)
+    first = app.invoke({"user": "ada"}, thread("t-run"))
+    assert first["log"] == ["hello ada", "turn 1"]
+    second = app.invoke({"user": "ada"}, thread("t-run"))
+    assert second["log"] == ["hello ada", "turn 1", "hello ada", "turn 3"]  # the thread's state carried over
+
+    state = app.get_state(thread("t-run"))
+    assert state.values["log"] == second["log"] and state.next == ()
+    history = list(app.get_state_history(thread("t-run")))
+    assert len(history) == 8  # per run: the input, then one checkpoint per step (start, greet, answer)
+    assert [snapshot.config["configurable"]["checkpoint_id"] for snapshot in history] == sorted(
+        (snapshot.config["configurable"]["checkpoint_id"] for snapshot in history), reverse=True)
+    assert history[-1].parent_config is None and history[0].parent_config == {
+        "configurable": {**history[1].config["configurable"]}}
+
+    after_first = next(s for s in history if s.values.get("log") == ["hello ada", "turn 1"] and s.next == ())
+    forked = app.invoke({"user": "ada"}, after_first.config)  # a new input from a past checkpoint: a fork
+    assert forked["log"] == ["hello ada", "turn 1", "hello ada", "turn 3"]
+    replayed = app.invoke(None, history[-2].config)  # replay from the first run's start
+    assert replayed["log"] == ["hello ada", "turn 1"]
+    assert len(list(app.get_state_history(thread("t-run")))) > len(history)
+    assert mstore.get(("users", "ada"), "seen") is not None  # the memory the graph wrote sits beside
+
+
+def test_an_interrupt_stops_the_run_and_a_resume_continues_from_the_checkpoint(saver):
+    app = build(saver, ask=True)
+    stopped = app.invoke({"user": "bo"}, thread("t-ask"))
+    assert stopped["__interrupt__"][0].value == "plan?"
+    assert app.get_state(thread("t-ask")).next == ("ask",)
+    done = app.invoke(Command(resume="pro"), thread("t-ask"))
+    assert done["log"] == ["hello bo", "user said pro", "turn 2"]
+
+
+def test_the_async_api_runs_a_graph_and_lists_its_checkpoints(saver):
+    app = build(saver)
+
+    async def run() -> tuple[dict[str, Any], int]:
+        result = await app.ainvoke({"user": "cy"}, thread("t-async"))
+        return result, len([s async for s in app.aget_state_history(thread("t-async"))])
+
+    result, steps = asyncio.run(run())
+    assert result["log"] == ["hello cy", "turn 1"] and steps == 4
+    assert saver.get_tuple(thread("t-async")) is not None
+    saver.delete_thread("t-async")
+    assert saver.get_tuple(thread("t-async")) is None
+
+
+def test_checkpoints_are_invisible_to_memory_reads_and_the_mcp_tools(saver, mstore, address):
+    app = build(saver, mstore)
+    app.invoke({"user": "di"}, thread("t-hidden"))
+    bridge = mnem_bridge.open(address, client=mnem_bridge.Mnem(MNEM), exact=True)
+    try:
+        ids = bridge.node_ids()
+        assert any(i.startswith(CHECKPOINT_PREFIX) for i in ids), "the checkpoints are in the store"
+        assert all(not item.key.startswith(".") for item in mstore.search((), limit=1000))
+        assert all(ns[0] == "users" for ns in mstore.list_namespaces())
+        assert ("users", "di") in mstore.list_namespaces()
+
+        for recalled in (tools._read(bridge, None, None, None, None, None),
+                         tools._read(bridge, None, None, CHECKPOINT_PREFIX, None, None),
+                         resources.memory(bridge)):
+            assert isinstance(recalled, dict)
+            assert [i for i in recalled if i.startswith(CHECKPOINT_PREFIX)] == []
+        page = tools._read(bridge, None, None, None, 1000, None)
+        assert isinstance(page, mnem_bridge.MemoryPage)
+        assert [i for i in page.document["memory"] if i.startswith(CHECKPOINT_PREFIX)] == []
+        assert "users:di:seen" in page.document["memory"] and b".checkpoint" not in page.json
+        hidden = next(i for i in ids if i.startswith(CHECKPOINT_PREFIX))
+        assert tools._read(bridge, None, hidden, None, None, None) is None
+        assert resources.node(bridge, hidden) is None
+        last = bridge.log(limit=1)[0]
+        assert resources.commit(bridge, last.id)["changed"] == {}  # the run's last commit is a checkpoint
+    finally:
+        bridge.client.close()

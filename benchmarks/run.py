@@ -33,6 +33,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "mcp_startup": ([], ["--samples", "10"]),
     "mcp_http_load": ([], ["--calls", "64"]),
     "http_tenants_load": ([], ["--clients", "5", "--writes", "20"]),
+    "remote_delta": ([], ["--history", "1000", "--rounds", "5"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),

@@ -1,4 +1,4 @@
-"""Fixtures for the LangGraph adapter tests: a fresh store, opened through the bridge.
+"""Fixtures for the LangGraph adapter tests: a fresh store, opened through the bridge, and a count of ``mnem`` calls.
 
 Test modules load this module as a plugin, ``pytest_plugins =
 ["langgraph_fixtures"]``, rather than import the fixtures by name (a
@@ -10,6 +10,7 @@ and two ``conftest`` modules without packages collide.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,3 +42,33 @@ def ranked_store(store_root: Path) -> Iterator[MnemosyneStore]:
     """``mstore`` opened with ``query_mode="bm25"``: a query ranks, as langmem's questions need."""
     with MnemosyneStore(store_root, author="tester", mnem=MNEM, query_mode="bm25") as store:
         yield store
+
+
+#: The ``mnem`` verbs the ``verbs`` fixture tells apart in the bridge's echo log.
+VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire", "log", "status", "blame")
+
+
+class Verbs(logging.Handler):
+    """The ``mnem`` verb of each echoed command line."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.seen: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        words = record.getMessage().split()
+        self.seen.append(next((word for word in words if word in VERBS), " ".join(words[:4])))
+
+
+@pytest.fixture
+def verbs() -> Iterator[Verbs]:
+    """The verb of every ``mnem`` call made meanwhile, from the bridge's echo log (what ``MNEM_ECHO=1`` shows)."""
+    handler, echo = Verbs(), logging.getLogger("mnem_bridge.echo")
+    level = echo.level
+    echo.setLevel(logging.DEBUG)
+    echo.addHandler(handler)
+    try:
+        yield handler
+    finally:
+        echo.removeHandler(handler)
+        echo.setLevel(level)

@@ -6,46 +6,17 @@ line per invocation, as a user sees it with ``MNEM_ECHO=1``).
 
 from __future__ import annotations
 
-import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pytest
 from conftest import MNEM
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, PutOp, SearchOp
+from langgraph_fixtures import Verbs
 
 from mnem_langgraph import MnemosyneStore
 
 pytest_plugins = ["langgraph_fixtures"]
-
-VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire", "log", "status", "blame")
-
-
-class Verbs(logging.Handler):
-    """The ``mnem`` verb of each echoed command line."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.DEBUG)
-        self.seen: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        words = record.getMessage().split()
-        self.seen.append(next((word for word in words if word in VERBS), " ".join(words[:4])))
-
-
-@pytest.fixture
-def verbs() -> Iterator[Verbs]:
-    handler, echo = Verbs(), logging.getLogger("mnem_bridge.echo")
-    level = echo.level
-    echo.setLevel(logging.DEBUG)
-    echo.addHandler(handler)
-    try:
-        yield handler
-    finally:
-        echo.removeHandler(handler)
-        echo.setLevel(level)
-
 
 def calls(store: MnemosyneStore, verbs: Verbs, ops: Sequence[Op]) -> list[str]:
     verbs.seen.clear()

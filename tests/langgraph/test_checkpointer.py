@@ -18,6 +18,7 @@ from typing import Annotated, Any, TypedDict
 import pg_stores
 import pytest
 from conftest import BACKENDS, MNEM, new_store
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
@@ -26,6 +27,9 @@ import mnem_bridge
 from mnem_bridge.reserved import CHECKPOINT_PREFIX
 from mnem_langgraph import MnemosyneSaver, MnemosyneStore
 from mnem_mcp import resources, tools
+
+#: The ``verbs`` fixture, which counts ``mnem`` calls (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 
 class Chat(TypedDict, total=False):
@@ -155,3 +159,24 @@ def test_checkpoints_are_invisible_to_memory_reads_and_the_mcp_tools(saver, msto
         assert resources.commit(bridge, last.id)["changed"] == {}  # the run's last commit is a checkpoint
     finally:
         bridge.client.close()
+
+
+def test_each_call_costs_the_mnem_invocations_the_docs_promise(saver, verbs):
+    def cost(action: Any) -> list[str]:
+        verbs.seen.clear()
+        action()
+        return list(verbs.seen)
+
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"], checkpoint["channel_versions"] = {"a": 1, "b": 2}, {"a": "1", "b": "1"}
+    stored: list[Any] = []
+    assert cost(lambda: stored.append(saver.put(thread("t-cost", checkpoint_ns=""), checkpoint,
+                                                {"source": "input", "step": -1}, {"a": "1", "b": "1"}))) == ["write"]
+    assert cost(lambda: saver.put_writes(stored[0], [("a", 2), ("b", 3)], "task-1")) == ["ls", "write"]
+    assert cost(lambda: saver.get_tuple(stored[0])) == ["show", "show"]
+    assert cost(lambda: saver.get_tuple(thread("t-cost", checkpoint_ns=""))) == ["ls", "show", "show"]
+    assert cost(lambda: list(saver.list(thread("t-cost")))) == ["ls", "show", "show"]
+    found = saver.get_tuple(stored[0])
+    assert found is not None and found.checkpoint["channel_values"] == {"a": 1, "b": 2}
+    assert [(task, channel, value) for task, channel, value in found.pending_writes or []] == [
+        ("task-1", "a", 2), ("task-1", "b", 3)]

@@ -180,3 +180,24 @@ def test_each_call_costs_the_mnem_invocations_the_docs_promise(saver, verbs):
     assert found is not None and found.checkpoint["channel_values"] == {"a": 1, "b": 2}
     assert [(task, channel, value) for task, channel, value in found.pending_writes or []] == [
         ("task-1", "a", 2), ("task-1", "b", 3)]
+
+
+def test_threads_and_namespaces_with_separators_escapes_and_any_text_round_trip(saver):
+    names = [("a:b", "child:1|x:2"), ("100%", "%3A"), ("日本", ""), (".checkpoint:", "w:c:b")]
+    for thread_id, namespace in names:
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"], checkpoint["channel_versions"] = {"v": thread_id}, {"v": "1"}
+        stored = saver.put(thread(thread_id, checkpoint_ns=namespace), checkpoint, {"step": 0}, {"v": "1"})
+        saver.put_writes(stored, [("v", namespace)], "task:1")
+    for thread_id, namespace in names:
+        found = saver.get_tuple(thread(thread_id, checkpoint_ns=namespace))
+        assert found is not None and found.config["configurable"]["thread_id"] == thread_id
+        assert found.config["configurable"]["checkpoint_ns"] == namespace
+        assert found.checkpoint["channel_values"] == {"v": thread_id}
+        assert found.pending_writes == [("task:1", "v", namespace)]
+    everywhere = {(t.config["configurable"]["thread_id"], t.config["configurable"]["checkpoint_ns"])
+                  for t in saver.list(None)}
+    assert set(names) <= everywhere
+    saver.copy_thread("a:b", "a:b copy")
+    copied = saver.get_tuple(thread("a:b copy", checkpoint_ns="child:1|x:2"))
+    assert copied is not None and copied.pending_writes == [("task:1", "v", "child:1|x:2")]

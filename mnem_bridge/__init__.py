@@ -12,7 +12,8 @@ Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
 ``process`` (the runner protocol and the one-shot runner), ``worker`` (the
 persistent ``mnem serve`` runner; these two are the only places that start a
 process), ``binary`` (finding and checking ``mnem``), ``echo`` (shell lines),
-``client`` (one invocation), ``store`` (the facade), ``agents`` (atomic writes).
+``client`` (one invocation), ``store`` (the facade), ``agents`` (atomic writes),
+``reserved`` (the node ids of LangGraph checkpoints, which agents are never shown).
 """
 
 from __future__ import annotations

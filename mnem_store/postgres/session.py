@@ -19,15 +19,25 @@ every write moves before it commits (``mnem_store.cache``): a worker
 reading a quiet store keeps what it learnt (HEAD's commit row, its lanes,
 node names, objects, each node's last change, whether anything is staged)
 and sends only what each read is about, so a repeated recall of one node
-is ``BEGIN`` and ``COMMIT``, two round trips, not ten.  A write's move
-goes out with its ``COMMIT``, in the same round trip.
+is ``BEGIN`` and ``COMMIT``, two round trips, not ten.
+
+A write waits for the server only where it needs an answer.  Its
+``BEGIN`` round trip also reads HEAD; after it the transaction runs in
+libpq's pipeline mode, so a statement whose result nobody reads (a lock,
+an index row, the ref's move) is sent at once and not waited for: it
+travels with the next statement that is read, and the generation's move
+and ``COMMIT`` go out with whatever the write left unread, in the last
+round trip.  A one-node commit is 8 round trips where it was 22, and
+``tests/store/test_pg_round_trips.py`` keeps it there.  A statement's
+error arrives with the round trip that carries it, so it surfaces at the
+next read (or at ``COMMIT``) and ends the transaction the same way.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from functools import lru_cache
 from typing import Any
 
@@ -38,7 +48,7 @@ from psycopg import sql
 from ..errors import BusyError, CorruptStoreError, MnemError, StoreIoError
 from ..layout import StoreUrl
 from ..sql import Rows, Session
-from ..sql.session import GENERATION, bump, busy_timeout_s, generation
+from ..sql.session import BUMP, GENERATION, busy_timeout_s, fresh_generation, generation
 from .connect import Connections, first_line
 
 __all__ = ["PgSession", "translate"]
@@ -84,10 +94,65 @@ def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) ->
     return StoreIoError(f"PostgreSQL failed: {first_line(exc)}")
 
 
+#: Read by a write's ``BEGIN`` round trip: every commit needs HEAD first, and nothing else can go with it.
+_HEAD = "SELECT value FROM meta WHERE key = 'head'"
+
+
+#: Keys of node names, inserting those no commit named before (in name order, so concurrent writers take the
+#: unique index's locks in one order).  The SELECT reads the statement's snapshot, which a row inserted here is
+#: not in; one a concurrent writer committed while this waited on it is not either, and is left out of the
+#: answer (the caller then asks for it alone).
+_NAME_KEYS = """WITH wanted(name) AS (SELECT DISTINCT unnest(?::bytea[])),
+new AS (
+    INSERT INTO names (name) SELECT name FROM wanted ORDER BY name ON CONFLICT (name) DO NOTHING RETURNING name, key
+)
+SELECT name, key FROM new UNION ALL SELECT n.name, n.key FROM names n JOIN wanted w ON w.name = n.name"""
+
+
+#: ``Session.upsert_object``: the insert, else the row that is there (which the insert's snapshot does not hold).
+_UPSERT_OBJECT = """WITH new AS (
+    INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key
+)
+SELECT key, TRUE, FALSE FROM new UNION ALL SELECT key, FALSE, data IS NULL FROM objects WHERE id = ?"""
+
+
+class _Later:
+    """A statement sent in a write's pipeline: its rows are waited for when read, and its row count likewise.
+
+    psycopg fetches a pipelined cursor's rows when they are read, but its
+    ``rowcount`` would answer before the result came back.
+    """
+
+    __slots__ = ("_cursor", "_pipeline")
+
+    def __init__(self, cursor: psycopg.Cursor[Any], pipeline: psycopg.Pipeline) -> None:
+        self._cursor = cursor
+        self._pipeline = pipeline
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement touched, once the server has said."""
+        if self._cursor.pgresult is None:
+            self._pipeline.sync()
+        return self._cursor.rowcount
+
+    def fetchone(self) -> Any:
+        """The next row (waiting for the result, and everything sent before it)."""
+        return self._cursor.fetchone()
+
+    def fetchall(self) -> list[Any]:
+        """Every remaining row."""
+        return self._cursor.fetchall()
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._cursor)
+
+
 class PgSession(Session):
     """One store's view of its connections: the open transaction, if any, and the store's schema."""
 
     row_lock = " FOR UPDATE"
+    upsert_object = _UPSERT_OBJECT
 
     def __init__(self, url: StoreUrl, connections: Connections) -> None:
         super().__init__()
@@ -98,6 +163,9 @@ class PgSession(Session):
         #: read the generation, and keep anything.
         self.opened = False
         self._schema = sql.Identifier(url.schema)
+        #: A write's pipeline while it is open (``_pipe``), and the context that leaves it.
+        self._pipeline: psycopg.Pipeline | None = None
+        self._piping: AbstractContextManager[psycopg.Pipeline] | None = None
 
     # ------------------------------------------------------------ statements
     def execute(self, statement: str, params: Sequence[Any] = ()) -> Rows:
@@ -105,12 +173,21 @@ class PgSession(Session):
         if self._conn is None:
             with self.transaction(write=False):
                 return self.execute(statement, params)
+        if self._writing:
+            pipeline = self._pipe()
+            return _Later(self._conn.execute(_placeholders(statement), params, binary=True), pipeline)
         return self._conn.execute(_placeholders(statement), params, binary=True)
 
     def execute_sql(self, statement: sql.SQL | sql.Composed) -> None:
-        """Run a composed statement (DDL naming the store's schema) in the open transaction."""
+        """Run a composed statement (DDL naming the store's schema) in the open transaction.
+
+        Outside the pipeline: DDL may be several statements in one text,
+        which only the simple protocol takes, and its errors (a schema that
+        exists already) must surface here, where the caller expects them.
+        """
         if self._conn is None:
             raise RuntimeError("a schema change outside a transaction")
+        self._unpipe()
         self._conn.execute(statement)
 
     def close(self) -> None:
@@ -121,8 +198,28 @@ class PgSession(Session):
         """Run a statement per row, pipelined."""
         if self._conn is None:
             raise RuntimeError("executemany outside a transaction")
+        if self._writing:
+            self._pipe()
         with self._conn.cursor() as cursor:
             cursor.executemany(_placeholders(statement), list(rows))
+
+    def _pipe(self) -> psycopg.Pipeline:
+        """The open write's pipeline, entered on its first statement (``BEGIN`` was sent before it)."""
+        if self._pipeline is None:
+            assert self._conn is not None
+            self._piping = self._conn.pipeline()
+            self._pipeline = self._piping.__enter__()
+        return self._pipeline
+
+    def _unpipe(self, failed: BaseException | None = None) -> None:
+        """Leave the pipeline: wait for every statement sent, raising the first error (unless ``failed`` already).
+
+        After a failure psycopg only logs what syncing the aborted pipeline
+        says, so the failure that ended the transaction is the one reported.
+        """
+        piping, self._piping, self._pipeline = self._piping, None, None
+        if piping is not None:
+            piping.__exit__(type(failed) if failed is not None else None, failed, None)
 
     def keys_table(self, keys: list[int]) -> tuple[str, Any]:
         """The keys as an array, unnested."""
@@ -134,6 +231,10 @@ class PgSession(Session):
             return
         self.memo["lock", resource] = True
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"{self.url.schema}/{resource}",))
+
+    def name_keys(self, stored: list[Any]) -> dict[Any, int]:
+        """Keys of node names, the missing ones inserted, in one statement (``_NAME_KEYS``)."""
+        return {bytes(name): key for name, key in self.execute(_NAME_KEYS, (stored,))}
 
     def node_name(self, node_id: str) -> bytes:
         """Node ids are stored as UTF-8 bytes: PostgreSQL text cannot hold NUL, and upstream's ids may."""
@@ -148,13 +249,21 @@ class PgSession(Session):
 
     # ---------------------------------------------------------- transactions
     def _begin(self, conn: psycopg.Connection[Any], write: bool) -> None:
-        """Begin, in one round trip; a read also reads the store's generation (``Kept.observe``)."""
+        """Begin, in one round trip; a read also reads the store's generation (``Kept.observe``), a write HEAD."""
         if write:
             self.kept.forget_memo()
             timeout = f"{int(busy_timeout_s() * 1000)}ms"
-            conn.execute(sql.SQL(
+            begin = sql.SQL(
                 "BEGIN ISOLATION LEVEL READ COMMITTED; SET LOCAL search_path TO {}; SET LOCAL lock_timeout = {}"
-            ).format(self._schema, sql.Literal(timeout)))
+            ).format(self._schema, sql.Literal(timeout))
+            if not self.opened:  # creating the store: no tables to read yet
+                conn.execute(begin)
+                return
+            cursor = conn.execute(begin + sql.SQL("; " + _HEAD))
+            while cursor.nextset():  # to the last statement's result
+                pass
+            row = cursor.fetchone()
+            self.memo["meta", "head"] = row[0] if row is not None else None
             return
         if not self.opened:
             self.kept.forget_memo()
@@ -217,12 +326,21 @@ class PgSession(Session):
                 self._conn, self._writing = conn, write
                 try:
                     yield
-                except BaseException:
+                except BaseException as exc:
+                    self._unpipe(exc)
                     self._rollback(conn)
                     raise
                 try:
-                    conn.execute(bump() + "; COMMIT" if write else "COMMIT")
+                    if write:  # with what the write left unread, in one round trip
+                        fresh = fresh_generation()
+                        self._pipe()
+                        conn.execute(_placeholders(BUMP), (str(fresh), fresh))
+                        conn.execute("COMMIT")
+                        self._unpipe()
+                    else:
+                        conn.execute("COMMIT")
                 except psycopg.Error as exc:
+                    self._unpipe(exc)
                     self._rollback(conn)
                     raise translate(exc, self.url, committing=write) from None
         except psycopg.Error as exc:
@@ -230,8 +348,22 @@ class PgSession(Session):
         finally:
             if conn is not None and conn.broken:  # lost mid-transaction: the server may be gone, the pool with it
                 self._connections.reset()
+            self._piping = self._pipeline = None
             self._conn, self._writing = None, False
             self._forget(write)
+
+    def meta(self, key: str) -> str | None:
+        """A ``meta`` row's value; a write's HEAD came with its ``BEGIN`` (and follows its own ``set_meta``)."""
+        if ("meta", key) in self.memo:
+            found: str | None = self.memo["meta", key]
+            return found
+        return super().meta(key)
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Write one ``meta`` row (and what this write reads of it next)."""
+        super().set_meta(key, value)
+        if ("meta", key) in self.memo:
+            self.memo["meta", key] = value
 
     def _forget(self, write: bool) -> None:
         """At a transaction's end, what its memo may not keep: all of a write's, a read's large objects."""

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable, Iterator
+from contextlib import suppress
 
 from ..backend import KIND_CODES, ObjectIndex, ObjectRow
 from ..canonical import encode
@@ -91,6 +92,12 @@ class SqlObjectStore(ObjectIndex):
             self._remember(raw, found)
         return found
 
+    def remember_stored(self, raw: bytes, key: int, kind: int, stored: bytes | None) -> None:
+        """Memoise an object row another statement read along (``SqlBackend.ref``: the tip a write builds on)."""
+        if stored is not None:
+            with suppress(CorruptStoreError):  # left for ``row`` to report, when and as a caller reads it
+                self._remember(raw, (key, kind, unpack(stored)))
+
     def _remember(self, raw: bytes, found: ObjectRow) -> None:
         """Memoise an object's row; one larger than ``MEMO_OBJECT_BYTES`` only until its transaction ends."""
         data = found[2]
@@ -151,22 +158,30 @@ class SqlObjectStore(ObjectIndex):
         """
         db = self.db
         stored = None if data is None else pack(kind, data)
-        # Insert first (a new object is the usual case: one statement); ON CONFLICT yields to an object that is
-        # there already, also one a concurrent writer (PostgreSQL) inserted first.
-        row = db.execute(
-            "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key",
-            (raw, KIND_CODES[kind], stored),
-        ).fetchone()
-        if row is not None:
-            new: int = row[0]
+        if db.upsert_object is not None:
+            found = db.execute(db.upsert_object, (raw, KIND_CODES[kind], stored, raw)).fetchone()
+        else:
+            # Insert first (a new object is the usual case: one statement); ON CONFLICT yields to an object that
+            # is there already, also one a concurrent writer (PostgreSQL) inserted first.
+            row = db.execute(
+                "INSERT INTO objects (id, kind, data) VALUES (?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING key",
+                (raw, KIND_CODES[kind], stored),
+            ).fetchone()
+            found = None if row is None else (row[0], True, False)
+        if found is not None and found[1]:
+            new: int = found[0]
             if data is not None:
                 db.memo["object", raw] = (new, KIND_CODES[kind], data)
             return new
-        row = db.execute("SELECT key, data FROM objects WHERE id = ?", (raw,)).fetchone()
-        key: int = row[0]
-        if row[1] is None and data is not None:
+        if found is None:  # there already (on PostgreSQL: stored by a concurrent writer after the snapshot)
+            row = db.execute("SELECT key, data IS NULL FROM objects WHERE id = ?", (raw,)).fetchone()
+            found = (row[0], False, bool(row[1]))
+        key: int = found[0]
+        if found[2] and data is not None:
             db.execute("UPDATE objects SET data = ? WHERE key = ? AND kind = ?", (data, key, _STATE))
             db.memo.pop(("object", raw), None)
+        elif data is not None:  # the stored bytes are these (the id names them): a commit's change rows need the key
+            db.memo["object", raw] = (key, KIND_CODES[kind], data)
         return key
 
     def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:

@@ -20,7 +20,9 @@ from typing import Any, Protocol
 
 from ..cache import EPOCH_BITS, GENERATION_KEY, Kept
 
-__all__ = ["GENERATION", "REBUILD", "Rows", "Session", "bump", "busy_timeout_s", "generation"]
+__all__ = [
+    "BUMP", "GENERATION", "REBUILD", "Rows", "Session", "bump", "busy_timeout_s", "fresh_generation", "generation",
+]
 
 
 class Rows(Protocol):
@@ -55,18 +57,28 @@ BRIEF = "brief"
 GENERATION = f"SELECT value FROM meta WHERE key = '{GENERATION_KEY}'"
 
 
-def bump() -> str:
-    """The statement every write transaction runs just before it commits: a new generation in the same epoch.
+#: ``bump``'s statement with the new value as parameters (the value as text, then as a number): a server
+#: prepares it once, where each of ``bump``'s texts would be a new statement to parse and plan.
+BUMP = (
+    f"INSERT INTO meta (key, value) VALUES ('{GENERATION_KEY}', ?) ON CONFLICT (key) DO UPDATE SET "
+    f"value = CAST(((CAST(meta.value AS BIGINT) >> {EPOCH_BITS}) << {EPOCH_BITS}) + ? AS TEXT)"
+)
+
+
+def fresh_generation() -> int:
+    """A new generation within the epoch (``BUMP``'s value).
 
     New at random within the epoch rather than counted up: a PostgreSQL
     server that crashes may lose commits a reader had already seen, and a
     count would then reach the same generation again over other contents.
     """
-    fresh = secrets.randbelow((1 << EPOCH_BITS) - 1) + 1
-    return (
-        f"INSERT INTO meta (key, value) VALUES ('{GENERATION_KEY}', '{fresh}') ON CONFLICT (key) DO UPDATE SET "
-        f"value = CAST(((CAST(meta.value AS BIGINT) >> {EPOCH_BITS}) << {EPOCH_BITS}) + {fresh} AS TEXT)"
-    )
+    return secrets.randbelow((1 << EPOCH_BITS) - 1) + 1
+
+
+def bump() -> str:
+    """The statement every write transaction runs just before it commits: a new generation in the same epoch."""
+    fresh = fresh_generation()
+    return BUMP.replace("?", f"'{fresh}'", 1).replace("?", str(fresh), 1)
 
 
 #: Run by a rebuild (``Session.rebuild``): the generation starts the next epoch, so every shelf empties.
@@ -133,6 +145,11 @@ class Session(ABC):
     #: one write lock for everything, as SQLite has).
     row_lock = ""
 
+    #: A statement that inserts an object ``(id, kind, data)`` unless its id (the fourth parameter) is stored,
+    #: and answers ``(key, whether it is new, whether its bytes are missing)`` either way: one round trip to a
+    #: server for an object written again.  None: insert, then read what was there (SQLite, in process).
+    upsert_object: str | None = None
+
     @abstractmethod
     def execute(self, sql: str, params: Sequence[Any] = ()) -> Rows:
         """Run one statement with ``?`` placeholders."""
@@ -152,6 +169,15 @@ class Session(ABC):
         Called inside write transactions before reading what a write will
         change (a branch tip, staging, the lanes).
         """
+
+    def name_keys(self, stored: list[Any]) -> dict[Any, int] | None:
+        """The ``names`` keys of these stored node names, creating the missing ones, in one statement.
+
+        None where the engine has no such statement (SQLite, where a
+        statement per name costs no round trip); a name missing from the
+        answer is looked up on its own.
+        """
+        return None
 
     def node_name(self, node_id: str) -> Any:
         """A node id as its column stores it."""

@@ -114,6 +114,10 @@ class SqlStateStore(ChangeIndex):
                 self.db.memo["graph", commit_raw] = found
         return found
 
+    def remember_graph(self, commit_raw: bytes, row: tuple[int, int | None, int, bytes, bytes]) -> None:
+        """Memoise a graph row another statement read along (``SqlBackend.ref``: the tip a write builds on)."""
+        self.db.memo["graph", commit_raw] = _graph_row(row)
+
     def graph_row(self, commit_key: int) -> GraphRow:
         """The graph row of a commit key (``corrupt_store`` when missing)."""
         row = self.db.execute(f"{self._ROW} WHERE c.key = ?", (commit_key,)).fetchone()
@@ -168,17 +172,11 @@ class SqlStateStore(ChangeIndex):
         chain's last snapshot outgrow it.
         """
         db = self.db
-        if db.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
+        indexed, since, lane_row, stored = self._facts(row)
+        if indexed:
             return  # the same commit written again: already indexed
-        since = 0
-        if row.parent is not None:
-            parent = db.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
-            if parent is None:
-                raise CorruptStoreError(f"parent commit key {row.parent} is not in the commit graph")
-            since = parent[0]
-        lane = self._join_lane(row.key, row.parent)
+        lane = self._head_lane(row.key, row.parent, lane_row)
         since += max(1, len(changes))
-        stored = db.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
         if stored or since > len(image.nodes):
             if not stored:
                 db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
@@ -190,6 +188,35 @@ class SqlStateStore(ChangeIndex):
         self._insert_changes(row.key, changes)
         self._images.keep(row.state, image)
 
+    def _facts(self, row: GraphRow) -> tuple[bool, int, tuple[int, int] | None, bool]:
+        """What recording ``row`` must know first, in one statement when its parent heads a lane (the usual case).
+
+        ``(already indexed, the parent's since, the parent's lane row (lane, head) locked, or None, whether
+        the state's bytes are stored)``: to a server that is one round trip, not four.
+        """
+        db = self.db
+        if row.parent is not None:
+            found = db.execute(
+                "SELECT (SELECT 1 FROM commits WHERE key = ?), c.since, l.lane, l.head, "
+                "(SELECT data IS NOT NULL FROM objects WHERE key = ?) "
+                f"FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?{db.row_lock}",
+                (row.key, row.state_key, row.parent),
+            ).fetchone()
+            if found is not None:
+                indexed, since, lane, head, stored = found
+                return indexed is not None, since, (lane, head), bool(stored)
+        # A root, or a parent without a lane row (left by a reindex): one question at a time.
+        if db.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
+            return True, 0, None, False
+        since = 0
+        if row.parent is not None:
+            parent = db.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
+            if parent is None:
+                raise CorruptStoreError(f"parent commit key {row.parent} is not in the commit graph")
+            since = parent[0]
+        stored = db.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
+        return False, since, None, bool(stored)
+
     def _join_lane(self, key: int, parent: int | None) -> int:
         """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own.
 
@@ -197,15 +224,20 @@ class SqlStateStore(ChangeIndex):
         writers extending the same commit on two branches must not both
         join its lane, or the lane would fork.
         """
-        lane = key
+        found = None
         if parent is not None:
             found = self.db.execute(
                 f"SELECT l.lane, l.head FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?"
                 f"{self.db.row_lock}",
                 (parent,),
             ).fetchone()
-            if found is not None and found[1] == parent:
-                lane = found[0]
+        return self._head_lane(key, parent, found)
+
+    def _head_lane(self, key: int, parent: int | None, found: tuple[int, int] | None) -> int:
+        """Put ``key`` at the head of its parent's lane when the parent heads it (``found``, locked), else its own."""
+        lane = key
+        if parent is not None and found is not None and found[1] == parent:
+            lane = found[0]
         self.db.execute(
             "INSERT INTO lanes (lane, head) VALUES (?, ?) ON CONFLICT (lane) DO UPDATE SET head = excluded.head",
             (lane, key),
@@ -248,8 +280,18 @@ class SqlStateStore(ChangeIndex):
         One indexed lookup per name rather than a batch through JSON: node
         ids may hold NUL characters, which SQLite's JSON functions cut short.
         The insert yields to a concurrent writer's (PostgreSQL) and then reads its key.
+        An engine with a statement for the whole batch (``Session.name_keys``:
+        PostgreSQL, one round trip) answers first; what it leaves out is
+        asked one name at a time.
         """
         keys: dict[str, int] = {}
+        wanted = [name for name in dict.fromkeys(names) if ("name", name) not in self.db.memo]
+        found = self.db.name_keys([self.db.node_name(name) for name in wanted]) if wanted else None
+        if found is not None:
+            for name in wanted:
+                key = found.get(self.db.node_name(name))
+                if key is not None:
+                    self.db.memo["name", name] = key
         for name in names:
             key = self._name_key(name)
             if key is None:

@@ -22,6 +22,9 @@ talked to over its unix socket; SQLite writes with ``synchronous=FULL``.
   nothing is shared but the machine's two cores.
 
 Run: ``python benchmarks/backends.py [--quick]``; writes ``benchmarks/results/backends.md``.
+``--writers-only`` runs just "16 on separate stores" and the CPU per commit, with the full
+sample counts, and prints them without writing the report: a quick before/after check of a
+change to the write path.
 """
 
 from __future__ import annotations
@@ -187,9 +190,13 @@ def race(places: Places, backend: str, writers: int, separate: bool, count: int,
     return writers * count / elapsed, latencies
 
 
-def concurrency_table(places: Places, tmp: Path, count: int) -> tuple[list[str], dict[tuple[str, int, bool], float]]:
+#: The concurrent-writer cases: (writers, on separate stores).
+CASES = [(n, False) for n in (1, 4, 16, 32)] + [(n, True) for n in (16, 32)]
+
+
+def concurrency_table(places: Places, tmp: Path, count: int, cases: list[tuple[int, bool]] = CASES,
+                      ) -> tuple[list[str], dict[tuple[str, int, bool], float]]:
     rows, throughput = [], {}
-    cases = [(n, False) for n in (1, 4, 16, 32)] + [(n, True) for n in (16, 32)]
     for writers, separate in cases:
         cells: list[str] = [f"{writers} on {'separate stores' if separate else 'one store'}"]
         for backend in BACKENDS:
@@ -205,6 +212,8 @@ def concurrency_table(places: Places, tmp: Path, count: int) -> tuple[list[str],
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument("--writers-only", action="store_true",
+                        help="only 16 writers on separate stores and CPU per commit, printed, no report written")
     args = parser.parse_args()
     samples, warmup, count = (40, 5, 10) if args.quick else (300, 30, 100)
     with tempfile.TemporaryDirectory(prefix="mnembench-", dir="/tmp") as name:
@@ -212,6 +221,10 @@ def main() -> None:
         server, uri = start_postgres(tmp / "pg")
         try:
             places = Places(tmp, uri)
+            if args.writers_only:
+                writers, rates = concurrency_table(places, tmp, count, [(16, True)])
+                print("\n".join([*writers, "", *cpu_table(places, count * 5)]))
+                return
             ops, results = operations_table(places, samples, warmup)
             writers, rates = concurrency_table(places, tmp, count)
             cpu = cpu_table(places, count * 5)

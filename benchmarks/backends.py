@@ -80,6 +80,7 @@ def start_postgres(folder: Path) -> tuple[object, str]:
     import pgserver
 
     server = pgserver.get_server(folder, cleanup_mode="delete")
+    PGDATA[:] = [Path(folder)]
     return server, server.get_uri()
 
 
@@ -126,19 +127,25 @@ def operations_table(places: Places, samples: int, warmup: int) -> tuple[list[st
                  rows), results
 
 
+#: The benchmark's own server's data folder (``start_postgres``): only its processes' CPU is counted.
+PGDATA: list[Path] = []
+
+
 def server_cpu_seconds() -> float:
-    """CPU time (user + system) of every PostgreSQL process on the machine so far."""
+    """CPU time (user + system) so far of the benchmark's PostgreSQL server: its postmaster and its children.
+
+    Only this server's processes: another PostgreSQL on the machine (a test run's) is not this benchmark's cost.
+    """
+    postmaster = int((PGDATA[0] / "postmaster.pid").read_text().split()[0])
     total = 0
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
-            with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
-                if b"postgres" not in cmdline.read():
-                    continue
             with open(f"/proc/{pid}/stat") as stat:
                 fields = stat.read().rsplit(")", 1)[1].split()
         except OSError:  # the process ended while being read
             continue
-        total += int(fields[11]) + int(fields[12])
+        if int(pid) == postmaster or int(fields[1]) == postmaster:
+            total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
 

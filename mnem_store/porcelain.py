@@ -350,13 +350,48 @@ def resolve(repo: Repo, rev: str) -> bytes:
 
 
 # ----------------------------------------------------------------------- reading
+#: The node-id prefix under which LangGraph checkpoints live (``mnem_bridge.reserved.CHECKPOINT_PREFIX``).
+CHECKPOINT_PREFIX = ".checkpoint:"
+
+
+def thread_prefix(thread_id: str) -> str:
+    """The node-id prefix of one thread's checkpoints, as ``MnemosyneSaver`` lays them out.
+
+    The thread is escaped as ``mnem_langgraph.keys.encode_part`` escapes a
+    label (``%`` as ``%25``, ``:`` as ``%3A``), so a thread named ``a`` never
+    matches thread ``a:b``'s nodes.  The engine repeats the two-rule escape
+    rather than import the adapter it knows nothing else of.
+    """
+    return CHECKPOINT_PREFIX + thread_id.replace("%", "%25").replace(":", "%3A") + ":"
+
+
 def log(
-    repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None
+    repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None,
+    touching: Sequence[str] = (), threads: Sequence[str] = (),
 ) -> list[tuple[bytes, Commit]]:
-    """History from ``rev`` (default HEAD), newest first, in graph order (see ``Repo.log``)."""
+    """History from ``rev`` (default HEAD), newest first, in graph order (see ``Repo.log``).
+
+    With ``touching`` or ``threads`` only some commits are listed, decided
+    from each commit's change rows (its change set against its first parent),
+    so no state is loaded: a commit is listed when it changed a node under
+    one of the ``touching`` prefixes (``git log -- PATH``), or, for each of
+    ``threads``, when it changed one of that thread's checkpoint nodes or
+    no checkpoint node at all (a memory commit).  The filters add up: a
+    commit that passes one is listed.
+    """
+    keep = None
+    if touching or threads:
+        prefixes = tuple(touching) + tuple(thread_prefix(thread) for thread in threads)
+
+        def keep(raw: bytes) -> bool:
+            changed = repo.changes_of(raw)
+            if any(node_id.startswith(prefixes) for node_id in changed):
+                return True
+            return bool(threads) and not any(node_id.startswith(CHECKPOINT_PREFIX) for node_id in changed)
+
     with repo.backend.read():
         return repo.log(repo.resolve(rev) if rev is not None else repo.head_commit(),
-                        first_parent=first_parent, limit=limit)
+                        first_parent=first_parent, limit=limit, keep=keep)
 
 
 def head(repo: Repo) -> tuple[Head, bytes | None]:

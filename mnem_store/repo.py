@@ -681,7 +681,8 @@ class Repo:
 
     # ------------------------------------------------------------------ log
     def log(
-        self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None
+        self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None,
+        keep: Callable[[bytes], bool] | None = None,
     ) -> list[tuple[bytes, Commit]]:
         """History from ``start``, newest first, in graph order; costs what it lists.
 
@@ -690,7 +691,9 @@ class Repo:
         one of its descendants, and for histories whose clocks ran forward
         this is upstream's order (commit time, then id, descending).  The
         walk keeps a heap of the frontier, so ``limit`` N decodes about N
-        commits however long the history is.
+        commits however long the history is.  ``keep`` (``log --touching``)
+        lists only the commits it accepts; the walk still goes through the
+        others, so ``limit`` counts the listed ones.
         """
         if start is None:
             return []
@@ -699,7 +702,8 @@ class Repo:
             cursor: bytes | None = start
             while cursor is not None and (limit is None or len(out) < limit):
                 commit = self.commit_obj(cursor)
-                out.append((cursor, commit))
+                if keep is None or keep(cursor):
+                    out.append((cursor, commit))
                 cursor = commit.parents[0] if commit.parents else None
             return out
 
@@ -711,7 +715,8 @@ class Repo:
         while frontier and (limit is None or len(out) < limit):
             raw = heapq.heappop(frontier)[2]
             commit = self.commit_obj(raw)
-            out.append((raw, commit))
+            if keep is None or keep(raw):
+                out.append((raw, commit))
             for parent in commit.parents:
                 if parent not in seen:
                     seen.add(parent)

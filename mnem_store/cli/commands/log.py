@@ -1,4 +1,9 @@
-"""``mnem log [REV]``: history from HEAD (or, an extension, from ``REV``), newest first."""
+"""``mnem log [REV]``: history from HEAD (or, an extension, from ``REV``), newest first.
+
+Extensions filter it by what each commit changed (``--touching PREFIX``,
+``--thread T``), so a person debugging a LangGraph run sees one thread's
+checkpoints and the memory commits between them on one timeline.
+"""
 
 from __future__ import annotations
 
@@ -17,19 +22,29 @@ def count(text: str) -> int:
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """Add ``log``'s options: where to start (extension), which parents to follow, how many commits, the format."""
+    """Add ``log``'s options: where to start (extension), which parents to follow, how many commits, the format.
+
+    The filters are options rather than git's ``-- PATH``: ``REV`` is
+    optional, so a bare prefix after it could not be told from a revision.
+    """
     parser.add_argument("rev", nargs="?", help="start from this commit-ish, e.g. main~2 (default: HEAD; extension)")
     parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
     parser.add_argument("-n", "--max-count", type=count, metavar="N", help="show at most this many commits")
     parser.add_argument("--oneline", action="store_true", help="one line per commit")
+    parser.add_argument("--touching", action="append", default=[], metavar="PREFIX",
+                        help="only commits that changed a node whose id starts with PREFIX; repeatable (extension)")
+    parser.add_argument("--thread", action="append", default=[], metavar="THREAD",
+                        help="only LangGraph thread THREAD's checkpoint commits and the memory commits (those "
+                             "changing no .checkpoint: node); repeatable (extension)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """List commits from HEAD (or ``REV``), newest first, in full or one line each."""
-    entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count, rev=args.rev)
+    entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count, rev=args.rev,
+                            touching=args.touching, threads=args.thread)
     data = [commit.to_dict(raw) for raw, commit in entries]
-    if not entries:
-        return Outcome(data, "no commits yet\n")
+    if not entries:  # a filter that matched nothing prints nothing, as git's does
+        return Outcome(data, "" if args.touching or args.thread else "no commits yet\n")
     paint = ctx.paint
     out: list[str] = []
     for raw, commit in entries:

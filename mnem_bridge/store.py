@@ -564,7 +564,8 @@ class Store:
         return flags if time_ms is None else [*flags, f"--time={time_ms}"]
 
     # ------------------------------------------------------------ history and refs
-    def log(self, *, first_parent: bool = False, limit: int | None = None) -> list[Commit]:
+    def log(self, *, first_parent: bool = False, limit: int | None = None,
+            touching: Iterable[str] = (), threads: Iterable[str] = ()) -> list[Commit]:
         """History from HEAD, in the binary's order, which is kept as it is (never re-sorted here).
 
         That order is the graph's: no commit comes before one of its
@@ -572,19 +573,34 @@ class Store:
         break it wherever clocks disagree (a commit may carry an explicit,
         older ``time_ms`` than its parent).
 
+        ``touching`` and ``threads`` (``mnem log --touching/--thread``) keep
+        only some commits, so one LangGraph thread's run can be read beside
+        what the agent learnt without the other threads' checkpoints; the
+        binary decides from its change index, so no memory is read.
+
         Args:
             first_parent: Follow only each commit's first parent.
-            limit: At most this many commits.
+            limit: At most this many commits (of those listed).
+            touching: Only commits that changed a node whose id starts with one of these.
+            threads: Also (or only, without ``touching``) the commits that changed one of these LangGraph
+                threads' checkpoints, and every commit that changed no checkpoint (a memory commit).
 
         Returns:
             The commits (empty on an unborn branch).
+
+        Raises:
+            ContractError: ``touching`` or ``threads`` with a ``mnem`` that does not list the ``log-filter`` feature.
         """
         args = ["log"]
         if first_parent:
             args.append("--first-parent")
         if limit is not None:
             args.append(f"--max-count={limit}")
-        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args)
+        filters = [f"--touching={prefix}" for prefix in touching] + [f"--thread={thread}" for thread in threads]
+        if filters and "log-filter" not in self._client.binary.features:
+            raise ContractError(f"the `mnem` at {self._client.path} cannot filter its log (it does not list the "
+                                f"`log-filter` feature); {FIX}")
+        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args, *filters)
 
     def resolve(self, spec: str) -> str:
         """The commit a branch name or a 4-64 hex prefix names.

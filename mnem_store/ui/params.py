@@ -16,7 +16,7 @@ from typing import Any
 from ..canonical import parse_json
 from ..errors import InvalidRefError, UsageError
 
-__all__ = ["MAX_PAGE", "commit_id", "every_branch", "json_value", "node_id", "offset", "page_size", "rev"]
+__all__ = ["MAX_PAGE", "commit_id", "every_branch", "json_value", "node_id", "offset", "page_size", "rev", "thread"]
 
 #: The most facts, commits, changes or timeline steps one answer holds.
 MAX_PAGE = 200
@@ -68,6 +68,14 @@ def every_branch(query: Mapping[str, str]) -> bool:
     if query.get("at"):
         raise UsageError("all=1 reads every branch, at reads one: ask for one or the other")
     return True
+
+
+def thread(query: Mapping[str, str]) -> str | None:
+    """``thread``: one LangGraph thread whose checkpoints, with the memory commits, a history keeps (None: all)."""
+    text = query.get("thread") or None
+    if text is not None and (len(text) > MAX_REV or "\0" in text):
+        raise UsageError(f"thread must be a LangGraph thread id of at most {MAX_REV} characters, without NUL")
+    return text
 
 
 def node_id(query: Mapping[str, str]) -> str:

@@ -12,6 +12,7 @@ up to its end.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -144,35 +145,56 @@ def when(repo: Repo, node_id: str, value: Any, rev: str | None) -> dict[str, Any
     return {"commit": commit.to_dict(raw), "blame": found.blame.to_dict() if found.blame is not None else None}
 
 
-def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool = False) -> dict[str, Any]:
+def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool = False,
+            thread: str | None = None) -> dict[str, Any]:
     """A page of history from ``rev`` (default HEAD), or of every branch, newest first in graph order.
 
-    Each commit comes with its parents.  The walk stops at the page's end,
-    so a page costs ``offset + limit`` commits (per branch with ``every``);
-    ``more`` says whether another page follows.
+    Each commit comes with its parents and ``threads``: the LangGraph
+    threads whose checkpoints it changed (``[]`` for a memory commit), read
+    from its change rows, so the page can tell what the graph did from what
+    the agent learnt.  ``thread`` keeps that thread's checkpoint commits and
+    the memory commits (``mnem log --thread``).  The walk stops at the page's
+    end, so a page costs ``offset + limit`` listed commits (per branch with
+    ``every``); ``more`` says whether another page follows.
     """
     count = offset + limit + 1
+    threads = [thread] if thread is not None else []
     if every:
-        at, entries = None, _log_of_every_branch(repo, count)
+        at, entries = None, _log_of_every_branch(repo, count, threads)
     else:
         at = _at(repo, rev)
-        entries = porcelain.log(repo, rev=at, limit=count) if at is not None else []
+        entries = porcelain.log(repo, rev=at, limit=count, threads=threads) if at is not None else []
     page = entries[offset:offset + limit]
-    return {"commit": at, "offset": offset, "commits": [c.to_dict(raw) for raw, c in page],
+    with repo.backend.read():
+        marks = {raw: _checkpoint_threads(repo.changes_of(raw)) for raw, _ in page}
+    return {"commit": at, "offset": offset, "thread": thread,
+            "commits": [{**c.to_dict(raw), "threads": marks[raw]} for raw, c in page],
             "more": len(entries) > offset + limit}
 
 
-def _log_of_every_branch(repo: Repo, count: int) -> list[tuple[bytes, Commit]]:
+def _checkpoint_threads(changed: Iterable[str]) -> list[str]:
+    """The threads whose checkpoint nodes are among ``changed`` node ids, decoded, in order of first appearance."""
+    found: dict[str, None] = {}
+    for node_id in changed:
+        if node_id.startswith(porcelain.CHECKPOINT_PREFIX):
+            part = node_id[len(porcelain.CHECKPOINT_PREFIX):].split(":", 1)[0]
+            found[part.replace("%3A", ":").replace("%25", "%")] = None
+    return list(found)
+
+
+def _log_of_every_branch(repo: Repo, count: int, threads: Sequence[str] = ()) -> list[tuple[bytes, Commit]]:
     """The first ``count`` commits reachable from any branch or from HEAD, each once, in ``Repo.log``'s order.
 
     ``Repo.log`` orders every commit by one key (corrected time, then id,
     descending), whatever the walk's start, so the first ``count`` of the
     union are among the first ``count`` of each tip's own walk: merging
-    those walks by that key is the walk from every tip at once.
+    those walks by that key is the walk from every tip at once.  A
+    ``threads`` filter keeps that true: it drops commits from every walk alike.
     """
     head = porcelain.head(repo)[1]  # a detached HEAD is a tip too
     tips = {branch.tip for branch in porcelain.branch_list(repo)} | ({head} if head is not None else set())
-    found = {raw: commit for tip in tips for raw, commit in porcelain.log(repo, rev=tip.hex(), limit=count)}
+    found = {raw: commit for tip in tips
+             for raw, commit in porcelain.log(repo, rev=tip.hex(), limit=count, threads=threads)}
     with repo.backend.read():
         order = sorted(found, key=lambda raw: (repo.corrected_time(found[raw]), raw), reverse=True)
     return [(raw, found[raw]) for raw in order[:count]]

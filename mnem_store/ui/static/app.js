@@ -267,23 +267,45 @@ function timelineEntry(id, entry) {
   return item;
 }
 
-// The branch picker: "All branches" (the default) or one branch, the current one first.
-function branchPicker(at) {
+// The branch picker: "All branches" (the default) or one branch, the current one first. A thread filter stays.
+function branchPicker(at, thread) {
   const where = state.where || {};
   const current = where.branch || where.commit;
-  const select = el("select", { id: "branch", onchange: () => navigate(href("/history", { at: select.value })) },
+  const select = el("select", { id: "branch", onchange: () => navigate(href("/history", { at: select.value, thread })) },
     where.branch ? null : el("option", { value: where.commit || "" }, "detached HEAD (current)"),
     state.branches.map((b) => el("option", { value: b.name, selected: b.name === (at || current) }, b.current ? `${b.name} (current)` : b.name)));
   const choice = (label, checked, target) => el("label", {},
-    el("input", { type: "radio", name: "scope", checked, onchange: () => navigate(href("/history", { at: target })) }), ` ${label}`);
+    el("input", { type: "radio", name: "scope", checked, onchange: () => navigate(href("/history", { at: target, thread })) }), ` ${label}`);
   return el("fieldset", { class: "scope" }, el("legend", {}, "Show"),
     choice("All branches", !at, null), " ", choice("One branch", Boolean(at), at || current), " ",
     el("label", { for: "branch", class: "visually-hidden" }, "Branch"), select);
 }
 
+// The thread filter: one LangGraph thread's checkpoints and the memory commits between them (mnem log --thread).
+function threadFilter(at, thread) {
+  const input = el("input", { id: "thread", type: "search", value: thread || "", placeholder: "thread id" });
+  const form = el("form", { class: "scope", role: "search", "aria-label": "thread filter" },
+    el("label", { for: "thread" }, "Checkpoints of thread"), input,
+    el("button", { type: "submit" }, "Filter"),
+    thread ? el("a", { href: href("/history", { at }) }, "Show every commit") : null);
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    navigate(href("/history", { at, thread: input.value.trim() }));
+  });
+  return form;
+}
+
+// A checkpoint commit's marker: the threads whose checkpoints it wrote, each a link to that thread's timeline.
+function checkpointMarker(at, threads) {
+  if (!threads.length) return null;
+  return el("span", { class: "checkpoint-mark" }, "checkpoint ",
+    threads.map((t, i) => [i ? ", " : "", el("a", { href: href("/history", { at, thread: t }), title: `only thread ${t} and memory commits` }, t)]));
+}
+
 async function historyView(params) {
   await state.ready;
   const at = params.get("at");
+  const thread = params.get("thread");
   const rows = el("ol", { class: "commits", "aria-label": "commits, newest first" });
   const graph = svg("svg", { class: "graph", role: "img", width: 20, height: 0 });
   const more = el("button", { type: "button", class: "more" }, "Load older commits");
@@ -298,18 +320,19 @@ async function historyView(params) {
   });
   async function page() {
     more.disabled = true;
-    const data = await api("/api/log", { at, all: at ? null : 1, offset: loaded.length, limit: 50 });
+    const data = await api("/api/log", { at, all: at ? null : 1, thread, offset: loaded.length, limit: 50 });
     loaded.push(...data.commits);
     const tips = new Map(state.branches.map((b) => [b.commit, []]));
     for (const b of state.branches) tips.get(b.commit).push(b.name);
     for (const commit of data.commits) {
-      rows.append(el("li", { "data-parents": commit.parents.length },
+      rows.append(el("li", { "data-parents": commit.parents.length, class: commit.threads.length ? "checkpoint" : "memory" },
         commitLink(commit),
         (tips.get(commit.id) || []).map((name) => el("span", { class: "branch" }, name)),
         commit.parents.length > 1 ? el("span", { class: "merge" }, "merge") : null,
+        checkpointMarker(at, commit.threads),
         el("span", { class: "dim" }, ` ${commit.author} · ${when(commit.time)}`)));
     }
-    drawGraph(graph, loaded);
+    if (!thread) drawGraph(graph, loaded);  // a filtered list skips commits, so its parents' edges would mislead
     more.hidden = !data.more;
     more.disabled = false;
   }
@@ -319,8 +342,14 @@ async function historyView(params) {
     if (at && isMissing(error)) return noRevision(at);
     throw error;
   }
-  if (!loaded.length) return noCommits();
-  show(el("h1", {}, "History"), branchPicker(at), el("div", { class: "history" }, graph, rows), more);
+  if (!loaded.length && !thread) return noCommits();
+  // A mistyped thread id still lists the memory commits: say that none of these is one of its checkpoints.
+  const found = loaded.some((commit) => commit.threads.includes(thread));
+  const note = thread ? el("p", { class: "dim" }, found
+    ? `The checkpoints of thread “${thread}” and the memory commits between them, newest first; other threads' checkpoints are left out.`
+    : `None of these commits wrote a checkpoint of thread “${thread}”: only memory commits are listed. Check the thread id, or show every commit.`) : null;
+  show(el("h1", {}, "History"), branchPicker(at, thread), threadFilter(at, thread), note,
+    el("div", { class: "history" }, thread ? null : graph, rows), more);
   more.addEventListener("click", () => page().catch((error) => more.replaceWith(failure(error))));
 }
 

@@ -1245,12 +1245,16 @@ class Store:
         author: str | None = None,
         time_ms: int | None = None,
         skip_missing: bool = False,
+        branch: str | None = None,
     ) -> tuple[Commit | None, dict[str, str]]:
         """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
 
         Staged changes are neither included nor disturbed, and concurrent
         writers cannot lose each other's work (the write is one transaction
-        on the tip, not on what was read before).
+        on the tip, not on what was read before).  ``branch`` writes on that
+        branch (created as a root if absent) and leaves HEAD where it is, so
+        a writer can keep its commits apart without switching anyone else's
+        branch.
 
         Args:
             puts: Mappings with ``id`` and ``content``, and optionally
@@ -1261,18 +1265,25 @@ class Store:
             author: As for ``commit``.
             time_ms: As for ``commit``.
             skip_missing: Ignore deletions of ids not in memory.
+            branch: The branch to write (default: HEAD's); sent as ``--branch`` only when given.
 
         Returns:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
 
         Raises:
-            InvalidRefError: A delete of an absent id (without ``skip_missing``).
+            InvalidRefError: A delete of an absent id (without ``skip_missing``), or a bad ``branch`` name.
             BusyError: Another writer held the store too long.
+            ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature.
         """
         payload = {"put": [_put(index, item) for index, item in enumerate(puts)], "delete": list(deletes)}
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")
+        if branch is not None:
+            if "write-branch" not in self._client.binary.features:
+                raise ContractError(f"the `mnem` at {self._client.path} cannot write on another branch than HEAD's "
+                                    f"(it does not list the `write-branch` feature); {FIX}")
+            args.append(f"--branch={branch}")
         return self._read(_written, *args, payload=encode_json(payload))
 
     # ------------------------------------------------------------ export / import

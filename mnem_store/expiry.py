@@ -28,10 +28,14 @@ __all__ = ["expired_present", "live_leases", "record_leases", "refuse_rev"]
 
 
 def record_leases(
-    repo: Repo, puts: list[MemoryNode], deletes: list[str], ttls: Mapping[str, int], time_ms: int
+    repo: Repo, puts: list[MemoryNode], deletes: list[str], ttls: Mapping[str, int], time_ms: int,
+    *, branch: str | None = None,
 ) -> None:
-    """Start the leases of ``ttls``'s puts at ``time_ms`` and end every other written node's (write transaction)."""
-    branch = repo.attached_branch("commit")
+    """Start the leases of ``ttls``'s puts at ``time_ms`` and end every other written node's (write transaction).
+
+    The leases are those of ``branch``, the branch written (default HEAD's).
+    """
+    branch = branch or repo.attached_branch("commit")
     ended = [node.id for node in puts if node.id not in ttls] + deletes
     if ended:
         repo.backend.leases.drop(branch, ended)

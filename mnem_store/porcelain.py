@@ -271,21 +271,22 @@ def commit(repo: Repo, message: str, author: str, time_ms: int | None) -> tuple[
 def write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
     *, skip_missing: bool = False, ttls: Mapping[str, int] | None = None,
-    vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (),
+    vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (), branch: str | None = None,
 ) -> Written:
     """Apply puts and deletes to the branch tip as one commit, bypassing staging.
 
     In the same transaction, a put in ``ttls`` (node id -> ms) gets a lease
     expiring that long after the commit time, every other put and delete
     ends its lease (``mnem_store.expiry``), and ``vectors`` ``(model, node,
-    field, float32 bytes)`` are stored for the nodes' objects.
+    field, float32 bytes)`` are stored for the nodes' objects.  ``branch``
+    (default HEAD's) is the branch written, and the one whose leases change.
     """
     with repo.backend.write():
-        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing)
+        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch)
         if written.commit is not None:
             from .expiry import record_leases
 
-            record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time)
+            record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time, branch=branch)
             for model in {model for model, *_ in vectors}:
                 repo.backend.vectors.add(model, [
                     (encode_object(node)[0], field, vector) for name, node, field, vector in vectors if name == model

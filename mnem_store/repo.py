@@ -592,6 +592,7 @@ class Repo:
         time_ms: int | None,
         *,
         skip_missing: bool = False,
+        branch: str | None = None,
     ) -> Written:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
@@ -601,8 +602,16 @@ class Repo:
         operation at all makes no commit and returns ``Written(None, [])``.
         Otherwise there is always exactly one commit, even for an empty
         batch (as upstream's ``remember_many([])``).
+
+        ``branch`` writes on that branch instead of HEAD's, without moving
+        HEAD, so one writer (a replayed LangGraph run, a checkpointer) can
+        keep its commits apart while others work on HEAD; a branch that does
+        not exist yet starts at this commit, a root.
         """
-        branch = self.attached_branch("commit")
+        if branch is None:
+            branch = self.attached_branch("commit")
+        else:
+            validate_branch_name(branch)
         tip = self.branch_tip(branch)
         base = self._image(tip)
         changes: dict[str, bytes | None] = {}

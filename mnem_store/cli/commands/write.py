@@ -51,6 +51,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--time", type=commit_time, metavar="MS", help="commit time in Unix ms (default now)")
     parser.add_argument("--skip-missing", action="store_true", help="ignore deletions of ids not in memory")
     parser.add_argument("--file", metavar="FILE", help="read the JSON payload from FILE instead of stdin")
+    parser.add_argument("--branch", metavar="NAME",
+                        help="write on this branch (created, as a root, if absent) instead of HEAD's; HEAD stays")
 
 
 def parse_put(item: Any, index: int, into: Payload) -> None:
@@ -139,7 +141,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     author = check_text(default_author(args.author), "--author")
     written = porcelain.write(
         ctx.repo(), payload.puts, payload.deletes, message, author, args.time, skip_missing=args.skip_missing,
-        ttls=payload.ttls, vectors=payload.vectors,
+        ttls=payload.ttls, vectors=payload.vectors, branch=args.branch,
     )
     if written.commit is None:
         return Outcome({"commit": None, "changes": {}}, "nothing to write\n")

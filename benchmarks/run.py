@@ -37,6 +37,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
+    "checkpointer": ([], ["--quick"]),
     "overhead": ([], ["--runs", "1"]),
     "scale": ([], []),
     "spawn_cost": ([], ["--calls", "20"]),

@@ -1,0 +1,280 @@
+"""LangGraph checkpointers side by side: ``MnemosyneSaver`` next to ``SqliteSaver`` and ``InMemorySaver``.
+
+Issue #35 asks that checkpoints in the memory store be cheap enough to leave
+on: a checkpoint write costs no more than 2x LangGraph's ``SqliteSaver``
+(langgraph-checkpoint-sqlite) on the same machine, and a growing state does
+not copy its unchanged channel values into every checkpoint.  This measures
+both, every saver in one run, interleaved sample by sample after a warm-up:
+
+* ``put`` of one checkpoint, as the raw saver call, for a messages-style
+  state (one message more per step, a small counter channel and a 16 KB
+  ``context`` channel written once);
+* one step of a real compiled graph (``graph.invoke`` of a one-node graph on
+  one thread: the latest checkpoint read, then three checkpoints and two
+  tasks' pending writes, through whatever the saver does per call);
+* bytes per step: how much the store grows per ``graph.invoke`` around step
+  10 and around step 200, the stores' SQLite files measured after a WAL
+  checkpoint, for the plain ``add_messages`` channel (whose whole list is a
+  new channel value every step, in every saver) and for the same messages in
+  LangGraph's ``DeltaChannel`` (which writes only the step's new message).
+
+Run: ``python benchmarks/checkpointer.py [--quick]``; writes
+``benchmarks/results/checkpointer.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sqlite3
+import string
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, timed, write_report
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.base import BaseCheckpointSaver, Checkpoint
+from langgraph.checkpoint.base.id import uuid6
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.checkpoint.sqlite import SqliteSaver
+from langgraph.graph import START, StateGraph
+from langgraph.graph.message import add_messages
+
+import mnem_bridge
+from mnem_langgraph import MnemosyneSaver
+
+#: Words of the chat: random letters, so the stored values compress about as prose does, not as a repeated line.
+WORDS = ["".join(random.Random(i).choices(string.ascii_lowercase, k=1 + i % 9)) for i in range(3000)]
+#: The unchanged channel: written by the first step, never again.
+CONTEXT = " ".join(random.Random(0).choices(WORDS, k=4000))[:16384]  # 16 KB of prose-like text
+WARMUP = 20
+
+
+def message(step: int) -> AnyMessage:
+    """The step's message, about 200 characters, alternating user and assistant as a chat does."""
+    text = " ".join(random.Random(-step).choices(WORDS, k=36))[:200]
+    return HumanMessage(text, id=f"m{step}") if step % 2 else AIMessage(text, id=f"m{step}")
+
+
+class Plain(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], add_messages]
+    counter: int
+    context: str
+
+
+def _fold(state: list[Any], writes: Sequence[Any]) -> list[Any]:
+    """``add_messages`` over a batch of writes, as ``DeltaChannel`` wants its reducer."""
+    for write in writes:
+        state = add_messages(state, write)  # type: ignore[assignment]
+    return state
+
+
+class Delta(TypedDict, total=False):
+    messages: Annotated[list[AnyMessage], DeltaChannel(_fold)]
+    counter: int
+    context: str
+
+
+def graph(schema: type[Any], saver: BaseCheckpointSaver[Any]) -> Any:
+    """A one-node graph: the node counts the step; the caller's input adds the message."""
+    builder = StateGraph(schema)
+    builder.add_node("step", lambda state: {"counter": state.get("counter", 0) + 1})
+    builder.add_edge(START, "step")
+    return builder.compile(checkpointer=saver)
+
+
+def savers(directory: Path, tag: str, postgres: str | None = None) -> dict[str, BaseCheckpointSaver[Any]]:
+    """A fresh saver of each kind, the two on disk under ``directory``; with a server's URI, one more on PostgreSQL."""
+    mnem_bridge.init(directory / f"mnem-{tag}").close()
+    conn = sqlite3.connect(directory / f"lg-{tag}.sqlite", check_same_thread=False)
+    sqlite_saver = SqliteSaver(conn)
+    sqlite_saver.setup()
+    found: dict[str, BaseCheckpointSaver[Any]] = {"MnemosyneSaver": MnemosyneSaver(directory / f"mnem-{tag}")}
+    if postgres is not None:
+        url = f"{postgres}{'&' if '?' in postgres else '?'}store=cp_{tag}"
+        found[PG] = MnemosyneSaver(url, create=True)
+    return {**found, "SqliteSaver": sqlite_saver, "InMemorySaver": InMemorySaver()}
+
+
+PG = "MnemosyneSaver (PostgreSQL)"
+
+
+def start_postgres(folder: Path) -> tuple[object, str]:
+    """A real PostgreSQL server in ``folder`` (pgserver, as ``backends.py`` starts one) and its libpq URI."""
+    import pgserver
+
+    server = pgserver.get_server(folder, cleanup_mode="delete")  # type: ignore[attr-defined]
+    return server, server.get_uri()
+
+
+def close(by_saver: dict[str, BaseCheckpointSaver[Any]]) -> None:
+    """End the Mnemosyne savers' workers."""
+    for saver in by_saver.values():
+        if isinstance(saver, MnemosyneSaver):
+            saver.close()
+
+
+class RawPuts:
+    """One saver's chain of checkpoints on one thread, each ``put`` the next step of a growing chat."""
+
+    def __init__(self, saver: BaseCheckpointSaver[Any]) -> None:
+        self.saver = saver
+        self.config: RunnableConfig = {"configurable": {"thread_id": "raw", "checkpoint_ns": ""}}
+        self.step = 0
+        self.messages: list[AnyMessage] = []
+        self.versions: dict[str, Any] = {}
+
+    def prepare(self) -> None:
+        """Build the next checkpoint (untimed): one message more, the counter up, the context on step 0 only."""
+        self.messages = [*self.messages, message(self.step)]
+        changed = ["messages", "counter"] + (["context"] if self.step == 0 else [])
+        new_versions = {channel: self.saver.get_next_version(self.versions.get(channel), None) for channel in changed}
+        self.versions.update(new_versions)
+        values = {"messages": self.messages, "counter": self.step, "context": CONTEXT}
+        self.pending = (Checkpoint(
+            v=4, id=str(uuid6(clock_seq=self.step)), ts=datetime.now(UTC).isoformat(),
+            channel_values=values, channel_versions=dict(self.versions),
+            versions_seen={"step": {"messages": self.versions["messages"]}}, updated_channels=changed,
+        ), {"source": "loop", "step": self.step, "parents": {}}, new_versions)
+
+    def put(self) -> None:
+        checkpoint, metadata, new_versions = self.pending
+        self.config = self.saver.put(self.config, checkpoint, metadata, new_versions)  # type: ignore[arg-type]
+        self.step += 1
+
+
+def interleaved(actions: dict[str, Callable[[], object]], setups: dict[str, Callable[[], object]],
+                repeat: int) -> dict[str, Samples]:
+    """``repeat`` timed calls of each action after ``WARMUP`` untimed ones, the savers' order alternating."""
+    results = {name: Samples() for name in actions}
+    names = list(actions)
+    for i in range(WARMUP + repeat):
+        for name in names if i % 2 else names[::-1]:
+            sample = timed(actions[name], 1, setups.get(name))
+            if i >= WARMUP:
+                results[name].add(sample.seconds[0])
+    return results
+
+
+def raw_puts(directory: Path, repeat: int, postgres: str | None) -> dict[str, Samples]:
+    by_saver = savers(directory, "raw", postgres)
+    chains = {name: RawPuts(saver) for name, saver in by_saver.items()}
+    results = interleaved({name: chain.put for name, chain in chains.items()},
+                          {name: chain.prepare for name, chain in chains.items()}, repeat)
+    close(by_saver)
+    return results
+
+
+def graph_steps(directory: Path, repeat: int, postgres: str | None) -> dict[str, Samples]:
+    by_saver = savers(directory, "graph", postgres)
+    graphs = {name: graph(Plain, saver) for name, saver in by_saver.items()}
+    config: RunnableConfig = {"configurable": {"thread_id": "chat"}}
+    for compiled in graphs.values():
+        compiled.invoke({"messages": [message(0)], "context": CONTEXT}, config)
+    steps = {name: iter(range(1, 10**9)) for name in graphs}
+
+    def invoke(name: str) -> Callable[[], object]:
+        return lambda: graphs[name].invoke({"messages": [message(next(steps[name]))]}, config)
+
+    results = interleaved({name: invoke(name) for name in graphs}, {}, repeat)
+    close(by_saver)
+    return results
+
+
+def _file_bytes(path: Path) -> int:
+    """A SQLite database's size once its WAL is folded in (the writer is closed first)."""
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*"))
+
+
+#: Bytes per step are averaged over these windows of graph steps: (first, last) inclusive.
+WINDOWS = ((1, 20), (191, 210))
+
+
+def bytes_per_step(directory: Path, schema: type[Any], tag: str) -> dict[str, tuple[float, float]]:
+    """Each on-disk saver's growth per ``graph.invoke`` averaged over ``WINDOWS`` (around steps 10 and 200)."""
+    by_saver = {name: saver for name, saver in savers(directory, tag).items() if name != "InMemorySaver"}
+    files = {"MnemosyneSaver": directory / f"mnem-{tag}" / ".mnem" / "store.sqlite3",
+             "SqliteSaver": directory / f"lg-{tag}.sqlite"}
+    graphs = {name: graph(schema, saver) for name, saver in by_saver.items()}
+    config: RunnableConfig = {"configurable": {"thread_id": "chat"}}
+    marks = {step for window in WINDOWS for step in (window[0] - 1, window[1])}
+    sizes: dict[str, dict[int, int]] = {name: {} for name in graphs}
+    for step in range(max(marks) + 1):
+        for name, compiled in graphs.items():
+            update: dict[str, Any] = {"messages": [message(step)]}
+            if step == 0:
+                update["context"] = CONTEXT
+            compiled.invoke(update, config)
+            if step in marks:
+                if name == "MnemosyneSaver":
+                    by_saver[name].close()  # type: ignore[attr-defined]
+                sizes[name][step] = _file_bytes(files[name])
+    by_saver["MnemosyneSaver"].close()  # type: ignore[attr-defined]
+    return {name: tuple((sizes[name][last] - sizes[name][first - 1]) / (last - first + 1)  # type: ignore[misc]
+                        for first, last in WINDOWS) for name in graphs}
+
+
+def versus(results: dict[str, Samples], reference: str = "SqliteSaver") -> list[list[str]]:
+    ref = results[reference].p50
+    return [[name, f"{samples.p50:.3f}", f"{samples.p90:.3f}", f"{samples.p50 / ref:.2f}x"]
+            for name, samples in results.items()]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="fewer samples")
+    parser.add_argument("--no-postgres", action="store_true", help="leave out MnemosyneSaver on PostgreSQL")
+    args = parser.parse_args()
+    repeat = 100 if args.quick else 400
+    with tempfile.TemporaryDirectory() as tmp:
+        server, uri = (None, None) if args.no_postgres else start_postgres(Path(tmp) / "pg")
+        try:
+            puts = raw_puts(Path(tmp), repeat, uri)
+            steps = graph_steps(Path(tmp), repeat, uri)
+        finally:
+            if server is not None:
+                server.cleanup()  # type: ignore[attr-defined]
+        growth = {"`add_messages` list": bytes_per_step(Path(tmp), Plain, "plain"),
+                  "`DeltaChannel` messages": bytes_per_step(Path(tmp), Delta, "delta")}
+    state_bytes = {step: len(str([message(i).content for i in range(step + 1)])) for step in (10, 200)}
+    rows = [[state, name, f"{early:,.0f}", f"{late:,.0f}"]
+            for state, by_saver in growth.items() for name, (early, late) in by_saver.items()]
+    write_report("checkpointer", "LangGraph checkpointers: MnemosyneSaver next to SqliteSaver and InMemorySaver", [
+        f"{repeat} samples per saver after {WARMUP} warm-up calls, interleaved call by call (the order alternating); "
+        "every saver on its own thread of one growing chat (one message of about 200 characters more per step, a "
+        "counter, and a 16 KB `context` channel written once). MnemosyneSaver makes each checkpoint one commit "
+        "through its `mnem serve` worker, on a SQLite store and (unless `--no-postgres`) on a PostgreSQL store of "
+        "a server started here with pgserver, as `backends.py` starts it; SqliteSaver writes a row in place; "
+        "InMemorySaver keeps dicts. Target (issue #35): a checkpoint write at most 2x SqliteSaver's.",
+        "### `put` of one checkpoint (the raw saver call)",
+        f"Step {WARMUP} to step {WARMUP + repeat} of the chat: the state holds that many messages.",
+        table(["saver", "p50 ms", "p90 ms", "vs SqliteSaver (p50)"], versus(puts)),
+        "### One step of a compiled graph (`graph.invoke` of a one-node graph, one thread)",
+        "Each invoke adds one message and runs the node once: LangGraph reads the thread's latest checkpoint, "
+        "then writes three checkpoints (the input, after the START step, after the node) and two tasks' pending "
+        "writes, which MnemosyneSaver makes five commits.",
+        table(["saver", "p50 ms", "p90 ms", "vs SqliteSaver (p50)"], versus(steps)),
+        "### Bytes per step",
+        "Growth of each store's SQLite file (after a WAL checkpoint) per `graph.invoke`, averaged over steps "
+        f"{WINDOWS[0][0]}-{WINDOWS[0][1]} (\"at step 10\") and {WINDOWS[1][0]}-{WINDOWS[1][1]} (\"at step 200\"). "
+        "With `add_messages` the messages list is one channel, so every step's new version is the whole list, in "
+        "every saver; SqliteSaver also copies the unchanged 16 KB `context` into every checkpoint row, where "
+        "MnemosyneSaver writes only the channels whose version changed (`new_versions`). With LangGraph's "
+        "`DeltaChannel` a step writes only its new message. For scale: the messages' text alone is "
+        f"{state_bytes[10]:,} bytes at step 10 and {state_bytes[200]:,} at step 200.",
+        table(["state", "saver", "bytes/step at step 10", "bytes/step at step 200"], rows),
+    ])
+
+
+if __name__ == "__main__":
+    main()

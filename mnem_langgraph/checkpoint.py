@@ -23,15 +23,33 @@ tag beside the bytes in base64.  A ``put`` is one ``mnem write`` (one
 commit), ``put_writes`` an ``ls`` and a ``write``, ``get_tuple`` two reads
 (three without a checkpoint id: an ``ls`` finds the latest) and ``list``
 three whatever it returns.
+
+Checkpoint-coupled memory (``couple_memory=True``).  The checkpoints then
+live on their own branch, ``CHECKPOINT_BRANCH``, written with ``mnem write
+--branch`` and read there, so the memory branch holds memory commits only
+and a branch made for a replay cannot hide a thread's other checkpoints.
+Each checkpoint of a thread's root namespace records a ``MemoryPin``: the
+memory branch its run reads and writes (``None``: HEAD's, as without the
+flag) and that branch's commit when the checkpoint was put.  A checkpoint
+whose parent is no longer the thread's latest starts a fork (a replay, or
+a resume or update at a past checkpoint): it gets a new branch,
+``replay/<thread>/<its id>``, made at the parent's commit.  A
+``MnemosyneStore`` on the same store finds the saver in the running task's
+config and reads and writes the pinned branch (``coupling``); a
+``get_state`` puts nothing, so inspecting the past switches nothing.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import logging
 import os
 import random
+import threading
+import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from langchain_core.runnables import RunnableConfig
@@ -55,7 +73,7 @@ from mnem_bridge.reserved import CHECKPOINT_PREFIX
 from .keys import SEPARATOR, decode_part, encode_part
 from .opening import open_store
 
-__all__ = ["MnemosyneSaver"]
+__all__ = ["CHECKPOINT_BRANCH", "MemoryPin", "MnemosyneSaver", "replay_branch"]
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +83,35 @@ PAGE = 5000
 NAMED_READS = 64
 
 CHECKPOINT, BLOB, WRITE = "c", "b", "w"
+
+#: Seconds between looks at the kept pins while ``amemory_pin`` waits for a put on the same event loop.
+PIN_POLL = 0.002
+
+#: The branch a ``couple_memory`` saver keeps every checkpoint on, apart from the memory branches.
+CHECKPOINT_BRANCH = "langgraph/checkpoints"
+
+
+class MemoryPin(NamedTuple):
+    """The memory a checkpoint ran with: the branch its run reads and writes, and that branch's commit then.
+
+    ``branch`` is ``None`` for HEAD's branch (a run that was never replayed
+    uses memory as it would without coupling); ``commit`` is ``None`` when
+    that branch had no commit yet.
+    """
+
+    branch: str | None
+    commit: str | None
+
+
+def replay_branch(thread_id: str, checkpoint_id: str) -> str:
+    """The memory branch a fork's first checkpoint starts: ``replay/<thread>/<checkpoint id>``.
+
+    The fork's own checkpoint id makes it unique (replaying one checkpoint
+    twice makes two branches); characters a branch name may not hold are
+    written as ``-``.
+    """
+    thread = "".join(ch if ch.isascii() and (ch.isalnum() or ch in "-_") else "-" for ch in thread_id) or "-"
+    return f"replay/{thread}/{checkpoint_id}"
 
 
 class Key(NamedTuple):
@@ -150,6 +197,11 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         create: As ``MnemosyneStore``'s: ``None`` creates a missing folder but never a PostgreSQL store.
         serde: LangGraph's serializer (default ``JsonPlusSerializer``), used as its own savers use it.
         clock: "Now" in Unix milliseconds for the commits' times (``None``: the system clock).
+        couple_memory: Couple long-term memory to the checkpoints (module docstring): checkpoints
+            go on ``CHECKPOINT_BRANCH``, each records the memory commit it ran with, and a run
+            resumed or replayed from a past checkpoint reads memory as of that checkpoint and
+            writes it on a new branch, through a ``MnemosyneStore`` on the same store.  Off by
+            default: checkpoints then go on HEAD's branch, beside memory, and nothing is recorded.
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there.
@@ -166,10 +218,26 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         create: bool | None = None,
         serde: SerializerProtocol | None = None,
         clock: Callable[[], int] | None = None,
+        couple_memory: bool = False,
     ) -> None:
         super().__init__(serde=serde)
         self._client, self._store = open_store(path, mnem=mnem, timeout=timeout, create=create, clock=clock)
         self.author = author
+        #: Whether long-term memory follows the checkpoints (see ``couple_memory``).
+        self.couple_memory = couple_memory
+        #: The branch the checkpoints are on: ``None`` for HEAD's.
+        self._branch = CHECKPOINT_BRANCH if couple_memory else None
+        #: Pins already read or written, by (thread, checkpoint id): a checkpoint's pin never changes.
+        self._pins: dict[tuple[str, str], MemoryPin | None] = {}
+        #: Whether the checkpoints' branch may not exist yet (then reads check first; see ``_readable``).
+        self._branch_missing = couple_memory
+        #: Notified whenever a pin is kept, for ``memory_pin``'s wait.
+        self._arrived = threading.Condition()
+
+    @property
+    def root(self) -> Path | mnem_bridge.StoreUrl:
+        """The store's folder or PostgreSQL URL, by which a ``MnemosyneStore`` knows it shares the store."""
+        return self._store.root
 
     def close(self) -> None:
         """End this saver's ``mnem`` worker (a later call starts a new one)."""
@@ -182,7 +250,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         self.close()
 
     def __repr__(self) -> str:
-        return f"<MnemosyneSaver {str(self._store.root)!r} author={self.author!r}>"
+        coupled = " couple_memory" if self.couple_memory else ""
+        return f"<MnemosyneSaver {str(self._store.root)!r} author={self.author!r}{coupled}>"
 
     # ------------------------------------------------------------------ encoding
     def _dumps(self, value: Any) -> dict[str, str]:
@@ -198,8 +267,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         starts = sorted(set(prefixes))
         found: dict[str, Any] = {}
         cursor: str | None = None
-        while starts:
-            page = self._store.memory_page(limit=PAGE, cursor=cursor, prefixes=starts)
+        while starts and self._readable():
+            page = self._store.memory_page(limit=PAGE, cursor=cursor, prefixes=starts, at=self._branch)
             found.update((node_id, node["content"]) for node_id, node in page.document["memory"].items())
             cursor = page.next_cursor
             if cursor is None:
@@ -208,14 +277,28 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
     def _ids(self, prefixes: Iterable[str]) -> list[_Parsed]:
         """The saver's nodes under ``prefixes``, parsed, without reading one (``mnem ls``)."""
-        return [parsed for node_id in self._store.node_ids(prefixes=list(prefixes))
-                if (parsed := _parse(node_id)) is not None]
+        return [parsed for node_id in self._node_ids(prefixes) if (parsed := _parse(node_id)) is not None]
+
+    def _node_ids(self, prefixes: Iterable[str]) -> list[str]:
+        """The ids under ``prefixes`` on the checkpoints' branch (``mnem ls``)."""
+        return self._store.node_ids(prefixes=list(prefixes), at=self._branch) if self._readable() else []
+
+    def _readable(self) -> bool:
+        """Whether the checkpoints' branch exists: ``CHECKPOINT_BRANCH`` is made by the first put.
+
+        Asked (one ``mnem branch``) only until it is found, so a coupled
+        saver pays it before its first checkpoint, never after.
+        """
+        if not self._branch_missing:
+            return True
+        self._branch_missing = not any(name == self._branch for name, _ in self._store.branches())
+        return not self._branch_missing
 
     def _write(self, puts: list[dict[str, Any]], deletes: Sequence[str], message: str) -> None:
         """One commit of puts and deletes, retried if another writer held the store."""
         if puts or deletes:
             with_retry(lambda: self._store.write(puts, deletes, message=message, author=self.author,
-                                                 skip_missing=True))
+                                                 skip_missing=True, branch=self._branch))
 
     def _load(self, keys: Sequence[Key], filter: Mapping[str, Any] | None = None,
               limit: int | None = None) -> list[CheckpointTuple]:
@@ -236,6 +319,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             if content is None:
                 continue
             metadata = self._loads(content["metadata"])
+            self._remember(key, content)
             if filter and not all(metadata.get(name) == wanted for name, wanted in filter.items()):
                 continue
             chosen.append((key, content, self._loads(content["checkpoint"]), metadata))
@@ -356,12 +440,113 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                  "content": self._dumps(values[channel]) if channel in values else {"type": "empty", "data": ""}}
                 for channel, version in new_versions.items()]
         full = get_checkpoint_metadata(config, metadata)
-        puts.append({"id": _checkpoint_node(key), "content": {
-            "checkpoint": self._dumps(stored), "metadata": self._dumps(full),
-            "parent": config["configurable"].get("checkpoint_id")}})
+        parent = config["configurable"].get("checkpoint_id")
+        content: dict[str, Any] = {"checkpoint": self._dumps(stored), "metadata": self._dumps(full), "parent": parent}
+        if self.couple_memory and not checkpoint_ns:
+            content["memory"] = self._pin_for(key, parent)._asdict()
+        puts.append({"id": _checkpoint_node(key), "content": content})
         where = thread_id if not checkpoint_ns else f"{thread_id} {checkpoint_ns}"
         self._write(puts, (), f"checkpoint {where} step {full.get('step')} ({full.get('source')})")
+        self._branch_missing = False
+        self._remember(key, content)
         return _config(key)
+
+    # ------------------------------------------------------------------ coupled memory
+    def _remember(self, key: Key, content: Mapping[str, Any]) -> None:
+        """Keep the pin a checkpoint node records, so the store's later lookups cost nothing."""
+        if self.couple_memory and not key.checkpoint_ns:
+            pin = content.get("memory")
+            with self._arrived:
+                self._pins[key.thread_id, key.checkpoint_id] = MemoryPin(pin["branch"], pin["commit"]) if pin else None
+                self._arrived.notify_all()
+
+    def _pin_for(self, key: Key, parent: str | None) -> MemoryPin:
+        """The memory a new root checkpoint runs with: its parent's branch, or a new one when it forks.
+
+        A checkpoint forks when its parent is no longer the thread's latest,
+        LangGraph's own test for a superseded checkpoint
+        (``pregel._checkpoint.checkpoint_superseded``): a replay, a resume
+        at a past checkpoint or an update of one.  The fork's branch starts
+        at the commit its parent ran with, so memory written after the parent
+        is not there and the branch the parent ran on is never written.
+        """
+        inherited = self.memory_pin(key.thread_id, parent) if parent else None
+        branch = inherited.branch if inherited else None
+        if parent:
+            ids = [parsed.rest[0] for parsed in self._ids([_ns_prefix(key.thread_id, "") + CHECKPOINT + SEPARATOR])
+                   if parsed.kind == CHECKPOINT and len(parsed.rest) == 1]
+            if ids and max(ids) != parent:
+                start = inherited.commit if inherited else None
+                branch = replay_branch(key.thread_id, key.checkpoint_id)
+                if start is not None:
+                    self._store.new_branch(branch, start=start)
+                logger.info("checkpoint %s of thread %s forks from %s: memory on branch %s from %s",
+                            key.checkpoint_id, key.thread_id, parent, branch, start)
+                return MemoryPin(branch, start)
+        if branch is None:
+            return MemoryPin(None, self._store.head_commit())
+        try:
+            return MemoryPin(branch, self._store.resolve(branch))
+        except mnem_bridge.InvalidRefError:  # a fork made when memory had no commit, not written since
+            return MemoryPin(branch, None)
+
+    def memory_pin(self, thread_id: str, checkpoint_id: str, *, wait: bool = False) -> MemoryPin | None:
+        """The memory a checkpoint of the thread's root namespace ran with (``None``: none recorded).
+
+        Read once (the checkpoint node) and then kept: a checkpoint's pin
+        never changes.  ``MnemosyneStore`` asks it, for the checkpoint a
+        running step started from, which branch that step reads and writes.
+
+        Args:
+            thread_id: The thread.
+            checkpoint_id: A checkpoint of its root namespace.
+            wait: When the checkpoint is not stored yet, wait (up to the
+                saver's ``timeout``) for this saver to put it: LangGraph's
+                ``"async"`` durability runs a step while its checkpoint's put
+                is still in the background.
+
+        Returns:
+            The pin, or ``None`` without ``couple_memory``, for a checkpoint
+            not stored (after the wait), or for one put before coupling was on.
+        """
+        if not self.couple_memory:
+            return None
+        place = (str(thread_id), checkpoint_id)
+        if place not in self._pins:
+            self._read_pin(place)
+        if place not in self._pins and wait:
+            with self._arrived:
+                self._arrived.wait_for(lambda: place in self._pins, timeout=self._client.timeout)
+        return self._pins.get(place)
+
+    async def amemory_pin(self, thread_id: str, checkpoint_id: str, *, wait: bool = False) -> MemoryPin | None:
+        """``memory_pin``, its read and its wait awaited, so the put waited for can run on the same event loop."""
+        if not self.couple_memory:
+            return None
+        place = (str(thread_id), checkpoint_id)
+        if place not in self._pins:
+            await mnem_bridge.run_inline(self._read_pin, place)
+        deadline = time.monotonic() + self._client.timeout
+        while place not in self._pins and wait and time.monotonic() < deadline:
+            await asyncio.sleep(PIN_POLL)
+        return self._pins.get(place)
+
+    def _read_pin(self, place: tuple[str, str]) -> None:
+        """Read a checkpoint node and keep its pin, if it is stored."""
+        key = Key(place[0], "", place[1])
+        content = self._nodes([_checkpoint_node(key)]).get(_checkpoint_node(key))
+        if content is not None:
+            self._remember(key, content)
+
+    def memory_of(self, config: RunnableConfig) -> MemoryPin | None:
+        """``memory_pin`` for a checkpoint's config (``get_state(...).config``, a history entry's ``config``).
+
+        So a caller can read memory as a checkpoint saw it
+        (``store.at(pin.commit)``) or find the branch a replay wrote.
+        """
+        thread_id, _ = _where(config)
+        checkpoint_id = get_checkpoint_id(config)
+        return self.memory_pin(thread_id, checkpoint_id) if checkpoint_id else None
 
     def put_writes(
         self,
@@ -386,7 +571,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         key = Key(thread_id, checkpoint_ns, str(config["configurable"]["checkpoint_id"]))
         prefix = _writes_prefix(key) + encode_part(task_id) + SEPARATOR
         indexed = [(WRITES_IDX_MAP.get(channel, i), channel, value) for i, (channel, value) in enumerate(writes)]
-        kept = set(self._store.node_ids(prefixes=[prefix])) if any(idx >= 0 for idx, *_ in indexed) else set()
+        kept = set(self._node_ids([prefix])) if any(idx >= 0 for idx, *_ in indexed) else set()
         puts = [{"id": f"{prefix}{idx}", "content": {"task_id": task_id, "channel": channel, "idx": idx,
                                                      "task_path": task_path, **self._dumps(value)}}
                 for idx, channel, value in indexed if idx < 0 or f"{prefix}{idx}" not in kept]
@@ -397,7 +582,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
         History keeps them (``mnem show REV`` at an older commit), as it keeps every removed fact.
         """
-        ids = self._store.node_ids(prefixes=[_thread_prefix(str(thread_id))])
+        ids = self._node_ids([_thread_prefix(str(thread_id))])
         self._write([], ids, f"delete checkpoints of thread {thread_id}")
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:

@@ -31,6 +31,7 @@ from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
 
 from .convert import META_KEY, Entry, split_meta
+from .coupling import abranch_of, branch_of, coupling, on_branch
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
 from .opening import open_store
@@ -190,7 +191,7 @@ class MnemosyneStore(BaseStore):
         """
         ops = _checked(ops)
         embedded = self._index.embed(ops, rank=self._ranker is not None) if self._index else Embedded()
-        return self._batch(ops, _run_of(ops), embedded)
+        return self._batch(ops, _run_of(ops), embedded, branch_of(coupling(self._store)))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch`` on the event loop's thread, its waits for ``mnem`` awaited (``mnem_bridge.run_inline``).
@@ -202,53 +203,64 @@ class MnemosyneStore(BaseStore):
         """
         ops = _checked(ops)
         embedded = await self._index.aembed(ops, rank=self._ranker is not None) if self._index else Embedded()
-        return await mnem_bridge.run_inline(self._batch, ops, _run_of(ops), embedded)
+        run = _run_of(ops)
+        branch = await abranch_of(coupling(self._store))
+        return await mnem_bridge.run_inline(self._batch, ops, run, embedded, branch)
 
-    def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded) -> list[Result]:
-        """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors."""
+    def _batch(self, ops: list[Op], run: Mapping[str, str], embedded: Embedded,
+               branch: str | None = None) -> list[Result]:
+        """``batch`` on checked ops, with ``run`` the provenance of puts without ``_meta`` and the batch's vectors.
+
+        ``branch`` is the branch to read and write instead of HEAD's: inside
+        a graph run whose ``MnemosyneSaver`` couples memory to its
+        checkpoints, a step replayed from a past checkpoint uses the branch
+        the replay made (``coupling``); every other batch passes ``None``.
+        """
+        store = on_branch(self._store, branch)
         gets = [op for op in ops if isinstance(op, GetOp)]
         if len(gets) == len(ops):
-            return self._gets(gets)
+            return self._gets(store, gets)
         paged = {i for i, op in enumerate(ops) if reads_page_only(self._ranker, op)}
         reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged]
-        snapshot = Snapshot.load(self._store, reads) if reads else Snapshot(())
+        snapshot = Snapshot.load(store, reads) if reads else Snapshot(())
         results: list[Result] = []
         read: dict[tuple[tuple[str, ...], str], bool] = {}  # item -> whether it has a TTL, for refreshing
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 results.append(None)
             elif i in paged and self._ranker is not None and isinstance(op, SearchOp):
-                items, page = ranked_page(self._store, self._ranker, op, embedded)
+                items, page = ranked_page(store, self._ranker, op, embedded)
                 results.append(items)
                 read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
             else:
-                scores = similarity(self._store, self._ranker, op, embedded)
+                scores = similarity(store, self._ranker, op, embedded)
                 results.append(snapshot.answer(op, scores, self._query_mode))
-        self._refresh(ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
+        self._refresh(store, ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
             namespace, key))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
-            self._write(writes, run, embedded)
+            self._write(store, writes, run, embedded)
         return results
 
-    def _gets(self, ops: list[GetOp]) -> list[Result]:
+    def _gets(self, store: mnem_bridge.Store, ops: list[GetOp]) -> list[Result]:
         """A batch of gets only, what ``get`` and ``aget`` send: their nodes read in one ``mnem stamps``.
 
         The answers are ``Snapshot.answer``'s, without building a snapshot:
         each item is found by the id it was asked under.
         """
         asked = {(tuple(op.namespace), op.key): node_id(op.namespace, op.key) for op in ops if op.namespace}
-        timed = self._store.node_times(list(asked.values()), live=True) if asked else {}
+        timed = store.node_times(list(asked.values()), live=True) if asked else {}
         entries = {place: Entry.of(*place, timed[nid]) for place, nid in asked.items() if nid in timed}
         results: list[Result] = []
         for op in ops:
             entry = entries.get((tuple(op.namespace), op.key))
             results.append(None if entry is None else entry.item())
-        self._refresh(list(ops), results, lambda namespace, key: entries[namespace, key].expires is not None)
+        self._refresh(store, list(ops), results, lambda namespace, key: entries[namespace, key].expires is not None)
         return results
 
     def _refresh(
-        self, ops: list[Op], results: list[Result], expiring: Callable[[tuple[str, ...], str], bool],
+        self, store: mnem_bridge.Store, ops: list[Op], results: list[Result],
+        expiring: Callable[[tuple[str, ...], str], bool],
     ) -> None:
         """Restart the TTL of the items reads returned, for the reads that refresh.
 
@@ -268,9 +280,10 @@ class MnemosyneStore(BaseStore):
                 continue
             touched += [node_id(i.namespace, i.key) for i in found if expiring(tuple(i.namespace), i.key)]
         if touched:
-            self._store.touch(dict.fromkeys(touched))
+            store.touch(dict.fromkeys(touched))
 
-    def _write(self, writes: Mapping[str, PutOp], run: Mapping[str, str], embedded: Embedded) -> None:
+    def _write(self, store: mnem_bridge.Store, writes: Mapping[str, PutOp], run: Mapping[str, str],
+               embedded: Embedded) -> None:
         puts: list[dict[str, Any]] = []
         deletes: list[str] = []
         for nid, op in writes.items():
@@ -290,7 +303,7 @@ class MnemosyneStore(BaseStore):
             f"{verb} {_listing(ids)}" for verb, ids in (("put", [p["id"] for p in puts]), ("delete", deletes)) if ids
         )
         commit, changes = with_retry(
-            lambda: self._store.write(puts, deletes, message=message, author=self.author, skip_missing=True)
+            lambda: store.write(puts, deletes, message=message, author=self.author, skip_missing=True)
         )
         logger.debug("%s -> %s %s", message, commit.id if commit else "no commit", changes)
 

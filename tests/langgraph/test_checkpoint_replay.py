@@ -26,6 +26,7 @@ from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
+from langgraph.types import Command, interrupt
 
 import mnem_bridge
 from mnem_langgraph import MnemosyneSaver, MnemosyneStore
@@ -221,6 +222,26 @@ def test_an_async_replay_is_coupled_too(coupled, mstore, bridge):
     assert timeline(bridge) == main_before
 
 
+def test_an_interrupt_and_its_resume_stay_on_the_original_branch(coupled, mstore, bridge):
+    def ask(state: Run, runtime: Runtime) -> Run:
+        answer = interrupt("which plan?")
+        assert runtime.store is not None
+        runtime.store.put(*PLAN, {"plan": answer})
+        return {"seen": [f"user said {answer}"]}
+
+    graph = StateGraph(Run)
+    graph.add_node("s1", step(1, "trial")[0])
+    graph.add_node("ask", ask)
+    graph.add_edge(START, "s1")
+    graph.add_edge("s1", "ask")
+    app = graph.compile(checkpointer=coupled, store=mstore)
+    assert app.invoke({"seen": []}, thread("t10"))["__interrupt__"][0].value == "which plan?"
+    assert app.invoke(Command(resume="pro"), thread("t10"))["seen"] == ["s1 saw None", "user said pro"]
+    assert set(dict(bridge.branches())) == {"main", CHECKPOINT_BRANCH}  # a resume at the latest is no fork
+    assert mstore.get(*PLAN).value == {"plan": "pro"}
+    assert coupled.memory_of(app.get_state(thread("t10")).config) == (None, bridge.head_commit())
+
+
 def test_durability_sync_and_exit(coupled, mstore, bridge):
     app = build(coupled, mstore)
     app.invoke({"seen": []}, thread("t6"), durability="sync")
@@ -257,9 +278,8 @@ def test_checkpoints_live_on_their_own_branch(coupled, mstore, bridge):
     assert not any(node_id.startswith(".checkpoint:") for node_id in bridge.node_ids())
 
 
-@pytest.mark.parametrize("backend", ["sqlite"])
-def test_a_coupled_saver_passes_the_conformance_suite(backend: str, tmp_path: Path) -> None:
-    where = pg_stores.address(new_store(tmp_path / "memory", backend))
+def test_a_coupled_saver_passes_the_conformance_suite(address: str) -> None:
+    where = address
 
     @checkpointer_test(name="CoupledSaver")
     async def savers() -> AsyncGenerator[MnemosyneSaver, None]:

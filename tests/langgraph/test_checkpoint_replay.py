@@ -22,6 +22,7 @@ from typing import Annotated, Any, TypedDict
 import pg_stores
 import pytest
 from conftest import BACKENDS, MNEM, new_store
+from langgraph.checkpoint.base import empty_checkpoint
 from langgraph.checkpoint.conformance import checkpointer_test, validate
 from langgraph.config import get_config
 from langgraph.graph import END, START, StateGraph
@@ -32,6 +33,9 @@ import mnem_bridge
 from mnem_langgraph import MnemosyneSaver, MnemosyneStore
 from mnem_langgraph.checkpoint import CHECKPOINT_BRANCH
 from mnem_langgraph.coupling import CHECKPOINT_MAP_KEY, CHECKPOINTER_KEY, DURABILITY_KEY
+
+#: The ``verbs`` fixture, which counts ``mnem`` calls (tests/langgraph has no conftest.py: see that module).
+pytest_plugins = ["langgraph_fixtures"]
 
 PLAN = (("customers", "acme"), "plan")
 #: What each step believes; step 3's is the mistake the user rewinds.
@@ -269,6 +273,33 @@ def test_the_config_keys_the_store_reads_are_where_langgraph_puts_them(coupled, 
         "configurable"]["checkpoint_id"]
     app.invoke({"seen": []}, thread("t8"), durability="exit")
     assert seen[DURABILITY_KEY] == "exit"
+
+
+def test_coupling_costs_what_the_docs_say(coupled, mstore, verbs):
+    calls: dict[str, list[str]] = {}
+
+    def look(state: Run, runtime: Runtime) -> Run:
+        assert runtime.store is not None
+        verbs.seen.clear()
+        runtime.store.get(*PLAN)
+        calls["get"] = list(verbs.seen)
+        return {}
+
+    graph = StateGraph(Run)
+    graph.add_node("look", look)
+    graph.add_edge(START, "look")
+    app = graph.compile(checkpointer=coupled, store=mstore)
+    app.invoke({"seen": []}, thread("t11"), durability="sync")
+    assert calls["get"] == ["stamps"], "the pin of the step's checkpoint is kept: no call to find the branch"
+
+    verbs.seen.clear()
+    latest = coupled.get_tuple(thread("t11"))
+    assert latest is not None
+    verbs.seen.clear()
+    checkpoint = {**latest.checkpoint, "id": empty_checkpoint()["id"]}  # the next checkpoint: a later id
+    assert checkpoint["id"] > latest.checkpoint["id"]
+    coupled.put(latest.config, checkpoint, {"source": "update", "step": 9}, {})  # type: ignore[arg-type]
+    assert verbs.seen == ["ls", "status", "write"], "a coupled put: the thread's latest, the memory commit, the write"
 
 
 def test_checkpoints_live_on_their_own_branch(coupled, mstore, bridge):

@@ -255,8 +255,9 @@ def main() -> None:
         f"**{separate16:.0%}**.",
         "### CPU per durable commit",
         f"The engine called in process ({count * 5} one-node commits after 50 warm-up ones, one after another): the "
-        "client's CPU (Python, and for PostgreSQL psycopg and its round trips) and the server's (every `postgres` "
-        "process). On a machine whose cores are shared by writers and server, throughput is bounded by the total.",
+        "client's CPU (Python, and for PostgreSQL psycopg and its round trips) and the server's (the benchmark's "
+        "server: its postmaster and every process it started). On a machine whose cores are shared by writers and "
+        "server, throughput is bounded by the total.",
         cpu,
     ])
 

@@ -126,7 +126,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/bridge.md", "import shutil"): ("python", ""),
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
-    ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--file F | < stdin]"): (
+    ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--branch NAME] "
+                         "[--file F | < stdin]"): (
         "text", "synopsis"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),

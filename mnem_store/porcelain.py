@@ -368,7 +368,7 @@ def thread_prefix(thread_id: str) -> str:
 
 def log(
     repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None,
-    touching: Sequence[str] = (), threads: Sequence[str] = (),
+    touching: Sequence[str] = (), threads: Sequence[str] = (), since: int | None = None, until: int | None = None,
 ) -> list[tuple[bytes, Commit]]:
     """History from ``rev`` (default HEAD), newest first, in graph order (see ``Repo.log``).
 
@@ -378,7 +378,8 @@ def log(
     one of the ``touching`` prefixes (``git log -- PATH``), or, for each of
     ``threads``, when it changed one of that thread's checkpoint nodes or
     no checkpoint node at all (a memory commit).  The filters add up: a
-    commit that passes one is listed.
+    commit that passes one is listed.  ``since`` / ``until`` (Unix ms,
+    inclusive) narrow that to the commits dated in the range.
     """
     keep = None
     if touching or threads:
@@ -392,7 +393,7 @@ def log(
 
     with repo.backend.read():
         return repo.log(repo.resolve(rev) if rev is not None else repo.head_commit(),
-                        first_parent=first_parent, limit=limit, keep=keep)
+                        first_parent=first_parent, limit=limit, keep=keep, since=since, until=until)
 
 
 def head(repo: Repo) -> tuple[Head, bytes | None]:
@@ -634,6 +635,20 @@ def stamps(
             for node_id, entry in stamped.items()
             if node_id not in leases or leases[node_id] is not None  # an expired lease hides its node
         }
+
+
+def valid_at(
+    repo: Repo, when: int, rev: str | None = None, ids: list[str] | None = None, prefixes: list[str] | None = None,
+) -> dict[str, Stamped]:
+    """The nodes valid at ``when`` (Unix ms) along the first-parent line of ``rev`` (default HEAD's commit).
+
+    What was true then by the facts' own ``event_time`` (else their commit's time), not what was known then
+    (``mnem_store.validtime``).  ``ids`` and ``prefixes`` narrow it as for ``stamps``.
+    """
+    from .validtime import valid_at as valid
+
+    with repo.backend.read():
+        return valid(repo, repo.resolve(rev) if rev is not None else repo.head_commit(), when, ids, prefixes)
 
 
 def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *, live: bool = False) -> list[str]:

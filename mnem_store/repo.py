@@ -28,6 +28,7 @@ from .errors import (
     InvalidRefError,
     NotFoundError,
     StoreExistsError,
+    UsageError,
 )
 from .layout import CONFIG_TEXT, Head, StoreUrl, parse_config, validate_branch_name
 from .location import Address, discover_root, exact_root, make_private_dirs
@@ -35,6 +36,7 @@ from .objects import Commit, MemoryNode, State, StoredObject, decode_object, enc
 from .remotes import SETTING, Remote, dump_remotes, parse_remotes
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
+from .times import iso, parse_time
 
 if TYPE_CHECKING:
     from .postgres import Connections, PooledConnections
@@ -52,6 +54,8 @@ def default_author(explicit: str | None) -> str:
 #: A commit-ish followed by git's ancestry suffixes: ``~``/``~N`` (first parents back) and ``^``/``^N`` (a parent).
 _ANCESTRY = re.compile(r"(.+?)((?:[~^][0-9]*)+)")
 _STEP = re.compile(r"([~^])([0-9]*)")
+#: ``BRANCH@{TIME}`` (git's syntax; an empty BRANCH is HEAD's): the line's newest commit at or before TIME.
+_AT_TIME = re.compile(r"(.*)@\{([^{}]*)\}")
 
 class Written(NamedTuple):
     """A commit made by ``Repo.write`` (None when ``skip_missing`` left nothing to do) and what it changed.
@@ -315,12 +319,13 @@ class Repo:
         self.backend.set_setting(SETTING, dump_remotes(remotes))
 
     def resolve(self, spec: str) -> bytes:
-        """Commit-ish: upstream's, plus git's ``HEAD`` and ancestry suffixes (``HEAD~2``, ``main^``, ``a1b2^2``).
+        """Commit-ish: upstream's, plus git's ``HEAD``, ancestry suffixes (``HEAD~2``, ``main^``, ``a1b2^2``) and times.
 
         Upstream's is an exact branch name, else a unique 4-64 lowercase-hex commit prefix.  A remote-tracking
-        branch (``origin/main``) resolves where no branch has its name, as in git.  Branch names cannot
-        hold ``~`` or ``^`` and a branch cannot be named ``HEAD``, so the additions never
-        change what one of upstream's specs names.
+        branch (``origin/main``) resolves where no branch has its name, as in git.  ``main@{2026-12-01}``
+        (``@{TIME}`` alone: HEAD's) is the newest commit of main's first-parent line dated at or before TIME
+        (``at_time``).  Branch names cannot hold ``~``, ``^``, ``@`` or braces and a branch cannot be named
+        ``HEAD``, so the additions never change what one of upstream's specs names.
         """
         match = _ANCESTRY.fullmatch(spec)
         base, steps = (match.group(1), match.group(2)) if match else (spec, "")
@@ -331,6 +336,10 @@ class Repo:
 
     def _resolve_base(self, spec: str) -> bytes:
         """A commit-ish without ancestry suffixes."""
+        timed = _AT_TIME.fullmatch(spec)
+        if timed is not None:
+            base, text = timed.group(1), timed.group(2)
+            return self.at_time(self._resolve_base(base or "HEAD"), text, spec)
         tip = self.branch_tip(spec)
         if tip is not None:
             return tip
@@ -357,6 +366,37 @@ class Repo:
             count = self.objects.count_commits_with_prefix(low, high)
             raise InvalidRefError(f'ambiguous commit prefix "{spec}": {count} commits match')
         return found[0]
+
+    def at_time(self, commit: bytes, text: str, spec: str) -> bytes:
+        """The newest commit of ``commit``'s first-parent line whose time is at or before the time ``text``.
+
+        git reads ``main@{date}`` from the reflog, where the branch *pointed*
+        then; a store keeps no reflog, so the line's own commit times answer
+        (what ``git rev-list -1 --first-parent --before=date main`` names).
+        The walk goes back from ``commit`` one first parent at a time and
+        stops at the first commit dated at or before the time, so it costs
+        the commits made since then.
+
+        Raises:
+            InvalidRefError: ``text`` is not a time (``times.parse_time``), or every commit of the line is later.
+        """
+        try:
+            when = parse_time(text)
+        except UsageError as error:
+            raise InvalidRefError(f'"{spec}": {error.detail}') from None
+        cursor: bytes | None = commit
+        first = commit
+        while cursor is not None:
+            found = self.commit_obj(cursor)
+            if found.time <= when:
+                return cursor
+            first, cursor = cursor, found.parents[0] if found.parents else None
+        hint = (" (here @{N} is a time in Unix ms, not git's N-th reflog entry: for the N-th commit back write "
+                "BRANCH~N)" if text.isdigit() else "")
+        raise InvalidRefError(
+            f'"{spec}": nothing was recorded on that line by {iso(when)}; its first commit, {first.hex()[:12]}, is '
+            f"from {iso(self.commit_obj(first).time)}: give a time at or after it{hint}"
+        )
 
     def _ancestor(self, commit: bytes, op: str, count: int, spec: str) -> bytes:
         """``~N``: N first parents back; ``^N``: the N-th parent (``^0`` is the commit itself), as git reads them."""
@@ -633,6 +673,10 @@ class Repo:
         """A commit's change set vs its first parent: node id -> added | modified | removed."""
         return self.states.changes_of(self._graph(commit_raw).key)
 
+    def change_set(self, commit_raw: bytes) -> dict[str, tuple[str, bytes | None]]:
+        """A commit's change set vs its first parent with the values: node id -> (kind, object id or None)."""
+        return self.states.change_set(self._graph(commit_raw).key)
+
     def rebuild_index(self) -> int:
         """Check every commit's state against its id and re-derive what is derived (inside a write transaction).
 
@@ -691,7 +735,7 @@ class Repo:
     # ------------------------------------------------------------------ log
     def log(
         self, start: bytes | None, *, first_parent: bool = False, limit: int | None = None,
-        keep: Callable[[bytes], bool] | None = None,
+        keep: Callable[[bytes], bool] | None = None, since: int | None = None, until: int | None = None,
     ) -> list[tuple[bytes, Commit]]:
         """History from ``start``, newest first, in graph order; costs what it lists.
 
@@ -702,16 +746,28 @@ class Repo:
         walk keeps a heap of the frontier, so ``limit`` N decodes about N
         commits however long the history is.  ``keep`` (``log --touching``)
         lists only the commits it accepts; the walk still goes through the
-        others, so ``limit`` counts the listed ones.
+        others, so ``limit`` counts the listed ones.  ``since`` and ``until``
+        (Unix ms, both inclusive) list only the commits whose time is in that
+        range, as ``git log --since/--until``; the walk stops once every commit
+        left is older than ``since``: a commit's corrected time, by which it
+        goes, is never below its own time.
         """
         if start is None:
             return []
         out: list[tuple[bytes, Commit]] = []
-        if first_parent:
+
+        def listed(raw: bytes, commit: Commit) -> bool:
+            in_range = (since is None or commit.time >= since) and (until is None or commit.time <= until)
+            return in_range and (keep is None or keep(raw))
+
+        def older(raw: bytes) -> bool:  # nothing from here back can be dated at or after ``since``
+            return since is not None and self._graph(raw).corrected < since
+
+        if first_parent:  # corrected times fall strictly along the line, so the first too old ends it
             cursor: bytes | None = start
-            while cursor is not None and (limit is None or len(out) < limit):
+            while cursor is not None and (limit is None or len(out) < limit) and not older(cursor):
                 commit = self.commit_obj(cursor)
-                if keep is None or keep(cursor):
+                if listed(cursor, commit):
                     out.append((cursor, commit))
                 cursor = commit.parents[0] if commit.parents else None
             return out
@@ -723,8 +779,10 @@ class Repo:
         seen = {start}
         while frontier and (limit is None or len(out) < limit):
             raw = heapq.heappop(frontier)[2]
+            if older(raw):  # the frontier pops by corrected time, so every commit left is older still
+                break
             commit = self.commit_obj(raw)
-            if keep is None or keep(raw):
+            if listed(raw, commit):
                 out.append((raw, commit))
             for parent in commit.parents:
                 if parent not in seen:

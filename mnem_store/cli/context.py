@@ -14,9 +14,12 @@ from ..errors import CommandError, UsageError
 from ..layout import StoreUrl
 from ..location import Address, address
 from ..repo import Repo
+from ..times import parse_time
 from .render import Painter
 
-__all__ = ["Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg"]
+__all__ = [
+    "Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg", "wall_time",
+]
 
 
 class Outcome(NamedTuple):
@@ -172,3 +175,11 @@ def commit_time(text: str) -> int:
 def event_time(text: str) -> int:
     """``add --event-time MS``: a signed 64-bit integer, the range ``write`` accepts for ``event_time``."""
     return _int_in(text, I64_MIN, 2**63 - 1, "an event time (signed 64-bit Unix ms)")
+
+
+def wall_time(text: str) -> int:
+    """``log --since/--until TIME``, ``show``'s and ``stamps``' ``--valid-at TIME``: ``times.parse_time``'s forms."""
+    try:
+        return parse_time(text)
+    except UsageError as error:
+        raise argparse.ArgumentTypeError(error.detail) from None

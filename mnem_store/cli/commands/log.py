@@ -2,7 +2,8 @@
 
 Extensions filter it by what each commit changed (``--touching PREFIX``,
 ``--thread T``), so a person debugging a LangGraph run sees one thread's
-checkpoints and the memory commits between them on one timeline.
+checkpoints and the memory commits between them on one timeline, and by
+when it was made (``--since TIME``, ``--until TIME``).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from ... import porcelain
-from ..context import Context, Outcome
+from ..context import Context, Outcome, wall_time
 from ..render import first_line, fmt_time, message_lines, short
 
 
@@ -36,15 +37,20 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--thread", action="append", default=[], metavar="THREAD",
                         help="only LangGraph thread THREAD's checkpoint commits and the memory commits (those "
                              "changing no .checkpoint: node); repeatable (extension)")
+    parser.add_argument("--since", type=wall_time, metavar="TIME",
+                        help="only commits dated at or after TIME: ISO 8601 (no offset: UTC) or Unix ms (extension)")
+    parser.add_argument("--until", type=wall_time, metavar="TIME",
+                        help="only commits dated at or before TIME: ISO 8601 (no offset: UTC) or Unix ms (extension)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """List commits from HEAD (or ``REV``), newest first, in full or one line each."""
     entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count, rev=args.rev,
-                            touching=args.touching, threads=args.thread)
+                            touching=args.touching, threads=args.thread, since=args.since, until=args.until)
     data = [commit.to_dict(raw) for raw, commit in entries]
     if not entries:  # a filter that matched nothing prints nothing, as git's does
-        return Outcome(data, "" if args.touching or args.thread else "no commits yet\n")
+        filtered = args.touching or args.thread or args.since is not None or args.until is not None
+        return Outcome(data, "" if filtered else "no commits yet\n")
     paint = ctx.paint
     out: list[str] = []
     for raw, commit in entries:

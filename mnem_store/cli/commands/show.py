@@ -1,8 +1,10 @@
 """``mnem show [REV]``: the memory at a commit (or working memory); ``--stat``: what it changed.
 
-Extensions: ``--node ID`` shows one node, and ``--limit N`` (with
+Extensions: ``--node ID`` shows one node, ``--limit N`` (with
 ``--cursor ID`` and ``--prefix TEXT``) one page of memory in id order, as
-``{"memory": {id: node}, "next_cursor": ID | null}``.
+``{"memory": {id: node}, "next_cursor": ID | null}``, and ``--valid-at
+TIME`` what was true at a time by the facts' own event times
+(``mnem_store.validtime``), in the same shapes.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import shlex
 
 from ... import porcelain
 from ...errors import InvalidRefError, UsageError
-from ..context import Context, Outcome
+from ..context import Context, Outcome, wall_time
 from ..documents import node_documents
 from ..render import compact
 
@@ -27,6 +29,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cursor", metavar="ID", help="with --limit: start after this id (a next_cursor)")
     parser.add_argument("--prefix", metavar="TEXT", action="append",
                         help="with --limit: only ids that start with TEXT (repeatable)")
+    parser.add_argument("--valid-at", type=wall_time, metavar="TIME",
+                        help="what was true at TIME by the facts' event times (else their commit times), along "
+                             "REV's first-parent line; ISO 8601 (no offset: UTC) or Unix ms (extension)")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -48,6 +53,8 @@ def _show(args: argparse.Namespace, ctx: Context) -> Outcome:
     """``run`` itself."""
     repo = ctx.repo()
     paint = ctx.paint
+    if args.valid_at is not None:
+        return _valid(args, ctx)
     if args.stat:
         ordered = porcelain.show_stat(repo, args.rev)
         if not ordered:
@@ -69,6 +76,24 @@ def _show(args: argparse.Namespace, ctx: Context) -> Outcome:
     if args.limit is None:  # upstream's document: the map itself
         return Outcome(memory, lambda: _page_text(ctx, page))
     return Outcome({"memory": memory, "next_cursor": page.next_cursor}, lambda: _page_text(ctx, page))
+
+
+def _valid(args: argparse.Namespace, ctx: Context) -> Outcome:
+    """``--valid-at``: the memory (or ``--node``'s node) valid at a time, in ``show``'s shapes."""
+    if args.stat or args.limit is not None or args.cursor is not None or args.prefix:
+        raise UsageError("--valid-at reads the whole memory or one --node; it does not combine with --stat, "
+                         "--limit, --cursor or --prefix")
+    repo = ctx.repo()
+    valid = porcelain.valid_at(repo, args.valid_at, args.rev, None if args.node is None else [args.node])
+    nodes = {node_id: entry.object for node_id, entry in valid.items()}
+    if args.node is not None:
+        raw = nodes.get(args.node)
+        node = None if raw is None else porcelain.load_nodes(repo, [raw])[raw]
+        if node is None:
+            return Outcome(None, f"{ctx.paint('245', '(absent)')}\n")
+        return Outcome(node.to_dict(), lambda: f"{ctx.paint('75', args.node)}\n  {compact(node.content)}\n")
+    page = porcelain.Page(nodes, None)
+    return Outcome(node_documents(repo, nodes) if ctx.json else None, lambda: _page_text(ctx, page))
 
 
 def _page_text(ctx: Context, page: porcelain.Page) -> str:

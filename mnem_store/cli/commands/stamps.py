@@ -12,8 +12,9 @@ import argparse
 from typing import Any
 
 from ... import porcelain
+from ...errors import UsageError
 from ...stamps import Stamped
-from ..context import Context, Outcome
+from ..context import Context, Outcome, wall_time
 from ..documents import node_documents
 from ..render import fmt_time
 
@@ -32,16 +33,25 @@ def register(parser: argparse.ArgumentParser) -> None:
         "--prefix", metavar="TEXT", action="append",
         help="only nodes whose id starts with TEXT (repeatable; with --node, both sets)",
     )
+    parser.add_argument(
+        "--valid-at", type=wall_time, metavar="TIME",
+        help="the nodes valid at TIME by their event times, stamped in that valid time (see show --valid-at); "
+             "not with --live (extension)",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print each node at ``REV`` with the times it was created and last updated.
 
     The JSON document of each is ``{"node": MemoryNode, "created": ms, "updated": ms}``,
-    with ``"expires": ms`` for a leased node (``--live``).
+    with ``"expires": ms`` for a leased node (``--live``).  With ``--valid-at``, the nodes valid then,
+    their two times in valid time (``mnem_store.validtime``).
     """
     repo = ctx.repo()
-    stamped = porcelain.stamps(repo, args.rev, args.node, args.prefix, live=args.live)
+    if args.valid_at is not None and args.live:
+        raise UsageError("--valid-at reads what was true at a time, and --live what is alive now: give one")
+    stamped = (porcelain.stamps(repo, args.rev, args.node, args.prefix, live=args.live) if args.valid_at is None
+               else porcelain.valid_at(repo, args.valid_at, args.rev, args.node, args.prefix))
     data = None
     if ctx.json:
         nodes = node_documents(repo, {node_id: entry.object for node_id, entry in stamped.items()})

@@ -14,7 +14,8 @@ caches buy"):
   names), true at one generation; any move empties it;
 * the **shelves**: values fixed by a content id (a commit's facts and
   change set, a node's JSON, a state's image, stamps walked from a commit,
-  an object's vectors).  An ordinary write only adds rows, so what an id
+  an object's vectors, a commit's nodes under a prefix and their vectors
+  stacked for ``similar``).  An ordinary write only adds rows, so what an id
   names stays true and the shelves survive it.  A *rebuild* (``reindex``,
   vectors replaced) may change what derived rows say about an existing id,
   so it starts a new *epoch*: the generation's high bits, and every shelf

@@ -671,6 +671,31 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
         return [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
 
 
+#: Node maps (a commit's, under some prefixes or ids) a store keeps for ``ls --objects`` and ``similar``.
+CACHE_LISTINGS = 8
+
+
+def _nodes_at(repo: Repo, start: bytes | None, prefixes: list[str] | None, ids: list[str] | None = None) -> Nodes:
+    """The nodes of commit ``start`` among ``ids`` and under ``prefixes`` (neither: all), not to be changed.
+
+    A commit's nodes never change, so the map is kept by the commit and
+    what was asked (``mnem_store.cache``'s shelves): a search of the same
+    namespace at the same commit costs a lookup, not a walk of its ids.
+    """
+    if start is None:
+        return {}
+    key = (start, None if prefixes is None else tuple(sorted(set(prefixes))), None if ids is None else tuple(ids))
+    shelf = repo.backend.kept.shelf("listings", CACHE_LISTINGS)
+    found: Nodes | None = shelf.find(key)
+    if found is None:
+        if ids is None and prefixes is None:
+            found = repo.commit_nodes(start)
+        else:  # only the nodes asked for: a namespace's search does not copy the whole state
+            found = {**repo.commit_nodes_under(start, prefixes or ()), **repo.commit_nodes_named(start, ids or ())}
+        shelf.keep(key, found)
+    return found
+
+
 def touch(repo: Repo, ids: list[str]) -> dict[str, int]:
     """Restart the unexpired leases of ``ids`` on HEAD's branch now; returns their new expiry (``expiry``)."""
     with repo.backend.write():
@@ -726,21 +751,21 @@ def similar(
     out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
     from .expiry import live_leases, refuse_rev
-    from .similarity import CACHE_OBJECTS, scores
+    from .similarity import CACHE_OBJECTS, CACHE_STACKS, scores
 
     if live:
         refuse_rev(rev, "similar")
     with repo.backend.read():
         start, branch = _read_start(repo, rev)
-        if ids is None and prefixes is None:
-            nodes = repo.commit_nodes(start)
-        else:  # only the nodes asked for: a namespace's search does not copy the whole state
-            nodes = {**repo.commit_nodes_under(start, prefixes or ()), **repo.commit_nodes_named(start, ids or ())}
-        if live:
-            leases = live_leases(repo, branch, None)
-            nodes = {nid: raw for nid, raw in nodes.items() if nid not in leases or leases[nid] is not None}
-        return scores(query, nodes, model, lambda raws: repo.backend.vectors.of(model, raws),
-                      repo.backend.kept.shelf("vectors", CACHE_OBJECTS), limit, distance)
+        if start is None:
+            return {}
+        # A commit's nodes under given prefixes or ids never change: their stacked vectors are kept under that.
+        key = (start, None if prefixes is None else tuple(sorted(set(prefixes))), None if ids is None else tuple(ids))
+        expired = [nid for nid, expires in live_leases(repo, branch, None).items() if expires is None] if live else []
+        return scores(query, lambda: _nodes_at(repo, start, prefixes, ids), model,
+                      lambda raws: repo.backend.vectors.of(model, raws),
+                      repo.backend.kept.shelf("vectors", CACHE_OBJECTS), limit, distance,
+                      stacks=repo.backend.kept.shelf("vector stacks", CACHE_STACKS), key=key, excluded=expired)
 
 
 # --------------------------------------------------------------- whole-store verbs

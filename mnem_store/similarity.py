@@ -13,18 +13,22 @@ milliseconds, where Python loops would take most of a second; it is
 imported only here, so no other command pays for it.  Vectors read are
 kept, with their norms, on the store's ``vectors`` shelf (``mnem_store.cache``):
 a ``mnem serve`` worker reads each value's vectors from the database once.
+A search's candidates (a namespace's nodes at one commit, which never
+change) are also kept stacked in one matrix on the ``vector stacks``
+shelf, so searching them again is one matrix product: gathering ten
+thousand small matrices again was most of a search's time.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 from .backend import VectorRow
 from .cache import Shelf
 from .errors import UsageError
 
-__all__ = ["CACHE_OBJECTS", "DISTANCES", "scores"]
+__all__ = ["CACHE_OBJECTS", "CACHE_STACKS", "DISTANCES", "scores"]
 
 #: The distances ``scores`` knows, by LangGraph's names; the first is the default.
 DISTANCES = ("cosine", "l2", "inner_product")
@@ -33,19 +37,29 @@ _L2_ROWS = 4096
 
 
 def scores(
-    query: bytes, nodes: Mapping[str, bytes], model: str, fetch: Callable[[list[bytes]], Sequence[VectorRow]],
-    shelf: Shelf, limit: int | None = None, distance: str = "cosine",
+    query: bytes, nodes: Mapping[str, bytes] | Callable[[], Mapping[str, bytes]], model: str,
+    fetch: Callable[[list[bytes]], Sequence[VectorRow]], shelf: Shelf, limit: int | None = None,
+    distance: str = "cosine", *, stacks: Shelf | None = None, key: Hashable = None,
+    excluded: Collection[str] = (),
 ) -> dict[str, float]:
     """``{node id: score}`` best first, ties by node id, for the nodes whose objects have vectors.
 
     Args:
         query: The query vector, little-endian float32.
-        nodes: Candidate node ids and their object ids.
+        nodes: Candidate node ids and their object ids, or what reads them
+            (called only when ``stacks`` does not hold the candidates' matrix).
         model: The name the vectors are stored under.
         fetch: Reads the rows of the objects given (``Vectors.of`` for the model).
         shelf: Where the store keeps vectors read (at most ``CACHE_OBJECTS``).
         limit: At most this many, the best.
         distance: One of ``DISTANCES``: how a field's score is computed (higher is closer).
+        stacks: Where the store keeps candidate sets' vectors stacked into
+            one matrix (at most ``CACHE_STACKS``), under ``key``.
+        key: What names the candidate set for good: content ids (a commit
+            and the prefixes or ids read there), so a stack kept under it
+            stays true under the cache rule (``mnem_store.cache``).  None
+            (or no ``stacks``): stacked for this call only.
+        excluded: Candidates left out of this answer (expired ones), by node id.
 
     Raises:
         UsageError: An unknown ``distance``, or a stored vector's width
@@ -62,28 +76,87 @@ def scores(
     if distance not in DISTANCES:
         raise UsageError(f"unknown distance {distance!r}: use one of {', '.join(DISTANCES)}")
     wanted = np.frombuffer(query, dtype="<f4")
-    known = _cached(model, set(nodes.values()), fetch, shelf)
-    owners = [(node_id, known[raw]) for node_id, raw in nodes.items() if raw in known]
-    if not owners:
+    stack = _stacked(model, nodes, fetch, shelf, stacks if key is not None else None, key)
+    if stack is None:
         return {}
-    try:
-        stacked = np.concatenate([matrix for _, (matrix, _) in owners])
-    except ValueError:
-        stacked = None  # stored vectors of several widths
-    if stacked is None or stacked.shape[1] != wanted.shape[0]:
+    if stack.matrix.shape[1] != wanted.shape[0]:
         raise UsageError(
             f"the query has {wanted.shape[0]} dimensions but stored vectors of this model do not; "
             "the index was built with other settings: rebuild it for this model"
         )
-    similarity = _similarity(stacked, np.concatenate([norms for _, (_, norms) in owners]), wanted, distance)
-    starts = np.cumsum([0] + [matrix.shape[0] for _, (matrix, _) in owners[:-1]])
-    best = np.maximum.reduceat(similarity, starts)  # a node scores as its closest field
-    picked: Sequence[int] = range(len(owners))
-    if limit is not None and limit < len(owners):  # the limit best, and every node tied with the last of them
-        threshold = -np.partition(-best, max(limit - 1, 0))[max(limit - 1, 0)]
-        picked = np.nonzero(best >= threshold)[0].tolist()
-    ranked = sorted(picked, key=lambda i: (-best[i], owners[i][0]))[:limit]
-    return {owners[i][0]: float(best[i]) for i in ranked}
+    similarity = _similarity(stack.matrix, stack.norms, wanted, distance)
+    best = similarity if stack.starts is None else np.maximum.reduceat(similarity, stack.starts)  # closest field
+    candidates = np.arange(len(stack.ids))
+    if excluded:
+        gone = [stack.position[node_id] for node_id in excluded if node_id in stack.position]
+        if gone:
+            candidates = np.delete(candidates, gone)
+    if limit is not None and limit < len(candidates):  # the limit best, and every node tied with the last of them
+        kept = best[candidates]
+        threshold = -np.partition(-kept, max(limit - 1, 0))[max(limit - 1, 0)]
+        candidates = candidates[kept >= threshold]
+    # Best first; ties in stacking order, which is node-id order.
+    ranked = candidates[np.lexsort((candidates, -best[candidates]))][:limit].tolist()
+    ids = stack.ids
+    return {ids[i]: float(best[i]) for i in ranked}
+
+
+#: Candidate sets (a namespace at one commit, per model) whose vectors a store keeps stacked in one matrix.
+CACHE_STACKS = 8
+
+
+class _Stack:
+    """A candidate set's vectors as one (fields, width) matrix, in node-id order, and what it was built from.
+
+    ``starts`` holds each node's first row when some node has several
+    fields (None: one row per node).  ``missing`` are the candidates'
+    objects that had no vectors when it was stacked: vectors may be added
+    to an existing object later (``mnem embed``) without a rebuild, so a
+    stack with missing objects looks them up again before it is used.
+    """
+
+    def __init__(self, ids: list[str], matrix: Any, norms: Any, starts: Any, missing: set[bytes]) -> None:
+        self.ids = ids
+        self.position = {node_id: i for i, node_id in enumerate(ids)}
+        self.matrix = matrix
+        self.norms = norms
+        self.starts = starts
+        self.missing = missing
+
+
+def _stacked(
+    model: str, nodes: Mapping[str, bytes] | Callable[[], Mapping[str, bytes]],
+    fetch: Callable[[list[bytes]], Sequence[VectorRow]], shelf: Shelf, stacks: Shelf | None, key: Hashable,
+) -> _Stack | None:
+    """The candidates' stack: kept under ``(model, key)``, else built from the objects' vectors (None: no vectors)."""
+    import numpy as np
+
+    kept: _Stack | None = stacks.find((model, key)) if stacks is not None else None
+    if kept is not None and (not kept.missing or not fetch(sorted(kept.missing))):
+        return kept
+    candidates = nodes() if callable(nodes) else nodes
+    known = _cached(model, set(candidates.values()), fetch, shelf)
+    owners = sorted((node_id, known[raw]) for node_id, raw in candidates.items() if raw in known)
+    missing = {raw for raw in candidates.values() if raw not in known}
+    if not owners:
+        stack = None
+    else:
+        try:
+            matrix = np.concatenate([matrix for _, (matrix, _) in owners])
+        except ValueError:
+            matrix = None  # stored vectors of several widths
+        if matrix is None:
+            raise UsageError(
+                "stored vectors of this model differ in width; the index was built with other settings: "
+                "rebuild it for this model"
+            )
+        counts = [rows.shape[0] for _, (rows, _) in owners]
+        starts = None if max(counts) == 1 else np.cumsum([0, *counts[:-1]])
+        stack = _Stack([node_id for node_id, _ in owners], matrix, np.concatenate([norms for _, (_, norms) in owners]),
+                       starts, missing)
+    if stacks is not None and stack is not None:
+        stacks.keep((model, key), stack)
+    return stack
 
 
 def _similarity(stacked: Any, norms: Any, wanted: Any, distance: str) -> Any:

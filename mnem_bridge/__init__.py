@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 
-from . import agents
+from . import agents, times
 from .address import StoreUrl, store_address
 from .binary import Binary, find_binary
 from .client import DEFAULT_TIMEOUT, Mnem
@@ -112,6 +112,7 @@ __all__ = [
     "open",
     "run_inline",
     "store_address",
+    "times",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

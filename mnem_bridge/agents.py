@@ -28,6 +28,7 @@ from . import inline
 from .errors import BusyError, ConflictError, ProtocolError, UsageError
 from .models import PROVENANCE_KEYS
 from .store import Store
+from .times import Time
 
 __all__ = ["ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS", "forget", "remember", "remember_many", "with_retry"]
 
@@ -37,8 +38,8 @@ logger = logging.getLogger(__name__)
 ATTEMPTS = 4
 #: Sleep after failed attempt ``n`` (0-based, not the last) is ``BACKOFF_SECONDS * (n + 1)``.
 BACKOFF_SECONDS = 0.025
-#: What an item of ``remember_many`` may carry besides ``id`` and ``content``.
-ITEM_KEYS = tuple(PROVENANCE_KEYS)
+#: What an item of ``remember_many`` may carry besides ``id`` and ``content``: provenance, and when it became true.
+ITEM_KEYS = (*PROVENANCE_KEYS, "event_time")
 
 T = TypeVar("T")
 
@@ -56,6 +57,7 @@ def remember(
     summary: str | None = None,
     author: str = "agent",
     time_ms: int | None = None,
+    event_time: Time | None = None,
 ) -> str:
     """Record one belief, with provenance, as one commit.
 
@@ -70,17 +72,21 @@ def remember(
         note: Provenance: a free-form note.
         summary: The commit message (default ``remember <id>``).
         author: The commit author.
-        time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
+        time_ms: Commit time in Unix ms (default: the binary's clock as it commits): when it was learnt.
+        event_time: When the fact became true, if not when it was learnt (an extension): Unix ms, ISO 8601
+            text (no offset: UTC) or a ``datetime`` (naive: UTC); stored in the fact as Unix ms, and what
+            ``Store.memory_valid_at`` reads.
 
     Returns:
         The commit id.
 
     Raises:
+        UsageError: ``event_time`` is not a time (nothing is written).
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     item = {"id": id, "content": content, "source": source, "step": step,
-            "observation": observation, "tool_call": tool_call, "note": note}
+            "observation": observation, "tool_call": tool_call, "note": note, "event_time": event_time}
     return _one_commit(store, [item], [], summary or f"remember {id}", author, time_ms)
 
 
@@ -97,7 +103,8 @@ def remember_many(
     Args:
         store: The store.
         items: Mappings with ``id`` and ``content``, and optionally ``source``,
-            ``step``, ``observation``, ``tool_call``, ``note`` (other keys are ignored).
+            ``step``, ``observation``, ``tool_call``, ``note`` and ``event_time`` (as for
+            ``remember``; other keys are ignored).
         summary: The commit message (default ``remember <n> node(s)``, also for none).
         author: The commit author.
         time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
@@ -106,7 +113,7 @@ def remember_many(
         The commit id (no items still make one commit, as upstream).
 
     Raises:
-        UsageError: An item is not a mapping with ``id`` and ``content``.
+        UsageError: An item is not a mapping with ``id`` and ``content``, or its ``event_time`` is not a time.
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """

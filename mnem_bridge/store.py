@@ -61,6 +61,7 @@ from .models import (
     TimedNode,
 )
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
+from .times import Time, text_of, to_ms
 
 __all__ = [
     "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "clone", "creation_refused", "find_root", "init", "open",
@@ -565,7 +566,8 @@ class Store:
 
     # ------------------------------------------------------------ history and refs
     def log(self, *, first_parent: bool = False, limit: int | None = None,
-            touching: Iterable[str] = (), threads: Iterable[str] = ()) -> list[Commit]:
+            touching: Iterable[str] = (), threads: Iterable[str] = (), since: Time | None = None,
+            until: Time | None = None) -> list[Commit]:
         """History from HEAD, in the binary's order, which is kept as it is (never re-sorted here).
 
         That order is the graph's: no commit comes before one of its
@@ -577,6 +579,8 @@ class Store:
         only some commits, so one LangGraph thread's run can be read beside
         what the agent learnt without the other threads' checkpoints; the
         binary decides from its change index, so no memory is read.
+        ``since`` and ``until`` (``mnem log --since/--until``) keep the
+        commits dated in that range, both ends included.
 
         Args:
             first_parent: Follow only each commit's first parent.
@@ -584,12 +588,16 @@ class Store:
             touching: Only commits that changed a node whose id starts with one of these.
             threads: Also (or only, without ``touching``) the commits that changed one of these LangGraph
                 threads' checkpoints, and every commit that changed no checkpoint (a memory commit).
+            since: Only commits dated at or after this: Unix ms, ISO 8601 text (no offset: UTC) or a ``datetime``.
+            until: Only commits dated at or before this.
 
         Returns:
             The commits (empty on an unborn branch).
 
         Raises:
-            ContractError: ``touching`` or ``threads`` with a ``mnem`` that does not list the ``log-filter`` feature.
+            ContractError: ``touching`` or ``threads`` with a ``mnem`` that does not list the ``log-filter`` feature,
+                or ``since`` / ``until`` without ``log-time``.
+            UsageError: ``since`` or ``until`` is not a time (nothing is run).
         """
         args = ["log"]
         if first_parent:
@@ -597,10 +605,19 @@ class Store:
         if limit is not None:
             args.append(f"--max-count={limit}")
         filters = [f"--touching={prefix}" for prefix in touching] + [f"--thread={thread}" for thread in threads]
-        if filters and "log-filter" not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} cannot filter its log (it does not list the "
-                                f"`log-filter` feature); {FIX}")
-        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args, *filters)
+        if filters:
+            self._require("log-filter", "cannot filter its log")
+        window = [f"--{name}={text_of(when)}" for name, when in (("since", since), ("until", until))
+                  if when is not None]
+        if window:
+            self._require("log-time", "cannot list history by time")
+        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args, *filters, *window)
+
+    def _require(self, feature: str, what: str) -> None:
+        """Raise ``ContractError`` unless the binary lists ``feature`` (``what`` it then cannot do)."""
+        if feature not in self._client.binary.features:
+            raise ContractError(f"the `mnem` at {self._client.path} {what} (it does not list the `{feature}` "
+                                f"feature); {FIX}")
 
     def resolve(self, spec: str) -> str:
         """The commit a branch name or a 4-64 hex prefix names.
@@ -795,6 +812,88 @@ class Store:
         args = ["stamps", *(["--live"] if live else []), *(f"--node={node_id}" for node_id in wanted or ()),
                 *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
         return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
+
+    def memory_valid_at(self, when: Time, *, at: str | None = None) -> Memory:
+        """What was true at ``when`` by the facts' own event times, not what was known then (``show --valid-at``).
+
+        For each node, of every version on the first-parent line of ``at``
+        (default HEAD's commit; staged changes are not included), the one
+        whose ``event_time`` (else the time blame gives its commit) is the
+        latest at or before ``when``; a removal, dated by its commit, ends a
+        node's validity.  ``state_at(f"main@{{{when}}}")`` is the other
+        question: what was known then.  Both together: ``at="main@{T}"``.
+
+        Args:
+            when: Unix ms, ISO 8601 text (no offset: UTC) or a ``datetime`` (naive: UTC).
+            at: A commit-ish whose history is read.
+
+        Returns:
+            ``{node id: MemoryNode}`` in node-id order (an unborn branch gives ``{}``).
+
+        Raises:
+            InvalidRefError: ``at`` names nothing.
+            UsageError: ``when`` is not a time.
+            ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+        """
+        return self._read(_memory, "show", *self._valid_flag(when), "--", *([] if at is None else [at]))
+
+    def node_valid_at(self, id: str, when: Time, *, at: str | None = None) -> MemoryNode | None:
+        """One node as ``memory_valid_at`` would hold it, found by the change index's probes alone.
+
+        Args:
+            id: The node id.
+            when: Unix ms, ISO 8601 text (no offset: UTC) or a ``datetime`` (naive: UTC).
+            at: A commit-ish whose history is read.
+
+        Returns:
+            The node valid then, or ``None`` (not yet true, or removed by then).
+
+        Raises:
+            InvalidRefError: ``at`` names nothing.
+            UsageError: ``when`` is not a time.
+            ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+        """
+        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}",
+                          *self._valid_flag(when), "--", *([] if at is None else [at]))
+
+    def valid_times(
+        self, when: Time, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None,
+        at: str | None = None,
+    ) -> dict[str, TimedNode]:
+        """``node_times`` in valid time: the nodes ``memory_valid_at`` holds, with their times then.
+
+        ``updated`` is the time the valid version became true (its
+        ``event_time``, else its commit's), ``created`` the first of its
+        unbroken run of versions (``mnem stamps --valid-at``).
+
+        Args:
+            when: Unix ms, ISO 8601 text (no offset: UTC) or a ``datetime`` (naive: UTC).
+            ids: These node ids (absent ones are left out).
+            prefixes: Every node whose id starts with one of these; with ``ids``, both sets; neither, every node.
+            at: A commit-ish whose history is read (default: HEAD's commit).
+
+        Returns:
+            ``{node id: TimedNode}`` in node-id order.
+
+        Raises:
+            InvalidRefError: ``at`` names nothing.
+            UsageError: ``when`` is not a time.
+            ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+        """
+        wanted = None if ids is None else list(ids)
+        starts = None if prefixes is None else list(prefixes)
+        if (wanted == [] and not starts) or (starts == [] and not wanted):
+            return {}
+        args = ["stamps", *self._valid_flag(when), *(f"--node={node_id}" for node_id in wanted or ()),
+                *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
+        return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
+
+    def _valid_flag(self, when: Time | None) -> list[str]:
+        """``--valid-at=TIME`` when a time is given (checking the binary can answer it), else nothing."""
+        if when is None:
+            return []
+        self._require("valid-at", "cannot read memory by valid time")
+        return [f"--valid-at={text_of(when)}"]
 
     # ------------------------------------------------------------ beside history: leases and vectors
     def touch(self, ids: Iterable[str]) -> dict[str, int]:
@@ -1385,8 +1484,11 @@ def _put(index: int, item: Any) -> dict[str, Any]:
     """
     if not isinstance(item, Mapping) or "id" not in item or "content" not in item:
         raise UsageError(f"put {index} must be a mapping with at least id and content, got {_short_repr(item)}")
-    return {"id": item["id"], "content": item["content"],
-            **{key: value for key, value in item.items() if key not in ("id", "content") and value is not None}}
+    put = {"id": item["id"], "content": item["content"],
+           **{key: value for key, value in item.items() if key not in ("id", "content") and value is not None}}
+    if "event_time" in put:  # stored in the fact as Unix ms; ISO text or a datetime is turned into that here
+        put["event_time"] = to_ms(put["event_time"])
+    return put
 
 
 def _short_repr(value: Any, limit: int = 80) -> str:

@@ -119,7 +119,8 @@ def test_provenance_keys_are_what_the_binary_records(bstore: Store) -> None:
         reported = run_mnem("--json", "show", "--node", node_id, cwd=bstore.root).json["provenance"]
         assert list(reported.items()) == [(each.name, recorded[each.name]) for each in dataclasses.fields(Provenance)]
     keywords = [name for name, p in inspect.signature(agents.remember).parameters.items() if p.kind is p.KEYWORD_ONLY]
-    assert keywords[:len(PROVENANCE_KEYS)] == list(PROVENANCE_KEYS) == list(agents.ITEM_KEYS)
+    assert keywords[:len(PROVENANCE_KEYS)] == list(PROVENANCE_KEYS) == list(agents.ITEM_KEYS)[:len(PROVENANCE_KEYS)]
+    assert list(agents.ITEM_KEYS)[len(PROVENANCE_KEYS):] == ["event_time"] and "event_time" in keywords
 
 
 def test_the_merge_sides_are_the_engines() -> None:

@@ -42,6 +42,7 @@ __all__ = [
     "ContentResolution",
     "Cursor",
     "Equals",
+    "EventTime",
     "ExistingNodeId",
     "Found",
     "Good",
@@ -60,6 +61,7 @@ __all__ = [
     "Recalled",
     "RememberItem",
     "Resolutions",
+    "Since",
     "Source",
     "Start",
     "Step",
@@ -68,6 +70,8 @@ __all__ = [
     "Target",
     "Theirs",
     "ToolCall",
+    "Until",
+    "ValidAt",
     "Written",
     "result_schema",
 ]
@@ -238,6 +242,31 @@ Observation = Annotated[
 ]
 ToolCall = Annotated[str | None, Field(description="The tool call that produced it, if any.")]
 Note = Annotated[str | None, Field(description="Free-form remark about the fact or how sure you are.")]
+EventTime = Annotated[
+    int | str | None,
+    Field(
+        description="When the fact became true in the world, if not now: ISO 8601 ('2026-03-01', "
+        "'2026-03-01T09:30:00+01:00'; UTC unless it gives an offset) or Unix milliseconds. E.g. a plan that "
+        "changed in March, learnt today. `recall` with valid_at reads by it."
+    ),
+]
+ValidAt = Annotated[
+    int | str | None,
+    Field(
+        description="Answer what was true at this time by each fact's event_time (or, without one, when it was "
+        "recorded), instead of the memory as it stands: ISO 8601 (UTC unless it gives an offset) or Unix ms. "
+        "A fact forgotten later still counts if it held then."
+    ),
+]
+Since = Annotated[
+    int | str | None,
+    Field(description="Only commits made at or after this time: ISO 8601 (UTC unless it gives an offset) or Unix ms."),
+]
+Until = Annotated[
+    int | str | None,
+    Field(description="Only commits made at or before this time: ISO 8601 (UTC unless it gives an offset) or "
+          "Unix ms."),
+]
 Summary = Annotated[
     str | None,
     Field(description="The commit message for this change; a default one is written when omitted."),
@@ -246,7 +275,9 @@ CommitRef = Annotated[
     str,
     Field(
         min_length=1,
-        description="A commit id (or a unique prefix of at least 4 hex characters) or a branch name.",
+        description="A commit id (or a unique prefix of at least 4 hex characters) or a branch name; "
+        "'main@{2026-12-01}' (or '@{2026-12-01T09:30}' for the current branch) is the branch's last commit "
+        "made by that time (ISO 8601, UTC unless it gives an offset, or Unix ms).",
     ),
 ]
 
@@ -286,6 +317,7 @@ class RememberItem(BaseModel):
     observation: Observation = None
     tool_call: ToolCall = None
     note: Note = None
+    event_time: EventTime = None
 
 
 class ContentResolution(BaseModel):
@@ -298,7 +330,8 @@ class ContentResolution(BaseModel):
 
 Items = Annotated[
     list[RememberItem],
-    Field(min_length=1, description="The facts, each {id, content} plus optional provenance fields."),
+    Field(min_length=1, description="The facts, each {id, content} plus optional provenance fields and "
+          "event_time."),
 ]
 Limit = Annotated[int, Field(ge=1, le=1000, description="How many commits to return at most.")]
 At = Annotated[

@@ -47,6 +47,7 @@ from .models import (
     ContentResolution,
     Cursor,
     Equals,
+    EventTime,
     ExistingNodeId,
     Found,
     Good,
@@ -63,6 +64,7 @@ from .models import (
     Present,
     Recalled,
     Resolutions,
+    Since,
     Source,
     Start,
     Step,
@@ -71,6 +73,8 @@ from .models import (
     Target,
     Theirs,
     ToolCall,
+    Until,
+    ValidAt,
     Why,
     Written,
 )
@@ -167,29 +171,33 @@ class MemoryTools:
         tool_call: ToolCall = None,
         note: Note = None,
         summary: Summary = None,
+        event_time: EventTime = None,
     ) -> Written:
         """Remember one fact as its own commit, together with where it came from.
 
         Use it whenever you learn something worth keeping. Give each fact a stable id and reuse that id to update it
-        later; fill in source (and step / observation when you have them) so `why` can trace the fact back.
+        later; fill in source (and step / observation when you have them) so `why` can trace the fact back. When the
+        fact became true earlier than now (a change that happened in March, learnt today), give event_time.
         Returns {commit}.
         """
         commit = await self.binding.call(
             agents.remember, id, content, source=source, step=step, observation=observation, tool_call=tool_call,
-            note=note, summary=summary, author=identity.author(self.author))
+            note=note, summary=summary, author=identity.author(self.author), event_time=event_time)
         await _stale(ctx, [id])
         return {"commit": commit}
 
     revise = tool("Revise a belief", WRITE, name="revise", description=(
         "Change a fact you already hold: records the new value under the same id as its own commit; the old "
         "value stays in history. Use it when new evidence updates or contradicts a belief, and give the source "
-        "of that evidence. Same arguments and result as `remember`."))(remember)
+        "of that evidence, and event_time when the change happened before now. Same arguments and result as "
+        "`remember`."))(remember)
 
     @tool("Remember several facts", WRITE)
     async def remember_many(self, ctx: Ctx, items: Items, summary: Summary = None) -> Written:
         """Remember several facts as one commit (all or nothing), e.g. everything one document told you.
 
-        Each item is {id, content} plus optional source, step, observation, tool_call, note. Returns {commit}.
+        Each item is {id, content} plus optional source, step, observation, tool_call, note and event_time (when it
+        became true, if before now). Returns {commit}.
         """
         commit = await self.binding.call(agents.remember_many, [item.model_dump() for item in items],
                                          summary=summary, author=identity.author(self.author))
@@ -209,35 +217,39 @@ class MemoryTools:
 
     @tool("Recall memory", READ)
     async def recall(self, id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = None,
-                     cursor: Cursor = None) -> Recalled:
+                     cursor: Cursor = None, valid_at: ValidAt = None) -> Recalled:
         """Read what you currently remember: one fact by id, or, without id, the whole memory.
 
         With id: the fact {id, content, content_kind, provenance, event_time}, or null when nothing is remembered
         under it. Without: {id: fact} for every fact, in id order; prefix keeps the ids that start with it (e.g.
         'customer-4821:'). For a large memory, ask for pages: with limit (or cursor) the answer is {memory: {id:
-        fact}, next_cursor}; when next_cursor is not null, pass it as cursor for the next page.
+        fact}, next_cursor}; when next_cursor is not null, pass it as cursor for the next page. With valid_at (a
+        time), the answer is what was true then by the facts' event_time, by all you know now (id or prefix, no
+        pages); to see what you knew at a time instead, use `recall_at` with commit 'main@{TIME}'.
         """
-        return await self.binding.call(_read, None, id, prefix, limit, cursor)
+        return await self.binding.call(_read, None, id, prefix, limit, cursor, valid_at)
 
     @tool("Recall memory at a commit", READ)
     async def recall_at(self, commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
-                        limit: PageLimit = None, cursor: Cursor = None) -> Recalled:
+                        limit: PageLimit = None, cursor: Cursor = None, valid_at: ValidAt = None) -> Recalled:
         """Read memory as it stood at a past commit, without changing anything.
 
-        The commit is an id from `history`, `why` or `when_did`, or a branch. Use it to see what you believed
-        before a change. Same arguments and answers as `recall`, at that commit.
+        The commit is an id from `history`, `why` or `when_did`, or a branch; 'main@{2026-12-01}' is what you knew
+        on that date (the branch's last commit made by then; ISO 8601, UTC unless it gives an offset, or Unix ms;
+        '@{...}' alone for the current branch). Use it to see what you believed before a change. Same arguments and
+        answers as `recall`, at that commit (valid_at: what was true then, as known at that commit).
         """
-        return await self.binding.call(_read, commit, id, prefix, limit, cursor)
+        return await self.binding.call(_read, commit, id, prefix, limit, cursor, valid_at)
 
     @tool("Memory history", READ)
-    async def history(self, limit: Limit = 20) -> list[mnem_bridge.Commit]:
+    async def history(self, limit: Limit = 20, since: Since = None, until: Until = None) -> list[mnem_bridge.Commit]:
         """List the latest commits of the current branch's history (merged branches included), newest first.
 
         Every write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and
-        `whats_new`. Returns the list [{id, parents, state, message, author, time}] (as {result: [...]} in
-        structured output).
+        `whats_new`; since / until keep the commits made in that time range. Returns the list [{id, parents,
+        state, message, author, time}] (as {result: [...]} in structured output).
         """
-        return await self.binding.call(mnem_bridge.Store.log, limit=limit)
+        return await self.binding.call(mnem_bridge.Store.log, limit=limit, since=since, until=until)
 
     @tool("Why do I believe this?", READ)
     async def why(self, id: ExistingNodeId, at: At = None) -> Why:
@@ -323,15 +335,26 @@ WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only
 
 
 def _read(store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int | None,
-          cursor: str | None) -> Recalled:
+          cursor: str | None, valid_at: int | str | None = None) -> Recalled:
     """``recall``'s answer at ``at`` (``None``: current memory): one node, the memory, or a page of it.
 
     ``prefix``, ``limit`` and ``cursor`` are extensions: ``prefix`` keeps the
     ids that start with it, and a page ``{memory, next_cursor}`` is answered
-    only when ``limit`` or ``cursor`` asks for one.  A LangGraph checkpoint's
-    nodes (``mnem_bridge.reserved``) are graph state, not facts: they are
-    never answered, not even by their id.
+    only when ``limit`` or ``cursor`` asks for one.  ``valid_at`` (also an
+    extension) answers what was true then by event times instead
+    (``Store.memory_valid_at``), along the committed history of ``at`` or
+    HEAD.  A LangGraph checkpoint's nodes (``mnem_bridge.reserved``) are
+    graph state, not facts: they are never answered, not even by their id.
     """
+    if valid_at is not None:
+        if limit is not None or cursor is not None or (id is not None and prefix is not None):
+            raise mnem_bridge.UsageError("recall: valid_at reads one fact (id) or the memory (prefix keeps some "
+                                         "ids), not pages: leave out limit and cursor")
+        if id is not None:
+            return None if reserved.is_reserved(id) else store.node_valid_at(id, valid_at, at=at)
+        held = reserved.visible(store.memory_valid_at(valid_at, at=at))
+        return held if prefix is None else {node_id: node for node_id, node in held.items()
+                                            if node_id.startswith(prefix)}
     if id is not None:
         if prefix is not None or limit is not None or cursor is not None:
             raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / limit / cursor, not both")

@@ -19,7 +19,7 @@ escapes a label, then one of three kinds, as ``InMemorySaver`` keeps them:
 * ``w:ID:TASK:IDX``: a pending write of a task against checkpoint ``ID``.
 
 Values are LangGraph's serializer's (``self.serde.dumps_typed``), its type
-tag beside the bytes in base64.  A ``put`` is one ``mnem write`` (one
+tag beside the bytes as a Latin-1 string (``LATIN1``).  A ``put`` is one ``mnem write`` (one
 commit), ``put_writes`` an ``ls`` and a ``write``, ``get_tuple`` two reads
 (three without a checkpoint id: an ``ls`` finds the latest) and ``list``
 three whatever it returns.
@@ -83,6 +83,12 @@ PAGE = 5000
 NAMED_READS = 64
 
 CHECKPOINT, BLOB, WRITE = "c", "b", "w"
+
+#: The key of a stored value's serialized bytes, each byte one character (U+0000 to U+00FF).  Serialized
+#: messages are mostly ASCII, so this is about 10% larger than the bytes on the way to ``mnem write`` and
+#: deflates as the text it holds, where base64 (the ``data`` key of older stores, still read) is a third
+#: larger and scrambles the text: 30% fewer bytes stored and 40% less deflate time (issue #35).
+LATIN1 = "latin1"
 
 #: Seconds between looks at the kept pins while ``amemory_pin`` waits for a put on the same event loop.
 PIN_POLL = 0.002
@@ -255,11 +261,15 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ encoding
     def _dumps(self, value: Any) -> dict[str, str]:
+        """The serializer's type tag and bytes, the bytes as a Latin-1 string (``LATIN1``)."""
         kind, data = self.serde.dumps_typed(value)
-        return {"type": kind, "data": base64.b64encode(data).decode("ascii")}
+        return {"type": kind, LATIN1: data.decode("latin-1")}
 
     def _loads(self, typed: Mapping[str, Any]) -> Any:
-        return self.serde.loads_typed((typed["type"], base64.b64decode(typed["data"])))
+        """A value ``_dumps`` stored, or one stored in base64 under ``data`` by a saver before issue #35's."""
+        text = typed.get(LATIN1)
+        data = text.encode("latin-1") if text is not None else base64.b64decode(typed["data"])
+        return self.serde.loads_typed((typed["type"], data))
 
     # ------------------------------------------------------------------ store access
     def _nodes(self, prefixes: Iterable[str]) -> dict[str, Any]:

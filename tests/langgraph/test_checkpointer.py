@@ -10,6 +10,7 @@ and neither shows them.
 from __future__ import annotations
 
 import asyncio
+import base64
 import operator
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +202,39 @@ def test_threads_and_namespaces_with_separators_escapes_and_any_text_round_trip(
     saver.copy_thread("a:b", "a:b copy")
     copied = saver.get_tuple(thread("a:b copy", checkpoint_ns="child:1|x:2"))
     assert copied is not None and copied.pending_writes == [("task:1", "v", "child:1|x:2")]
+
+
+def test_values_of_every_byte_round_trip_and_base64_values_of_older_savers_still_read(saver, address):
+    everything = bytes(range(256))  # a serializer's bytes hold each of these (as msgpack's bin): NUL, C1, 0xFF
+    checkpoint = empty_checkpoint()
+    checkpoint["channel_values"], checkpoint["channel_versions"] = {"all": everything}, {"all": "1"}
+    stored = saver.put(thread("t-bytes", checkpoint_ns=""), checkpoint, {"step": 0}, {"all": "1"})
+    saver.put_writes(stored, [("all", everything)], "task-1")
+    found = saver.get_tuple(stored)
+    assert found is not None and found.checkpoint["channel_values"] == {"all": everything}
+    assert found.pending_writes == [("task-1", "all", everything)]
+
+    def base64_of(typed: dict[str, Any]) -> dict[str, Any]:
+        """A value as savers before issue #35 stored it: the serializer's bytes in base64 under ``data``."""
+        data = typed.pop("latin1").encode("latin-1")
+        return {**typed, "data": base64.b64encode(data).decode("ascii")}
+
+    bridge = mnem_bridge.open(address, client=mnem_bridge.Mnem(MNEM))
+    try:
+        nodes = bridge.memory_page(limit=100, prefixes=[CHECKPOINT_PREFIX + "t-bytes:"]).document["memory"]
+        older = []
+        for node_id, node in nodes.items():
+            content = dict(node["content"])
+            if "checkpoint" in content:
+                content |= {"checkpoint": base64_of(dict(content["checkpoint"])),
+                            "metadata": base64_of(dict(content["metadata"]))}
+            else:
+                content = base64_of(content)
+            older.append({"id": node_id.replace("t-bytes", "t-older"), "content": content})
+        assert len(older) == 3  # the checkpoint, its one channel value and its one write
+        bridge.write(older, message="a thread's checkpoints as an older saver stored them")
+    finally:
+        bridge.client.close()
+    read = saver.get_tuple(thread("t-older", checkpoint_ns=""))
+    assert read is not None and read.checkpoint["channel_values"] == {"all": everything}
+    assert read.pending_writes == [("task-1", "all", everything)]

@@ -23,7 +23,7 @@ from typing import Any
 
 from langgraph.store.base import Item, MatchCondition, SearchItem
 
-from mnem_bridge import TimedNode, UsageError
+from mnem_bridge import TimedNode, UsageError, times
 from mnem_bridge.agents import ITEM_KEYS
 
 __all__ = [
@@ -42,8 +42,8 @@ META_KEY = "_meta"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
-def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
-    """Separate a put's data from its ``_meta`` provenance.
+def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str | int]]:
+    """Separate a put's data from its ``_meta`` provenance (and event time).
 
     Args:
         value: The value given to ``put``.
@@ -52,12 +52,17 @@ def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]
         The content to store (``value`` without ``_meta``) and the provenance
         as ``Store.write`` takes it: ``{"source" | "step" | "observation" |
         "tool_call" | "note": text}`` (``step`` is the node's ``agent_step``),
-        empty when there is no ``_meta``.
+        empty when there is no ``_meta``.  ``_meta``'s ``event_time`` (an
+        extension: when the fact became true, Unix ms, ISO 8601 text or a
+        ``datetime``, UTC unless it says otherwise) rides along as Unix ms:
+        a put's value is all ``BaseStore.put`` carries into a batch, so the
+        reserved key is the one way in that works for ``put``, ``aput`` and
+        every library that writes through them.
 
     Raises:
         UsageError: ``value`` is not a dict, ``_meta`` is not a dict, names another key, or holds
             something other than text, an integer (a step number) or
-            ``None``.  Refusing is better than dropping provenance the caller
+            ``None``, or an ``event_time`` that is not a time.  Refusing is better than dropping provenance the caller
             believed was recorded.  (A ``ValueError``, as every refused value
             is, and the same class the bridge raises for a value that is not JSON.)
     """
@@ -72,9 +77,12 @@ def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str]
     unknown = set(meta) - set(ITEM_KEYS)
     if unknown:
         raise UsageError(f"{META_KEY} has unknown keys {sorted(map(str, unknown))}; allowed: {', '.join(ITEM_KEYS)}")
-    provenance = {}
+    provenance: dict[str, str | int] = {}
     for key, text in meta.items():
         if text is None:
+            continue
+        if key == "event_time":
+            provenance[key] = times.to_ms(text)
             continue
         if isinstance(text, bool) or not isinstance(text, (str, int)):
             raise UsageError(f"{META_KEY}[{key!r}] must be text (or an integer step), got {type(text).__name__}")

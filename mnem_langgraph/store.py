@@ -20,15 +20,17 @@ import concurrent.futures
 import logging
 import os
 from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
-from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError
+from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError, times
 from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
+from mnem_bridge.times import Time
 
 from .convert import META_KEY, Entry, split_meta
 from .coupling import abranch_of, branch_of, coupling, on_branch
@@ -473,30 +475,64 @@ class MnemosyneStore(BaseStore):
         """
         return self._store.blame(node_id(namespace, key))
 
-    def history(self, limit: int = 20) -> list[Commit]:
+    def history(self, limit: int = 20, *, since: Time | None = None, until: Time | None = None) -> list[Commit]:
         """The current branch's recent commits, newest first.
 
         Args:
             limit: At most this many.
+            since: Only commits made at or after this (an extension): a ``datetime`` (naive: UTC), ISO 8601
+                text (no offset: UTC) or Unix ms.
+            until: Only commits made at or before this.
 
         Returns:
             The commits.
-        """
-        return self._store.log(limit=limit)
 
-    def at(self, rev: str) -> MemoryView:
+        Raises:
+            UsageError: ``since`` or ``until`` is not a time.
+        """
+        return self._store.log(limit=limit, since=since, until=until)
+
+    def at(self, rev: str | datetime) -> MemoryView:
         """A read-only BaseStore of the memory as of ``rev``, pinned to the commit it names now.
 
         Args:
-            rev: A branch name or commit id (prefix).
+            rev: A branch name or commit id (prefix), any revision ``mnem`` takes (``"main@{2026-12-01}"``),
+                or a ``datetime`` (naive: UTC): the memory as known then, the current branch's newest
+                commit made at or before it.
 
         Returns:
             The view; writes through it raise ``ReadOnlyError``.
 
         Raises:
-            InvalidRefError: ``rev`` names nothing.
+            InvalidRefError: ``rev`` names nothing, or the branch has no commit that early.
         """
-        return MemoryView(self._store, self._store.resolve(rev), self._ranker, self._query_mode)
+        spec = times.at_time(None, rev) if isinstance(rev, datetime) else rev
+        return MemoryView(self._store, self._store.resolve(spec), self._ranker, self._query_mode)
+
+    def valid_at(self, when: Time, *, at: str | None = None) -> MemoryView:
+        """A read-only BaseStore of what was true at ``when`` by the facts' own event times.
+
+        ``at(when)`` answers what the agent *knew* then (commit times);
+        this answers what *held* then, by each value's ``event_time``
+        (``_meta={"event_time": ...}`` on ``put``), else the time its
+        commit was made, from everything the branch knows now (or as of
+        ``at``, e.g. ``"main@{2026-04-30}"``).  An item the branch has since
+        deleted is there if it still held at ``when``; its ``created_at`` /
+        ``updated_at`` are valid times too (docs/time.md).
+
+        Args:
+            when: A ``datetime`` (naive: UTC), ISO 8601 text (no offset: UTC) or Unix ms.
+            at: The revision whose history is read (default: the current branch's tip, pinned now).
+
+        Returns:
+            The view; writes through it raise ``ReadOnlyError``.
+
+        Raises:
+            InvalidRefError: ``at`` names nothing.
+            UsageError: ``when`` is not a time.
+        """
+        commit = self._store.resolve(at or "HEAD")
+        return MemoryView(self._store, commit, self._ranker, self._query_mode, valid_at=times.to_ms(when))
 
 
 def _checked(ops: Iterable[Op]) -> list[Op]:

@@ -5,6 +5,9 @@ expects a store and see exactly what the agent knew at that commit.  The
 commit is resolved once, when the view is made, so a view of ``"main"``
 keeps showing that commit after main moves on; since a commit never
 changes, the view reads it once and answers every later read from memory.
+``MnemosyneStore.valid_at(T)`` is the same view of another memory: what
+held at T by the facts' event times, along that commit's history
+(``mnem stamps --valid-at``).
 """
 
 from __future__ import annotations
@@ -41,21 +44,27 @@ class MemoryView(BaseStore):
         mode: How the store answers a query (``ranking``), so the past is
             searched as the present is; None, as for the store, means by
             ``index`` if there is one, else the substring filter.
+        valid_at: Show what was true at this time (Unix ms) by the facts' event times, along the commit's
+            first-parent history, instead of the commit's memory.  A ranked query scores the values the
+            commit holds, so by vectors a fact the commit no longer holds is not ranked.
     """
 
     supports_ttl = False
 
     def __init__(
         self, store: Store, commit: str, index: EmbeddingIndex | None = None, mode: QueryMode | None = None,
+        *, valid_at: int | None = None,
     ) -> None:
         self._store = store
         self.commit = commit
+        self.valid_at = valid_at
         self._mode = resolve_query_mode(mode, index is not None)
         self._index = index if self._mode == "vector" else None
         self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:
-        return f"<MemoryView {self.commit[:12]} of {str(self._store.root)!r}>"
+        valid = "" if self.valid_at is None else f" valid at {self.valid_at}"
+        return f"<MemoryView {self.commit[:12]}{valid} of {str(self._store.root)!r}>"
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Answer read ops from the commit's memory.
@@ -80,7 +89,8 @@ class MemoryView(BaseStore):
                 )
         embedded = self._index.embed(ops) if self._index else Embedded()
         if self._snapshot is None:
-            self._snapshot = Snapshot.of(self._store.node_times(at=self.commit))
+            self._snapshot = Snapshot.of(self._store.node_times(at=self.commit) if self.valid_at is None
+                                         else self._store.valid_times(self.valid_at, at=self.commit))
         memory = self._snapshot
         return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode)
                 for op in ops]

@@ -784,6 +784,46 @@ class Store:
                 *([] if at is None else [at])]
         return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
 
+    def node_objects(
+        self, *, prefixes: Iterable[str] | None = None, live: bool = False, unless: str | None = None,
+    ) -> tuple[str | None, dict[str, str] | None, list[str]]:
+        """HEAD's commit, its node ids with their values' object ids, and the expired ones (``mnem ls --objects``).
+
+        A value's object id names it for good, and a commit's nodes never
+        change: a caller that keeps what it learnt by object id, or by
+        commit, reads only the values it has not seen, at the commit
+        returned (``node_times(ids, at=commit)``, so what it learns belongs
+        to those objects even if HEAD has moved on), and asks again with
+        ``unless`` set to the commit it holds: while HEAD is still there, no
+        node is sent, only what has expired since.
+
+        Args:
+            prefixes: Only ids starting with one of these; ``None`` for all.
+            live: Also list the nodes whose TTL lease on HEAD's branch has run out.
+            unless: A commit id: when HEAD's commit is this one, the nodes are not sent (None).
+
+        Returns:
+            ``(commit id or None on an unborn branch, {node id: object id} in id order or None,
+            [expired node id])``; the nodes include the expired ones.
+
+        Raises:
+            ContractError: A ``mnem`` that does not list the ``ls-objects`` feature.
+        """
+        starts = None if prefixes is None else list(prefixes)
+        if starts == []:
+            return None, {}, []
+        if "ls-objects" not in self._client.binary.features:
+            raise ContractError(f"{self._client.binary.path} cannot list object ids (it does not list the "
+                                f"`ls-objects` feature); {FIX}")
+        args = ["ls", "--objects", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
+                *([] if unless is None else [f"--unless={unless}"]), "--"]
+
+        def parse(doc: Any) -> tuple[str | None, dict[str, str] | None, list[str]]:
+            nodes = doc["nodes"]
+            return doc["commit"], None if nodes is None else dict(nodes), list(doc["expired"])
+
+        return self._read(parse, *args)
+
     def node_times(
         self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None, at: str | None = None,
         live: bool = False,

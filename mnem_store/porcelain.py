@@ -68,6 +68,7 @@ __all__ = [
     "init",
     "load_nodes",
     "log",
+    "ls_objects",
     "merge",
     "page",
     "reindex",
@@ -669,6 +670,34 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
             return found
         leases = live_leases(repo, branch, None)
         return [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
+
+
+def ls_objects(
+    repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *, live: bool = False,
+    unless: bytes | None = None,
+) -> tuple[bytes | None, Nodes | None, list[str]]:
+    """The commit read (None: unborn), its node ids under ``prefixes`` with their object ids, and the expired ones.
+
+    What a client that keeps values by object id needs to answer a search
+    (``mnem ls --objects``): which values the candidates hold, without
+    reading a node.  The nodes are the commit's, in id order, whatever
+    their leases; with ``live``, the third item lists those whose lease on
+    HEAD's branch has run out (else it is empty).  A commit's nodes never
+    change: when the commit read is ``unless`` (the one the client already
+    listed), the nodes are left out (None) and only what has expired is new.
+    """
+    from .expiry import live_leases, refuse_rev
+
+    if live:
+        refuse_rev(rev, "ls")
+    with repo.backend.read():
+        start, branch = _read_start(repo, rev)
+        nodes = _nodes_at(repo, start, prefixes)
+        expired = sorted(nid for nid, expires in live_leases(repo, branch, None).items()
+                         if expires is None and nid in nodes) if live else []
+        if start is not None and start == unless:
+            return start, None, expired
+        return start, dict(sorted(nodes.items())) if prefixes is None else nodes, expired
 
 
 #: Node maps (a commit's, under some prefixes or ids) a store keeps for ``ls --objects`` and ``similar``.

@@ -75,6 +75,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
+            "ls-objects",
             "log-filter", "write-branch", "rev-time", "log-time", "valid-at"]
 
 

@@ -1,7 +1,10 @@
-"""``mnem ls [REV] [--prefix TEXT]...`` (extension): the node ids in memory, without reading a node.
+"""``mnem ls [REV] [--prefix TEXT]... [--objects]`` (extension): the node ids in memory, without reading a node.
 
 A namespace listing (LangGraph's ``list_namespaces``) needs only which ids
-exist; ``show`` or ``stamps`` would read and send every node for it.
+exist; ``show`` or ``stamps`` would read and send every node for it.  With
+``--objects``, each id comes with the object id of its value and the
+commit read: a client that keeps values by object id (``MnemosyneStore``'s
+search) reads only the values it has not seen.
 """
 
 from __future__ import annotations
@@ -9,7 +12,19 @@ from __future__ import annotations
 import argparse
 
 from ... import porcelain
+from ...errors import UsageError
 from ..context import Context, Outcome
+
+
+def _commit_id(text: str) -> bytes:
+    """``--unless``'s full commit id as bytes, or a usage error."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise UsageError(f"--unless takes a full commit id (64 hex digits), got {text!r}")
+    return raw
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -22,10 +37,33 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prefix", metavar="TEXT", action="append", help="only ids that start with TEXT (repeatable)"
     )
+    parser.add_argument(
+        "--objects", action="store_true",
+        help="each id with the object id of its value, and the commit read (JSON: {commit, nodes: {id: object}, "
+             "expired: [id]}); with --live, expired nodes are listed apart rather than left out",
+    )
+    parser.add_argument(
+        "--unless", metavar="COMMIT",
+        help="with --objects: when the commit read is COMMIT (full id), nodes is null (the caller has them)",
+    )
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Print the ids in the committed memory at ``REV``, one per line."""
+    """Print the ids in the committed memory at ``REV``, one per line (with ``--objects``, each after its object id)."""
+    if args.objects:
+        unless = _commit_id(args.unless) if args.unless is not None else None
+        commit, nodes, expired = porcelain.ls_objects(ctx.repo(), args.rev, args.prefix, live=args.live,
+                                                      unless=unless)
+        data = {"commit": commit.hex() if commit is not None else None,
+                "nodes": None if nodes is None else {node_id: raw.hex() for node_id, raw in nodes.items()},
+                "expired": expired}
+        gone = set(expired)
+        lines = [f"{raw.hex()}  {node_id}\n" for node_id, raw in (nodes or {}).items() if node_id not in gone]
+        if nodes is None:
+            return Outcome(data, f"{ctx.paint('245', '(unchanged)')}\n")
+        return Outcome(data, "".join(lines) or f"{ctx.paint('245', '(empty)')}\n")
+    if args.unless is not None:
+        raise UsageError("--unless goes with --objects")
     ids = porcelain.ls(ctx.repo(), args.rev, args.prefix, live=args.live)
     if not ids:
         return Outcome(ids, f"{ctx.paint('245', '(empty)')}\n")

@@ -1398,7 +1398,9 @@ class Store:
         Args:
             puts: Mappings with ``id`` and ``content``, and optionally
                 ``content_kind``, ``source``, ``step``, ``observation``,
-                ``tool_call``, ``note``, ``event_time`` (``None`` values are dropped).
+                ``tool_call``, ``note``, ``event_time`` (``None`` values are dropped),
+                and ``if_absent=True`` to apply the put only if the tip has no node of
+                that id (decided in the write's transaction: no read first).
             deletes: Node ids to delete.
             message: The commit message.
             author: As for ``commit``.
@@ -1412,9 +1414,14 @@ class Store:
         Raises:
             InvalidRefError: A delete of an absent id (without ``skip_missing``), or a bad ``branch`` name.
             BusyError: Another writer held the store too long.
-            ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature.
+            ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
+                or an ``if_absent`` put with one that does not list ``write-if-absent``.
         """
         payload = {"put": [_put(index, item) for index, item in enumerate(puts)], "delete": list(deletes)}
+        if any(put.get("if_absent") for put in payload["put"]) and (
+                "write-if-absent" not in self._client.binary.features):
+            raise ContractError(f"the `mnem` at {self._client.path} cannot put only what is absent (it does not list "
+                                f"the `write-if-absent` feature); {FIX}")
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")

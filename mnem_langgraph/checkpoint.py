@@ -19,10 +19,10 @@ escapes a label, then one of three kinds, as ``InMemorySaver`` keeps them:
 * ``w:ID:TASK:IDX``: a pending write of a task against checkpoint ``ID``.
 
 Values are LangGraph's serializer's (``self.serde.dumps_typed``), its type
-tag beside the bytes as a Latin-1 string (``LATIN1``).  A ``put`` is one ``mnem write`` (one
-commit), ``put_writes`` an ``ls`` and a ``write``, ``get_tuple`` two reads
-(three without a checkpoint id: an ``ls`` finds the latest) and ``list``
-three whatever it returns.
+tag beside the bytes as a Latin-1 string (``LATIN1``).  A ``put`` is one
+``mnem write`` (one commit), ``put_writes`` one too (its regular writes put
+only if absent), ``get_tuple`` two reads (three without a checkpoint id: an
+``ls`` finds the latest) and ``list`` three whatever it returns.
 
 Checkpoint-coupled memory (``couple_memory=True``).  The checkpoints then
 live on their own branch, ``CHECKPOINT_BRANCH``, written with ``mnem write
@@ -580,11 +580,13 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         thread_id, checkpoint_ns = _where(config)
         key = Key(thread_id, checkpoint_ns, str(config["configurable"]["checkpoint_id"]))
         prefix = _writes_prefix(key) + encode_part(task_id) + SEPARATOR
-        indexed = [(WRITES_IDX_MAP.get(channel, i), channel, value) for i, (channel, value) in enumerate(writes)]
-        kept = set(self._node_ids([prefix])) if any(idx >= 0 for idx, *_ in indexed) else set()
-        puts = [{"id": f"{prefix}{idx}", "content": {"task_id": task_id, "channel": channel, "idx": idx,
-                                                     "task_path": task_path, **self._dumps(value)}}
-                for idx, channel, value in indexed if idx < 0 or f"{prefix}{idx}" not in kept]
+        puts = []
+        for i, (channel, value) in enumerate(writes):
+            idx = WRITES_IDX_MAP.get(channel, i)
+            content = {"task_id": task_id, "channel": channel, "idx": idx, "task_path": task_path,
+                       **self._dumps(value)}
+            # A regular write stored already stays: mnem write decides it in its transaction (no ls first).
+            puts.append({"id": f"{prefix}{idx}", "content": content, **({"if_absent": True} if idx >= 0 else {})})
         self._write(puts, (), f"checkpoint writes {thread_id} task {task_id}")
 
     def delete_thread(self, thread_id: str) -> None:

@@ -13,7 +13,7 @@ reads nothing from the store.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -273,6 +273,7 @@ def write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
     *, skip_missing: bool = False, ttls: Mapping[str, int] | None = None,
     vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (), branch: str | None = None,
+    if_absent: Collection[str] = (),
 ) -> Written:
     """Apply puts and deletes to the branch tip as one commit, bypassing staging.
 
@@ -281,12 +282,20 @@ def write(
     ends its lease (``mnem_store.expiry``), and ``vectors`` ``(model, node,
     field, float32 bytes)`` are stored for the nodes' objects.  ``branch``
     (default HEAD's) is the branch written, and the one whose leases change.
+    A put whose id is in ``if_absent`` and is at the tip already is left out
+    (``Repo.write``), its lease and vectors with it.
     """
     with repo.backend.write():
-        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch)
+        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch,
+                             if_absent=if_absent)
         if written.commit is not None:
             from .expiry import record_leases
 
+            if if_absent:  # a put left out (its id was at the tip) starts, ends and stores nothing
+                skipped = set(if_absent) - {change.id for change in written.changes}
+                puts = [node for node in puts if node.id not in skipped]
+                ttls = {node_id: ttl for node_id, ttl in (ttls or {}).items() if node_id not in skipped}
+                vectors = [row for row in vectors if row[1].id not in skipped]
             record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time, branch=branch)
             for model in {model for model, *_ in vectors}:
                 repo.backend.vectors.add(model, [

@@ -14,7 +14,7 @@ from __future__ import annotations
 import heapq
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -633,6 +633,7 @@ class Repo:
         *,
         skip_missing: bool = False,
         branch: str | None = None,
+        if_absent: Collection[str] = (),
     ) -> Written:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
@@ -647,6 +648,10 @@ class Repo:
         HEAD, so one writer (a replayed LangGraph run, a checkpointer) can
         keep its commits apart while others work on HEAD; a branch that does
         not exist yet starts at this commit, a root.
+
+        A put whose id is in ``if_absent`` applies only if the tip has no
+        node of that id (a LangGraph task's retried write keeps the stored
+        one), decided here, in the transaction, so no read before is needed.
         """
         if branch is None:
             branch = self.attached_branch("commit")
@@ -655,8 +660,11 @@ class Repo:
         tip = self.branch_tip(branch)
         base = self._image(tip)
         changes: dict[str, bytes | None] = {}
+        applied = 0
         for node in puts:
-            changes[node.id] = self.put(node)
+            if node.id not in if_absent or base.nodes.get(node.id) is None:
+                changes[node.id] = self.put(node)
+                applied += 1
         effective_deletes = 0
         for node_id in deletes:
             if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
@@ -664,7 +672,7 @@ class Repo:
                 effective_deletes += 1
             elif not skip_missing:
                 raise InvalidRefError(f'no node "{node_id}" in memory')
-        if skip_missing and not puts and not effective_deletes:
+        if skip_missing and not applied and not effective_deletes:
             return Written(None, [])
         parents = (tip,) if tip else ()
         return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip))

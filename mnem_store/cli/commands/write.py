@@ -9,7 +9,10 @@ transaction: ``ttl`` (ms) gives the node a lease on the branch that runs
 out that long after the commit (``mnem_store.expiry``; a put without one
 ends any lease), and ``vectors`` stores embeddings of the node's value for
 ``mnem similar``: ``{"model": NAME, "fields": {PATH: base64 of
-little-endian float32}}``.
+little-endian float32}}``.  ``"if_absent": true`` (feature
+``write-if-absent``) makes a put apply only when the branch tip has no node
+of that id, decided inside the write transaction: a LangGraph saver keeps
+a retried task's stored writes without reading them first.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from ...repo import default_author
 from ..context import Context, Outcome, check_node_id, check_text, commit_time, read_payload
 from ..render import first_line, short
 
-_PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", *PROVENANCE_KEYS}
+_PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", "if_absent", *PROVENANCE_KEYS}
 #: The longest lease: a hundred years, so expiry times stay far inside a 64-bit integer.
 _MAX_TTL_MS = 100 * 366 * 24 * 3600 * 1000
 
@@ -42,6 +45,8 @@ class Payload:
     deletes: list[str] = default(default_factory=list)
     ttls: dict[str, int] = default(default_factory=dict)
     vectors: list[tuple[str, MemoryNode, str, bytes]] = default(default_factory=list)
+    #: Ids whose (last) put applies only if the tip has no such node.
+    if_absent: set[str] = default(default_factory=set)
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +100,13 @@ def parse_put(item: Any, index: int, into: Payload) -> None:
         into.ttls.pop(node.id, None)  # the last put of an id decides its lease
     if item.get("vectors") is not None:
         into.vectors += _vectors(item["vectors"], node, f"{where}.vectors")
+    if_absent = item.get("if_absent", False)
+    if type(if_absent) is not bool:
+        raise UsageError(f"{where}.if_absent must be true or false")
+    if if_absent:
+        into.if_absent.add(node.id)
+    else:
+        into.if_absent.discard(node.id)  # the last put of an id decides, as for its lease
 
 
 def _vectors(spec: Any, node: MemoryNode, where: str) -> list[tuple[str, MemoryNode, str, bytes]]:
@@ -141,7 +153,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     author = check_text(default_author(args.author), "--author")
     written = porcelain.write(
         ctx.repo(), payload.puts, payload.deletes, message, author, args.time, skip_missing=args.skip_missing,
-        ttls=payload.ttls, vectors=payload.vectors, branch=args.branch,
+        ttls=payload.ttls, vectors=payload.vectors, branch=args.branch, if_absent=payload.if_absent,
     )
     if written.commit is None:
         return Outcome({"commit": None, "changes": {}}, "nothing to write\n")

@@ -138,6 +138,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/langgraph.md", "from langgraph.graph import StateGraph"): ("python", ""),
     ("docs/langgraph.md", "from typing import Annotated, TypedDict"): ("python", ""),
     ("docs/langgraph.md", "import operator"): ("python", ""),
+    ("docs/time.md", "$ mnem init crm >/dev/null && cd crm"): ("console", ""),
+    ("docs/time.md", "from datetime import datetime"): ("python", ""),
     ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): ("text", "urls"),
     ("docs/postgres.md", "import subprocess, sys"): ("python", ""),
     ("docs/postgres.md", "no_store: no mnemosyne store named 'agent-memroy' at postgresql://agent@db.internal/memory"

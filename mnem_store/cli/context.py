@@ -173,7 +173,16 @@ def commit_time(text: str) -> int:
 
 
 def event_time(text: str) -> int:
-    """``add --event-time MS``: a signed 64-bit integer, the range ``write`` accepts for ``event_time``."""
+    """``add --event-time TIME``: a signed 64-bit integer (Unix ms, the range ``write`` accepts for ``event_time``).
+
+    An extension also takes ISO 8601 (``times.parse_time``: ``2026-03-01``, no offset meaning UTC), so a
+    person can say when a fact became true without working out milliseconds; anything that reads as an
+    integer is one, as before.
+    """
+    try:
+        int(text)
+    except ValueError:
+        return wall_time(text)
     return _int_in(text, I64_MIN, 2**63 - 1, "an event time (signed 64-bit Unix ms)")
 
 

@@ -179,3 +179,13 @@ def test_valid_at_refuses_what_it_cannot_answer(backend: str, tmp_path: Path) ->
     assert refused(store, "stamps", "--valid-at", "2026-01-01", "--live")[:2] == (2, "usage")
     features = run_mnem("--version", "--json").json["features"]
     assert {"rev-time", "log-time", "valid-at"} <= set(features)
+
+
+def test_add_takes_an_event_time_in_iso_8601(backend: str, tmp_path: Path) -> None:
+    store = new_store(tmp_path / "store", backend)
+    staged = ok("--json", "add", "plan", "pro", "--event-time", "2026-03-01T01:00:00+01:00", cwd=store).json
+    assert staged["node"]["event_time"] == ms("2026-03-01")
+    assert ok("--json", "add", "seats", "40", "--event-time", "-5", cwd=store).json["node"]["event_time"] == -5
+    code, kind, message = refused(store, "add", "tier", "gold", "--event-time", "March")
+    assert (code, kind) == (2, "usage") and "not a time" in message
+    assert [entry["id"] for entry in ok("--json", "status", cwd=store).json["staged"]] == ["plan", "seats"]

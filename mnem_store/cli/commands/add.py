@@ -32,7 +32,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--observation", help="provenance: what was observed (extension)")
     parser.add_argument("--tool-call", help="provenance: the tool call that produced it (extension)")
     parser.add_argument("--note", help="provenance: a free-form note (extension)")
-    parser.add_argument("--event-time", metavar="MS", type=event_time, help="when the agent formed this, Unix ms")
+    parser.add_argument("--event-time", metavar="MS", type=event_time,
+                        help="when the agent formed this, Unix ms (extension: or ISO 8601, UTC without an offset)")
 
 
 def read_content(args: argparse.Namespace, ctx: Context) -> Any:

@@ -1417,11 +1417,11 @@ class Store:
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
                 or an ``if_absent`` put with one that does not list ``write-if-absent``.
         """
-        payload = {"put": [_put(index, item) for index, item in enumerate(puts)], "delete": list(deletes)}
-        if any(put.get("if_absent") for put in payload["put"]) and (
-                "write-if-absent" not in self._client.binary.features):
+        sent = [_put(index, item) for index, item in enumerate(puts)]
+        if any(put.get("if_absent") for put in sent) and "write-if-absent" not in self._client.binary.features:
             raise ContractError(f"the `mnem` at {self._client.path} cannot put only what is absent (it does not list "
                                 f"the `write-if-absent` feature); {FIX}")
+        payload = {"put": sent, "delete": list(deletes)}
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")

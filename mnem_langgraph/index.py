@@ -291,17 +291,18 @@ def similarity(
                          live=at is None, distance=index.distance)
 
 
-def reads_page_only(index: EmbeddingIndex | None, op: Any) -> bool:
-    """Whether a search is answered by ``ranked_page``: a query over the whole store, an index, no filter.
+def reads_page_only(index: EmbeddingIndex | None, op: Any, alone: bool = False) -> bool:
+    """Whether a search is answered by ``ranked_page``: a ranked query without filter, of the whole store or alone.
 
-    A search under a namespace prefix reads that namespace in one walk
-    (``mnem stamps --prefix``), which costs what the namespace holds and,
-    on PostgreSQL, less than looking up the times of even ten items one by
-    one; a search of the whole store would read every item, so it reads
-    only its page.
+    ``alone``: it is the batch's one read (what ``search`` sends).
+    A search of the whole store would read every item, so it reads only its
+    page.  So does a namespace's search on its own: reading the namespace
+    (``mnem stamps --prefix``) costs what it holds, ten thousand values sent
+    and decoded for ten returned.  In a batch of several reads, the others
+    already read one snapshot, which answers a namespace's search too.
     """
     return (index is not None and isinstance(op, SearchOp) and bool(op.query) and not op.filter
-            and not op.namespace_prefix)
+            and (alone or not op.namespace_prefix))
 
 
 def ranked_page(

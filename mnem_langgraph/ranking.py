@@ -23,6 +23,15 @@ counts (dict keys and numbers too, so a query for "seats 40" finds
 search's candidates), which is what "relevant among these" means and costs
 nothing to keep up to date.
 
+What a value contributes (its words counted, its texts case-folded) depends
+on the value alone, so a search that knows each candidate's object id (the
+id of the value's node object, which names that value for good:
+``candidates``) passes it, and the words are found once per object, not once
+per query (``Lexicon``): a search over ten thousand items spent most of its
+time finding the same words again.  An object id never names another value,
+so nothing kept here goes stale; the cache is bounded and forgets the least
+recently used.
+
 With an embedding index, a query ranks by vectors (``index``): the default
 then, or ``query_mode="vector"``.
 """
@@ -33,13 +42,15 @@ import itertools
 import json
 import math
 import re
-from collections import Counter
+import threading
+from collections import Counter, OrderedDict
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 from mnem_bridge import UsageError
 
-__all__ = ["K1", "QUERY_MODES", "B", "QueryMode", "bm25_scores", "contains", "resolve_query_mode", "words"]
+__all__ = ["K1", "LEXICON", "QUERY_MODES", "B", "Lexicon", "QueryMode", "bm25_scores", "contains",
+           "resolve_query_mode", "words"]
 
 #: How a store answers ``search(query=...)``: ADR-0016's substring filter, BM25 ranking, or embedding ranking.
 QueryMode = Literal["substring", "bm25", "vector"]
@@ -71,14 +82,98 @@ def resolve_query_mode(chosen: str | None, indexed: bool) -> QueryMode:
     return mode
 
 
-def contains(query: str, node_id: str, value: Any) -> bool:
+def contains(query: str, node_id: str, value: Any, obj: str | None = None) -> bool:
     """Whether ``query`` occurs, ignoring case, in the node id, the value's JSON text or one of its strings.
 
     ADR-0016's search filter; see the module docstring for what is matched.
+    ``obj``, the value's object id when known, lets the case-folded texts be found once per value (``LEXICON``).
     """
     wanted = query.casefold()
+    if obj is not None:
+        return wanted in node_id.casefold() or LEXICON.contains(obj, value, wanted)
     texts = itertools.chain((node_id, json.dumps(value, ensure_ascii=False)), _texts(value))
     return any(wanted in text.casefold() for text in texts)
+
+
+#: What joins a value's texts in ``Lexicon``: a query holding it is matched text by text instead.
+_JOIN = "\x00"
+
+
+def haystacks(ids: Sequence[str], values: Sequence[Any], objects: Sequence[str]) -> list[str]:
+    """Each item's node id and texts, case-folded and joined by NUL into one string, for ``matching``."""
+    return [f"{nid.casefold()}{_JOIN}{LEXICON.joined(obj, value)}" for nid, value, obj in zip(
+        ids, values, objects, strict=True)]
+
+
+def matching(query: str, stacks: Sequence[str]) -> Iterator[int] | None:
+    """The positions of the ``haystacks`` whose items ``contains`` matches, in order; None for a query holding NUL.
+
+    A query without NUL can only match within one of the joined texts, so
+    one ``in`` per item answers what ``contains`` answers text by text.
+    """
+    if _JOIN in query:
+        return None
+    wanted = query.casefold()
+    return (n for n, stack in enumerate(stacks) if wanted in stack)
+
+
+def _folded(value: Any) -> tuple[str, ...]:
+    """The value's texts joined (``Lexicon.contains``), then its JSON text and each of its strings, case-folded."""
+    texts = [text.casefold() for text in itertools.chain((json.dumps(value, ensure_ascii=False),), _texts(value))]
+    return (_JOIN.join(texts), *texts)
+
+
+class Lexicon:
+    """What values contribute to a lexical search, kept by object id: their words counted, their texts folded.
+
+    Args:
+        size: How many objects' entries are kept, the least recently used dropped first.
+    """
+
+    def __init__(self, size: int = 100_000) -> None:
+        self.size = size
+        self._bags: OrderedDict[str, tuple[Counter[str], int]] = OrderedDict()
+        self._texts: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()  # stores on several threads share it
+
+    def bag(self, obj: str, value: Any) -> tuple[Counter[str], int]:
+        """The value's words with their counts, and how many words it has."""
+        found = self._bags.get(obj)
+        if found is None:
+            bag = Counter(words(value))
+            found = self._keep(self._bags, obj, (bag, sum(bag.values())))
+        return found
+
+    def contains(self, obj: str, value: Any, wanted: str) -> bool:
+        """Whether the case-folded ``wanted`` occurs in the value's JSON text or one of its strings (``contains``).
+
+        The texts are kept joined by NUL: a query without NUL can only
+        match within one of them, so one ``in`` tests them all.
+        """
+        found = self._texts.get(obj)
+        if found is None:
+            found = self._keep(self._texts, obj, _folded(value))
+        if _JOIN not in wanted:
+            return wanted in found[0]
+        return any(wanted in text for text in found[1:])
+
+    def joined(self, obj: str, value: Any) -> str:
+        """The value's case-folded texts joined by NUL (``haystacks``)."""
+        found = self._texts.get(obj)
+        if found is None:
+            found = self._keep(self._texts, obj, _folded(value))
+        return str(found[0])
+
+    def _keep(self, kept: OrderedDict[str, Any], obj: str, entry: Any) -> Any:
+        with self._lock:
+            kept[obj] = entry
+            while len(kept) > self.size:
+                kept.popitem(last=False)
+        return entry
+
+
+#: The process's lexicon: an object id names the same value in every store, so one serves them all.
+LEXICON = Lexicon()
 
 
 def words(value: Any) -> list[str]:
@@ -100,33 +195,40 @@ def _texts(value: Any) -> Iterator[str]:
         yield str(value)
 
 
-def bm25_scores(query: str, documents: Sequence[Any]) -> list[float]:
+def bm25_scores(query: str, documents: Sequence[Any], objects: Sequence[str | None] | None = None) -> list[float]:
     """Each document's Okapi BM25 score for ``query``, among ``documents``.
 
     Args:
         query: The query text; a word repeated in it counts once.
         documents: JSON values (item values).
+        objects: Each document's object id, or None where unknown: the
+            words of a known one are counted once per process (``LEXICON``).
 
     Returns:
         One score per document, in order: 0.0 when it shares no word with the query.
     """
     terms = set(words(query))
-    bags = [Counter(words(document)) for document in documents]
-    if not terms or not bags:
-        return [0.0] * len(bags)
-    average = sum(sum(bag.values()) for bag in bags) / len(bags) or 1.0
+    if not terms or not documents:
+        return [0.0] * len(documents)
+    if objects is None:
+        bags = [_bag(document) for document in documents]
+    else:
+        bags = [LEXICON.bag(obj, document) if obj is not None else _bag(document)
+                for obj, document in zip(objects, documents, strict=True)]
     count = len(bags)
-    idf = {}
-    for term in terms:
-        having = sum(1 for bag in bags if term in bag)
-        idf[term] = math.log(1 + (count - having + 0.5) / (having + 0.5))
-    scores = []
-    for bag in bags:
-        length = sum(bag.values())
-        score = 0.0
-        for term in terms:
-            frequency = bag.get(term, 0)
-            if frequency:
-                score += idf[term] * frequency * (K1 + 1) / (frequency + K1 * (1 - B + B * length / average))
-        scores.append(score)
+    average = sum(length for _, length in bags) / count or 1.0
+    scores = [0.0] * count
+    for term in terms:  # per term, then per document: each score adds its terms in the same order as before
+        having = [(i, frequency) for i, (bag, _) in enumerate(bags) if (frequency := bag.get(term, 0))]
+        if not having:
+            continue
+        idf = math.log(1 + (count - len(having) + 0.5) / (len(having) + 0.5))
+        for i, frequency in having:
+            length = bags[i][1]
+            scores[i] += idf * frequency * (K1 + 1) / (frequency + K1 * (1 - B + B * length / average))
     return scores
+
+
+def _bag(document: Any) -> tuple[Counter[str], int]:
+    bag = Counter(words(document))
+    return bag, sum(bag.values())

@@ -8,8 +8,9 @@ item times come from the same snapshot as item values.
 
 from __future__ import annotations
 
+import itertools
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
 
@@ -18,7 +19,7 @@ from mnem_bridge import Store, TimedNode
 from .convert import Entry, matches_namespace
 from .filters import matches_filter
 from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
-from .ranking import QueryMode, bm25_scores, contains
+from .ranking import QueryMode, bm25_scores, contains, haystacks, matching
 
 __all__ = ["Snapshot"]
 
@@ -30,12 +31,20 @@ class Snapshot:
 
     Args:
         entries: The items; node ids no put could have written are already left out.
+        spaces: The namespaces, when the snapshot holds no items (``listing``); else the items'.
+        objects: The object id of each item's value, by ``(namespace, key)``, where known
+            (``candidates``): a lexical search then finds each value's words once (``ranking.LEXICON``).
     """
 
-    def __init__(self, entries: Iterable[Entry], spaces: Iterable[tuple[str, ...]] | None = None) -> None:
+    def __init__(self, entries: Iterable[Entry], spaces: Iterable[tuple[str, ...]] | None = None,
+                 objects: Mapping[tuple[tuple[str, ...], str], str] | None = None) -> None:
         self._entries = sorted(entries, key=lambda e: (e.namespace, e.key))
         self._by_key = {(e.namespace, e.key): e for e in self._entries}
         self._spaces = set(spaces) if spaces is not None else {e.namespace for e in self._entries}
+        self._objects = objects or {}
+        self._hits: dict[tuple[str, ...], list[Entry]] = {}
+        self._ids: dict[tuple[tuple[str, ...], str], str] = {}
+        self._stacks: dict[tuple[str, ...], list[str]] = {}
 
     @property
     def entries(self) -> list[Entry]:
@@ -129,9 +138,8 @@ class Snapshot:
             return None if entry is None else entry.item()
         if isinstance(op, SearchOp):
             prefix = tuple(op.namespace_prefix)
-            hits = [
-                e for e in self._entries
-                if e.namespace[: len(prefix)] == prefix and matches_filter(e.value, op.filter)
+            hits = self._under(prefix) if not op.filter else [
+                e for e in self._under(prefix) if matches_filter(e.value, op.filter)
             ]
             page = slice(op.offset, op.offset + op.limit)
             query = op.query
@@ -145,17 +153,63 @@ class Snapshot:
                 by_id = dict(zip(ids, hits, strict=True))
                 return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
             if mode == "bm25":
-                bm25 = bm25_scores(query, [e.value for e in hits])
-                ranked = sorted(zip(bm25, hits, strict=True), key=lambda pair: -pair[0])  # stable: ties keep key order
-                return [e.search_item(score) for score, e in ranked[page]]
-            found = [e for e in hits if contains(query, node_id(e.namespace, e.key), e.value)]
-            return [e.search_item() for e in found[page]]
+                bm25 = bm25_scores(query, [e.value for e in hits], self._known(hits))
+                # Best first, ties in key order (a stable sort by score); a score is 0 exactly when the item
+                # shares no word with the query, and those keep their key order after the others.
+                best = sorted((n for n, score in enumerate(bm25) if score), key=lambda n: -bm25[n])
+                order = [*best, *(n for n, score in enumerate(bm25) if not score)][page]
+                return [hits[n].search_item(bm25[n]) for n in order]
+            stacks = self._haystacks(prefix) if not op.filter else None
+            positions = matching(query, stacks) if stacks is not None else None
+            if positions is not None:  # the items' texts, joined once per snapshot: one ``in`` per item
+                found: Iterator[Entry] = (hits[n] for n in positions)
+            else:
+                objects = self._known(hits) or [None] * len(hits)
+                found = (e for e, obj in zip(hits, objects, strict=True)
+                         if contains(query, self._id(e), e.value, obj))
+            return [e.search_item() for e in itertools.islice(found, op.offset, op.offset + op.limit)]
         if isinstance(op, ListNamespacesOp):
             spaces = {ns for ns in self._spaces if all(matches_namespace(c, ns) for c in op.match_conditions or ())}
             if op.max_depth is not None:
                 spaces = {ns[: op.max_depth] for ns in spaces}
             return sorted(spaces)[op.offset : op.offset + op.limit]
         raise TypeError(f"not a read op: {type(op).__name__}")
+
+    @property
+    def objects(self) -> Mapping[tuple[tuple[str, ...], str], str]:
+        """The object ids of the items' values known, by ``(namespace, key)``."""
+        return self._objects
+
+    def _under(self, prefix: tuple[str, ...]) -> list[Entry]:
+        """The items under a namespace prefix, in order (kept: a snapshot never changes, and may be searched again)."""
+        found = self._hits.get(prefix)
+        if found is None:
+            found = self._hits[prefix] = [e for e in self._entries if e.namespace[: len(prefix)] == prefix]
+        return found
+
+    def _haystacks(self, prefix: tuple[str, ...]) -> list[str] | None:
+        """``ranking.haystacks`` of the items under ``prefix`` (kept), when every value's object id is known."""
+        found = self._stacks.get(prefix)
+        if found is None:
+            hits = self._under(prefix)
+            objects = [obj for obj in self._known(hits) or () if obj is not None]
+            if len(objects) != len(hits) or not hits:
+                return None
+            found = self._stacks[prefix] = haystacks([self._id(e) for e in hits], [e.value for e in hits], objects)
+        return found
+
+    def _id(self, entry: Entry) -> str:
+        """An item's node id (kept: a snapshot searched again by substring needs them all again)."""
+        found = self._ids.get((entry.namespace, entry.key))
+        if found is None:
+            found = self._ids[entry.namespace, entry.key] = node_id(entry.namespace, entry.key)
+        return found
+
+    def _known(self, entries: list[Entry]) -> list[str | None] | None:
+        """The object ids of ``entries``' values (None where unknown), or None when the snapshot knows none."""
+        if not self._objects:
+            return None
+        return [self._objects.get((e.namespace, e.key)) for e in entries]
 
 
 def _labels(op: SearchOp | ListNamespacesOp) -> tuple[str, ...]:

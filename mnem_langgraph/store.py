@@ -32,6 +32,7 @@ from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
 from mnem_bridge.times import Time
 
+from . import candidates
 from .convert import META_KEY, Entry, split_meta
 from .coupling import abranch_of, branch_of, coupling, on_branch
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
@@ -222,8 +223,10 @@ class MnemosyneStore(BaseStore):
         gets = [op for op in ops if isinstance(op, GetOp)]
         if len(gets) == len(ops):
             return self._gets(store, gets)
-        paged = {i for i, op in enumerate(ops) if reads_page_only(self._ranker, op)}
-        reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged]
+        alone = sum(1 for op in ops if not isinstance(op, PutOp)) == 1  # the batch's one read (``search``)
+        paged = {i for i, op in enumerate(ops) if reads_page_only(self._ranker, op, alone)}
+        listed = {i for i, op in enumerate(ops) if i not in paged and self._lists(store, op, alone)}
+        reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged | listed]
         snapshot = Snapshot.load(store, reads) if reads else Snapshot(())
         results: list[Result] = []
         read: dict[tuple[tuple[str, ...], str], bool] = {}  # item -> whether it has a TTL, for refreshing
@@ -232,6 +235,11 @@ class MnemosyneStore(BaseStore):
                 results.append(None)
             elif i in paged and self._ranker is not None and isinstance(op, SearchOp):
                 items, page = ranked_page(store, self._ranker, op, embedded)
+                results.append(items)
+                read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
+            elif i in listed and isinstance(op, SearchOp):
+                items, page = candidates.search(store, op, similarity(store, self._ranker, op, embedded),
+                                                self._query_mode)
                 results.append(items)
                 read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
             else:
@@ -243,6 +251,17 @@ class MnemosyneStore(BaseStore):
         if writes:
             self._write(store, writes, run, embedded)
         return results
+
+    def _lists(self, store: mnem_bridge.Store, op: Op, alone: bool) -> bool:
+        """Whether a search is answered by ``candidates.search``: the batch's one read, a query, on HEAD's branch.
+
+        It reads the namespace's object ids and only the values this
+        process has not seen, where a snapshot reads every value with its
+        times; a batch of several reads keeps one snapshot for all of them
+        (one ``mnem stamps``), and a coupled step's branch (``coupling``) reads as before.
+        """
+        return (alone and isinstance(op, SearchOp) and bool(op.query) and store is self._store
+                and "ls-objects" in self._client.binary.features)
 
     def _gets(self, store: mnem_bridge.Store, ops: list[GetOp]) -> list[Result]:
         """A batch of gets only, what ``get`` and ``aget`` send: their nodes read in one ``mnem stamps``.

@@ -482,23 +482,34 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """
         inherited = self.memory_pin(key.thread_id, parent) if parent else None
         branch = inherited.branch if inherited else None
-        if parent:
-            ids = [parsed.rest[0] for parsed in self._ids([_ns_prefix(key.thread_id, "") + CHECKPOINT + SEPARATOR])
-                   if parsed.kind == CHECKPOINT and len(parsed.rest) == 1]
-            if ids and max(ids) != parent:
-                start = inherited.commit if inherited else None
-                branch = replay_branch(key.thread_id, key.checkpoint_id)
-                if start is not None:
-                    self._store.new_branch(branch, start=start)
-                logger.info("checkpoint %s of thread %s forks from %s: memory on branch %s from %s",
-                            key.checkpoint_id, key.thread_id, parent, branch, start)
-                return MemoryPin(branch, start)
+        if parent and self._later_than(Key(key.thread_id, "", parent)):
+            start = inherited.commit if inherited else None
+            branch = replay_branch(key.thread_id, key.checkpoint_id)
+            if start is not None:
+                self._store.new_branch(branch, start=start)
+            logger.info("checkpoint %s of thread %s forks from %s: memory on branch %s from %s",
+                        key.checkpoint_id, key.thread_id, parent, branch, start)
+            return MemoryPin(branch, start)
         if branch is None:
             return MemoryPin(None, self._store.head_commit())
         try:
             return MemoryPin(branch, self._store.resolve(branch))
         except mnem_bridge.InvalidRefError:  # a fork made when memory had no commit, not written since
             return MemoryPin(branch, None)
+
+    def _later_than(self, key: Key) -> bool:
+        """Whether the namespace holds a checkpoint with a later id than ``key``'s: a one-node page read.
+
+        The page starts after ``key``'s node in id order (``show --limit 1
+        --cursor``), so what crosses to ``mnem`` does not grow with the
+        thread, as listing its checkpoints' ids did.  Escaping keeps the
+        order of LangGraph's ids (uuid6 text holds neither ``:`` nor ``%``).
+        """
+        if not self._readable():
+            return False
+        page = self._store.memory_page(limit=1, cursor=_checkpoint_node(key), at=self._branch,
+                                       prefixes=[_ns_prefix(key.thread_id, key.checkpoint_ns) + CHECKPOINT + SEPARATOR])
+        return bool(page.document["memory"])
 
     def memory_pin(self, thread_id: str, checkpoint_id: str, *, wait: bool = False) -> MemoryPin | None:
         """The memory a checkpoint of the thread's root namespace ran with (``None``: none recorded).

@@ -299,7 +299,8 @@ def test_coupling_costs_what_the_docs_say(coupled, mstore, verbs):
     checkpoint = {**latest.checkpoint, "id": empty_checkpoint()["id"]}  # the next checkpoint: a later id
     assert checkpoint["id"] > latest.checkpoint["id"]
     coupled.put(latest.config, checkpoint, {"source": "update", "step": 9}, {})  # type: ignore[arg-type]
-    assert verbs.seen == ["ls", "status", "write"], "a coupled put: the thread's latest, the memory commit, the write"
+    assert verbs.seen == ["show", "status", "write"], (
+        "a coupled put: one page read for a later checkpoint than its parent, the memory commit, the write")
 
 
 def test_checkpoints_live_on_their_own_branch(coupled, mstore, bridge):

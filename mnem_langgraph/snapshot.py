@@ -19,7 +19,7 @@ from mnem_bridge import Store, TimedNode
 from .convert import Entry, matches_namespace
 from .filters import matches_filter
 from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
-from .ranking import QueryMode, bm25_scores, contains, haystacks, matching
+from .ranking import LEXICON, Postings, QueryMode, bm25_scores, contains, haystacks, matching
 
 __all__ = ["Snapshot"]
 
@@ -45,6 +45,7 @@ class Snapshot:
         self._hits: dict[tuple[str, ...], list[Entry]] = {}
         self._ids: dict[tuple[tuple[str, ...], str], str] = {}
         self._stacks: dict[tuple[str, ...], list[str]] = {}
+        self._inverted: dict[tuple[str, ...], Postings | bool] = {}
 
     @property
     def entries(self) -> list[Entry]:
@@ -153,6 +154,13 @@ class Snapshot:
                 by_id = dict(zip(ids, hits, strict=True))
                 return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
             if mode == "bm25":
+                postings = self._postings(prefix) if not op.filter else None
+                if postings is not None:  # searched again: ranked from the words inverted, as bm25_scores ranks
+                    import numpy as np
+
+                    scored = postings.scores(query)
+                    ranks = np.argsort(-scored, kind="stable")[op.offset : op.offset + op.limit]
+                    return [hits[n].search_item(float(scored[n])) for n in ranks.tolist()]
                 bm25 = bm25_scores(query, [e.value for e in hits], self._known(hits))
                 # Best first, ties in key order (a stable sort by score); a score is 0 exactly when the item
                 # shares no word with the query, and those keep their key order after the others.
@@ -186,6 +194,26 @@ class Snapshot:
         if found is None:
             found = self._hits[prefix] = [e for e in self._entries if e.namespace[: len(prefix)] == prefix]
         return found
+
+    def _postings(self, prefix: tuple[str, ...]) -> Postings | None:
+        """``ranking.Postings`` of the items under ``prefix`` from their second BM25 search on, all objects known.
+
+        Built on the second search, not the first: inverting costs a few
+        searches' worth, which a snapshot searched once (a batch's) would never earn back.
+        """
+        found = self._inverted.get(prefix)
+        if isinstance(found, Postings):
+            return found
+        hits = self._under(prefix)
+        objects = [obj for obj in self._known(hits) or () if obj is not None]
+        if len(objects) != len(hits) or not hits:
+            return None
+        if found is None:  # the first search: counted, answered without
+            self._inverted[prefix] = False
+            return None
+        built = self._inverted[prefix] = Postings([LEXICON.bag(obj, e.value) for obj, e in zip(
+            objects, hits, strict=True)])
+        return built
 
     def _haystacks(self, prefix: tuple[str, ...]) -> list[str] | None:
         """``ranking.haystacks`` of the items under ``prefix`` (kept), when every value's object id is known."""

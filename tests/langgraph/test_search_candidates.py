@@ -11,15 +11,19 @@ re-embeds nor re-stores it.
 
 from __future__ import annotations
 
+import json
 import logging
 
 import pg_stores
 import pytest
 from conftest import BACKENDS, MNEM, new_store
+from hypothesis import given
+from hypothesis import strategies as st
 from langgraph.store.base import PutOp
 from manual_clock import ManualClock
 
 from mnem_langgraph import MnemosyneStore
+from mnem_langgraph.ranking import LEXICON, Postings, bm25_scores
 
 pytest_plugins = ["langgraph_fixtures"]
 
@@ -136,3 +140,11 @@ def test_a_branch_that_keeps_a_value_neither_embeds_nor_stores_its_vectors_again
         store.switch("main")
         assert {i.key: i.score for i in store.search(NS, query="pizza tea")} == {"kept": scored["kept"]}
         assert texts == [*embedded, "mountain", "pizza tea", "pizza tea"]  # queries, never a stored value again
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["text", "n", "tags"]), st.one_of(
+    st.text(alphabet="ab cdé1 ", max_size=12), st.integers(0, 3), st.lists(st.sampled_from(["a", "b b", "c"])))),
+    max_size=12), st.text(alphabet="ab cdé1 ", max_size=8))
+def test_inverted_words_score_as_bm25_scores_does_to_the_last_bit(documents, query):
+    bags = [LEXICON.bag(f"o{n}-{json.dumps(d, sort_keys=True)}", d) for n, d in enumerate(documents)]
+    assert Postings(bags).scores(query).tolist() == bm25_scores(query, documents)

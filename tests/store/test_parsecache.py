@@ -102,3 +102,28 @@ def test_repeated_shapes_are_answered_without_argparse() -> None:
     assert (got.store, got.node, got.json, got.command) == ("/t", "b", True, "show")
     assert (stamped.node, stamped.live) == (["users:b=c"], True)
     assert limit.limit == 5 and len(calls) == 3  # learning the --limit shape, then each --limit request
+
+
+
+def test_an_option_value_with_spaces_is_answered_from_the_cache() -> None:
+    """A commit message holds spaces: every ``write`` of a saver or a store would otherwise go through argparse."""
+    cache = ParseCache(PARSER, COMMANDS)
+    line = ["-C", "/s", "--json", "write", "--message=checkpoint t step 1 (loop)", "--author=an agent",
+            "--skip-missing"]
+    cache.parse_args(line)
+    calls: list[list[str]] = []
+    real = PARSER.parse_args
+
+    def counting(argv: list[str]) -> argparse.Namespace:
+        calls.append(argv)
+        return real(argv)
+
+    PARSER.parse_args = counting  # type: ignore[method-assign]
+    try:
+        got = cache.parse_args([*line[:4], "--message=checkpoint t step 2 (loop)", *line[5:]])
+    finally:
+        del PARSER.parse_args
+    assert (got.message, got.author, got.skip_missing) == ("checkpoint t step 2 (loop)", "an agent", True)
+    assert calls == []
+    for argv in (["ls", "--message=a b"], ["--message=a b", "write"], ["write", "--mess=a b", "-m", "x"]):
+        assert outcome(cache.parse_args, argv) == outcome(PARSER.parse_args, argv), argv

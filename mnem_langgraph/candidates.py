@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 from typing import Any
 
 from langgraph.store.base import SearchItem, SearchOp
@@ -41,6 +42,7 @@ from langgraph.store.base import SearchItem, SearchOp
 from mnem_bridge import Store
 
 from .convert import Entry, value_of
+from .hybrid import WHOLE
 from .keys import id_prefix, node_id, parse_node_id
 from .ranking import QueryMode
 from .snapshot import Snapshot
@@ -101,6 +103,7 @@ _PREPARED = _Prepared()
 
 def search(
     store: Store, op: SearchOp, similarity: dict[str, float] | None, mode: QueryMode,
+    fields: Sequence[tuple[str, Any]] = WHOLE,
 ) -> tuple[list[SearchItem], Snapshot]:
     """``Snapshot.answer(op, similarity, mode)`` on HEAD's live memory, reading only unknown values and the page.
 
@@ -109,6 +112,7 @@ def search(
         op: A search.
         similarity: Its candidates' vector scores, for a mode that ranks by vectors (``index.similarity``).
         mode: The store's query mode.
+        fields: The index's fields, which ``"hybrid"``'s BM25 reads (``Snapshot.answer``).
 
     Returns:
         The page, and the snapshot of its items (their times and TTLs, for refreshing).
@@ -120,7 +124,7 @@ def search(
         gone = {place for nid in expired if (place := parse_node_id(nid)) is not None}
         kept = [e for e in snapshot.entries if (e.namespace, e.key) not in gone]
         snapshot = Snapshot(kept, objects=snapshot.objects)
-    ranked = snapshot.answer(op, similarity, mode)
+    ranked = snapshot.answer(op, similarity, mode, fields)
     assert isinstance(ranked, list)
     wanted = [node_id(item.namespace, item.key) for item in ranked if isinstance(item, SearchItem)]
     page = Snapshot.of(store.node_times(wanted, live=True)) if wanted else Snapshot(())

@@ -33,7 +33,8 @@ so nothing kept here goes stale; the cache is bounded and forgets the least
 recently used.
 
 With an embedding index, a query ranks by vectors (``index``): the default
-then, or ``query_mode="vector"``.
+then, or ``query_mode="vector"``; ``query_mode="hybrid"`` fuses that ranking
+with BM25's (``hybrid``).
 """
 
 from __future__ import annotations
@@ -52,9 +53,10 @@ from mnem_bridge import UsageError
 __all__ = ["K1", "LEXICON", "QUERY_MODES", "B", "Lexicon", "Postings", "QueryMode", "bm25_scores", "contains",
            "resolve_query_mode", "words"]
 
-#: How a store answers ``search(query=...)``: ADR-0016's substring filter, BM25 ranking, or embedding ranking.
-QueryMode = Literal["substring", "bm25", "vector"]
-QUERY_MODES: tuple[QueryMode, ...] = ("substring", "bm25", "vector")
+#: How a store answers ``search(query=...)``: ADR-0016's substring filter, BM25 ranking, embedding ranking, or both
+#: fused (``hybrid``).
+QueryMode = Literal["substring", "bm25", "vector", "hybrid"]
+QUERY_MODES: tuple[QueryMode, ...] = ("substring", "bm25", "vector", "hybrid")
 
 #: BM25's term-frequency saturation and length normalisation, at their usual values.
 K1 = 1.2
@@ -66,7 +68,7 @@ def resolve_query_mode(chosen: str | None, indexed: bool) -> QueryMode:
     """The mode a store answers queries in: ``chosen``, else ``"vector"`` with an index, else ``"substring"``.
 
     Raises:
-        UsageError: ``chosen`` is not a mode, or is ``"vector"`` on a store without an index.
+        UsageError: ``chosen`` is not a mode, or is ``"vector"`` or ``"hybrid"`` on a store without an index.
     """
     if chosen is None:
         return "vector" if indexed else "substring"
@@ -76,8 +78,8 @@ def resolve_query_mode(chosen: str | None, indexed: bool) -> QueryMode:
             f"query_mode must be one of {', '.join(map(repr, QUERY_MODES))}, or None (vector ranking with an "
             f"index, else the substring filter), got {chosen!r}"
         )
-    if mode == "vector" and not indexed:
-        raise UsageError("query_mode='vector' ranks by embeddings: also pass index={'dims': ..., 'embed': ...}, "
+    if mode in ("vector", "hybrid") and not indexed:
+        raise UsageError(f"query_mode={mode!r} ranks by embeddings: also pass index={{'dims': ..., 'embed': ...}}, "
                          "or choose 'substring' or 'bm25'")
     return mode
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 from langgraph.store.base import GetOp, ListNamespacesOp, Op, Result, SearchOp
 
@@ -18,6 +19,7 @@ from mnem_bridge import Store, TimedNode
 
 from .convert import Entry, matches_namespace
 from .filters import matches_filter
+from .hybrid import WHOLE, fuse
 from .keys import ESCAPE, SEPARATOR, decode_part, id_prefix, node_id, parse_node_id
 from .ranking import LEXICON, Postings, QueryMode, bm25_scores, contains, haystacks, matching
 
@@ -115,7 +117,10 @@ class Snapshot:
         entry = self._by_key.get((tuple(namespace), key))
         return entry is not None and entry.expires is not None
 
-    def answer(self, op: Op, similarity: Mapping[str, float] | None = None, mode: QueryMode = "substring") -> Result:
+    def answer(
+        self, op: Op, similarity: Mapping[str, float] | None = None, mode: QueryMode = "substring",
+        fields: Sequence[tuple[str, Any]] = WHOLE,
+    ) -> Result:
         """The result of one read op.
 
         Args:
@@ -126,7 +131,11 @@ class Snapshot:
                 node id, as ``mnem similar`` orders them); the rest follow
                 without a score, in key order, as in InMemoryStore.
             mode: How a search's query is answered (``ranking``): the
-                substring filter (ADR-0016), BM25 ranking, or ``similarity``.
+                substring filter (ADR-0016), BM25 ranking, ``similarity``,
+                or both fused (``hybrid``: ``similarity`` then holds the
+                vector scores).
+            fields: The index's fields (``EmbeddingIndex.fields``), which
+                ``"hybrid"``'s BM25 reads; the whole value by default.
 
         Returns:
             What InMemoryStore would return for it, with the documented differences.
@@ -153,6 +162,11 @@ class Snapshot:
                 rest = [i for i in ids if i not in scores]  # in key order, after every scored item
                 by_id = dict(zip(ids, hits, strict=True))
                 return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
+            if mode == "hybrid":
+                scores = similarity or {}
+                fused = fuse(query, [e.value for e in hits], [scores.get(self._id(e)) for e in hits], fields,
+                             self._known(hits))
+                return [hits[n].search_item(score) for n, score in fused[page]]
             if mode == "bm25":
                 postings = self._postings(prefix) if not op.filter else None
                 if postings is not None:  # searched again: ranked from the words inverted, as bm25_scores ranks

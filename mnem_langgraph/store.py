@@ -35,6 +35,7 @@ from mnem_bridge.times import Time
 from . import candidates
 from .convert import META_KEY, Entry, split_meta
 from .coupling import abranch_of, branch_of, coupling, on_branch
+from .hybrid import WHOLE
 from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
 from .keys import check_op, node_id
 from .opening import open_store
@@ -89,7 +90,9 @@ class MnemosyneStore(BaseStore):
             default) ranks by vectors with an ``index``, else is ADR-0016's
             substring filter; ``"substring"``, ``"bm25"`` (lexical ranking,
             for natural-language questions such as langmem's) and
-            ``"vector"`` (needs ``index``) choose one (``ranking``).
+            ``"vector"`` (needs ``index``) choose one (``ranking``), and
+            ``"hybrid"`` (needs ``index``) fuses BM25's ranking with the
+            vectors' (``hybrid``).
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
             ``refresh_on_read``, ``sweep_interval_minutes``, which starts
             the sweeper now).  Expired items vanish from reads at once; a
@@ -131,7 +134,9 @@ class MnemosyneStore(BaseStore):
         self.embeddings = self._index.embeddings if self._index else None
         self._query_mode = resolve_query_mode(query_mode, self._index is not None)
         #: The index a query ranks by: the store's, unless ``query_mode`` chose a lexical answer.
-        self._ranker = self._index if self._query_mode == "vector" else None
+        self._ranker = self._index if self._query_mode in ("vector", "hybrid") else None
+        #: The fields a hybrid query's BM25 reads: the index's.
+        self._fields = self._index.fields if self._index else WHOLE
         self.ttl_config = ttl
         self._client, self._store = open_store(path, mnem=mnem, timeout=timeout, create=create, clock=clock)
         self.author = author
@@ -141,7 +146,7 @@ class MnemosyneStore(BaseStore):
 
     @property
     def query_mode(self) -> QueryMode:
-        """How ``search(query=...)`` answers: ``"substring"``, ``"bm25"`` or ``"vector"`` (see ``__init__``)."""
+        """How ``search(query=...)`` answers: ``"substring"``, ``"bm25"``, ``"vector"`` or ``"hybrid"``."""
         return self._query_mode
 
     @property
@@ -224,7 +229,8 @@ class MnemosyneStore(BaseStore):
         if len(gets) == len(ops):
             return self._gets(store, gets)
         alone = sum(1 for op in ops if not isinstance(op, PutOp)) == 1  # the batch's one read (``search``)
-        paged = {i for i, op in enumerate(ops) if reads_page_only(self._ranker, op, alone)}
+        pager = self._ranker if self._query_mode == "vector" else None  # hybrid's BM25 reads every candidate
+        paged = {i for i, op in enumerate(ops) if reads_page_only(pager, op, alone)}
         listed = {i for i, op in enumerate(ops) if i not in paged and self._lists(store, op, alone)}
         reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged | listed]
         snapshot = Snapshot.load(store, reads) if reads else Snapshot(())
@@ -233,18 +239,18 @@ class MnemosyneStore(BaseStore):
         for i, op in enumerate(ops):
             if isinstance(op, PutOp):
                 results.append(None)
-            elif i in paged and self._ranker is not None and isinstance(op, SearchOp):
-                items, page = ranked_page(store, self._ranker, op, embedded)
+            elif i in paged and pager is not None and isinstance(op, SearchOp):
+                items, page = ranked_page(store, pager, op, embedded)
                 results.append(items)
                 read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
             elif i in listed and isinstance(op, SearchOp):
                 items, page = candidates.search(store, op, similarity(store, self._ranker, op, embedded),
-                                                self._query_mode)
+                                                self._query_mode, self._fields)
                 results.append(items)
                 read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
             else:
                 scores = similarity(store, self._ranker, op, embedded)
-                results.append(snapshot.answer(op, scores, self._query_mode))
+                results.append(snapshot.answer(op, scores, self._query_mode, self._fields))
         self._refresh(store, ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
             namespace, key))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}

@@ -19,6 +19,7 @@ from langgraph.store.base import BaseStore, Op, PutOp, Result
 
 from mnem_bridge import Store, run_inline
 
+from .hybrid import WHOLE
 from .index import Embedded, EmbeddingIndex, similarity
 from .keys import check_op
 from .ranking import QueryMode, resolve_query_mode
@@ -59,7 +60,7 @@ class MemoryView(BaseStore):
         self.commit = commit
         self.valid_at = valid_at
         self._mode = resolve_query_mode(mode, index is not None)
-        self._index = index if self._mode == "vector" else None
+        self._index = index if self._mode in ("vector", "hybrid") else None
         self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:
@@ -92,7 +93,8 @@ class MemoryView(BaseStore):
             self._snapshot = Snapshot.of(self._store.node_times(at=self.commit) if self.valid_at is None
                                          else self._store.valid_times(self.valid_at, at=self.commit))
         memory = self._snapshot
-        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode)
+        fields = self._index.fields if self._index else WHOLE
+        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode, fields)
                 for op in ops]
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:

@@ -51,10 +51,11 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("mnem_mcp/remote_sync.py", "http"),
     ("mnem_mcp/auth.py", "http"),
     ("mnem_mcp/dev_issuer.py", "http"),
+    ("mnem_langgraph/embeddings.py", "embed"),  # wordllama: WordLlamaEmbeddings, a local model for index=
     ("mnem_langgraph/", "langgraph"),
 )
 #: The extras that are parts of the toolkit: what [all] installs, and what the guards name.
-PARTS = ("postgres", "langgraph", "http", "ui")
+PARTS = ("postgres", "langgraph", "http", "ui", "embed")
 
 #: What the base paths import: the `mnem` command, the bridge, and mnem-mcp over stdio.
 BASE_PATHS = ("mnem_store.process", "mnem_bridge", "mnem_mcp", "mnem_mcp.cli", "mnem_mcp.server", "mnem_mcp.stdio")

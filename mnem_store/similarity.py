@@ -96,9 +96,9 @@ def scores(
         threshold = -np.partition(-kept, max(limit - 1, 0))[max(limit - 1, 0)]
         candidates = candidates[kept >= threshold]
     # Best first; ties in stacking order, which is node-id order.
-    ranked = candidates[np.lexsort((candidates, -best[candidates]))][:limit].tolist()
+    ranked = candidates[np.lexsort((candidates, -best[candidates]))][:limit]
     ids = stack.ids
-    return {ids[i]: float(best[i]) for i in ranked}
+    return dict(zip([ids[i] for i in ranked.tolist()], best[ranked].tolist(), strict=True))  # floats in bulk
 
 
 #: Candidate sets (a namespace at one commit, per model) whose vectors a store keeps stacked in one matrix.

@@ -1,0 +1,227 @@
+"""Retrieval on LoCoMo: evidence recall@5/@10 of every search mode, next to LangGraph's stores with the same embedding.
+
+LoCoMo (Maharana et al., "Evaluating Very Long-Term Conversational Memory
+of LLM Agents", ACL 2024; snap-research/LoCoMo, CC BY-NC 4.0) holds long
+multi-session conversations and, for each question about one, the dialog
+turns that hold its evidence.  The development half (conversations 0-4) is
+read from ``../shared/data/locomo/locomo-dev.json`` beside the checkout,
+never copied here.
+
+Protocol: each dialog turn is one item in a namespace per conversation
+(``("locomo", sample_id)``), key its ``dia_id``, value ``{"speaker",
+"text", "date"}`` (the session's date and time; ``"image"`` holds the
+caption of a shared photo), plus ``"context"``: the ``--context`` turns
+before it in its session, ``"speaker: text"`` each (default 1, the turn it
+answers; 0 leaves it out).  That is a general way to store a conversation's
+turns, not a tuning: a reply ("Yes, last Saturday!") says little on its
+own.  Every store gets the same values, one batch per session.  Each
+question is asked as ``search(namespace, query=question, limit=10)``; its
+recall@k is the fraction of its evidence turns in the top k, averaged over
+the questions with evidence, per category (1 multi-hop, 2 temporal, 3
+open-domain, 4 single-hop, 5 adversarial) and overall.
+
+Stores: ``MnemosyneStore`` in each ``query_mode`` (``substring``, ``bm25``,
+``vector``, ``hybrid``; one store written once with the index, opened once
+per mode), LangGraph's ``InMemoryStore`` and ``SqliteStore`` (sqlite-vec on
+a ``pysqlite3`` connection, as this machine's ``sqlite3`` cannot load
+extensions; skipped when either is missing), all with the same index:
+``WordLlamaEmbeddings`` (256 dimensions, offline) over the whole value.
+Search times are per question, every store's questions in turn, so they
+include the embedding of the question (the same for every store).
+
+Run: ``python benchmarks/locomo.py [--quick] [--context N]`` (``--quick``:
+the first conversation only); writes ``benchmarks/results/locomo.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from benchlib import Samples, table, write_report
+from langgraph.store.base import BaseStore, IndexConfig, PutOp
+from langgraph.store.memory import InMemoryStore
+
+from mnem_langgraph import MnemosyneStore
+from mnem_langgraph.embeddings import DIMS, WordLlamaEmbeddings
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo" / "locomo-dev.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+MODES = ("substring", "bm25", "vector", "hybrid")
+_DIA_ID = re.compile(r"D\d+:\d+")
+
+
+@dataclass
+class Conversation:
+    """One LoCoMo sample: its turns as items and its questions."""
+
+    name: str
+    sessions: list[list[tuple[str, dict[str, Any]]]]
+    questions: list[tuple[str, int, list[str]]]  # (question, category, evidence dia_ids)
+
+
+def conversations(path: Path = DATA, context: int = 1, limit: int | None = None) -> list[Conversation]:
+    """The samples of ``path`` as items (``context`` turns before each, in its session) and questions."""
+    found = []
+    for sample in json.loads(path.read_text())[:limit]:
+        talk = sample["conversation"]
+        sessions = []
+        n = 1
+        while f"session_{n}" in talk:
+            turns = talk[f"session_{n}"]
+            items = []
+            for i, turn in enumerate(turns):
+                value: dict[str, Any] = {"speaker": turn["speaker"], "text": turn["text"],
+                                         "date": talk[f"session_{n}_date_time"]}
+                if turn.get("blip_caption"):
+                    value["image"] = turn["blip_caption"]
+                if context:
+                    value["context"] = " ".join(f"{t['speaker']}: {t['text']}" for t in turns[max(0, i - context):i])
+                items.append((turn["dia_id"], value))
+            sessions.append(items)
+            n += 1
+        questions = []
+        for qa in sample["qa"]:
+            evidence = [e for text in qa.get("evidence", []) for e in _DIA_ID.findall(text)]
+            if evidence:
+                questions.append((qa["question"], int(qa["category"]), evidence))
+        found.append(Conversation(sample["sample_id"], sessions, questions))
+    return found
+
+
+@dataclass
+class Outcome:
+    """One store's (or mode's) recall and times."""
+
+    recall: dict[tuple[int | None, int], list[float]] = field(default_factory=dict)  # (category|None, k) -> per q
+    searches: Samples = field(default_factory=Samples)
+
+    def add(self, category: int, k: int, value: float) -> None:
+        for key in ((category, k), (None, k)):
+            self.recall.setdefault(key, []).append(value)
+
+    def mean(self, category: int | None, k: int) -> float:
+        got = self.recall.get((category, k), [])
+        return sum(got) / len(got) if got else float("nan")
+
+
+def index() -> IndexConfig:
+    """The index every store gets: wordllama over the whole value."""
+    return {"dims": DIMS, "embed": WordLlamaEmbeddings()}
+
+
+def sqlite_store(folder: Path) -> BaseStore:
+    """LangGraph's SqliteStore with sqlite-vec on a pysqlite3 connection (this machine's sqlite3 loads no extension)."""
+    from langgraph.store.sqlite import SqliteStore
+    from pysqlite3 import dbapi2
+
+    conn = dbapi2.connect(str(folder / "lg.sqlite"), check_same_thread=False, isolation_level=None)
+    store = SqliteStore(conn, index=index())
+    store.setup()
+    return store
+
+
+def fill(store: BaseStore, talks: list[Conversation]) -> float:
+    """Write every turn, one batch per session; the seconds it took."""
+    start = time.perf_counter()
+    for talk in talks:
+        for session in talk.sessions:
+            store.batch([PutOp(("locomo", talk.name), key, value) for key, value in session])
+    return time.perf_counter() - start
+
+
+def ask(store: BaseStore, talks: list[Conversation]) -> Outcome:
+    """Every question as ``search(namespace, query=question, limit=10)``: recall@5/@10 and the times."""
+    outcome = Outcome()
+    for talk in talks:
+        for question, category, evidence in talk.questions:
+            start = time.perf_counter()
+            found = store.search(("locomo", talk.name), query=question, limit=10)
+            outcome.searches.add(time.perf_counter() - start)
+            keys = [item.key for item in found]
+            for k in (5, 10):
+                outcome.add(category, k, sum(1 for e in evidence if e in keys[:k]) / len(evidence))
+    return outcome
+
+
+def stores(folder: Path, only_mnemosyne: bool = False) -> Iterator[tuple[str, Callable[[], BaseStore], bool]]:
+    """``(name, open, fills)``: every store to measure; ``fills`` is false for a mode opened on a filled store."""
+    for n, mode in enumerate(MODES):
+        yield (f"MnemosyneStore {mode}",
+               lambda mode=mode: MnemosyneStore(folder / "mnem", index=index(), query_mode=mode), n == 0)
+    if only_mnemosyne:
+        return
+    yield "InMemoryStore (vector)", lambda: InMemoryStore(index=index()), True
+    if all(importlib.util.find_spec(name) for name in ("pysqlite3", "sqlite_vec")):
+        yield "SqliteStore (vector)", lambda: sqlite_store(folder), True
+
+
+def measure(talks: list[Conversation], folder: Path,
+            only_mnemosyne: bool = False) -> tuple[dict[str, Outcome], dict[str, float]]:
+    """Recall and times of every store, and each filled store's ingest seconds."""
+    outcomes: dict[str, Outcome] = {}
+    ingest: dict[str, float] = {}
+    for name, opening, fills in stores(folder, only_mnemosyne):
+        store = opening()
+        if fills:
+            ingest[name.split(" ")[0] if name.startswith("MnemosyneStore") else name] = fill(store, talks)
+        outcomes[name] = ask(store, talks)
+        if isinstance(store, MnemosyneStore):
+            store.close()
+    return outcomes, ingest
+
+
+def report(outcomes: dict[str, Outcome], ingest: dict[str, float], talks: list[Conversation], context: int) -> None:
+    counts = {c: sum(1 for t in talks for _, cat, _ in t.questions if cat == c) for c in CATEGORIES}
+    header = ["store / mode", "recall@5", "recall@10",
+              *(f"{c} {CATEGORIES[c]} ({counts[c]}) @5 / @10" for c in CATEGORIES), "search p50 ms", "p95 ms"]
+    rows = []
+    for name, got in outcomes.items():
+        rows.append([name, f"{got.mean(None, 5):.3f}", f"**{got.mean(None, 10):.3f}**",
+                     *(f"{got.mean(c, 5):.3f} / {got.mean(c, 10):.3f}" for c in CATEGORIES),
+                     f"{got.searches.p50:.1f}", f"{got.searches.p95:.1f}"])
+    items = sum(len(s) for t in talks for s in t.sessions)
+    questions = sum(counts.values())
+    write_report("locomo", "Retrieval on LoCoMo: evidence recall per search mode", [
+        f"LoCoMo's development half ({len(talks)} conversation{'s' * (len(talks) > 1)}: "
+        f"{', '.join(t.name for t in talks)}), {items} turns as items, {questions} questions with evidence; "
+        "each asked as `search(namespace, query=question, limit=10)`. Data: LoCoMo (Maharana et al., ACL 2024, "
+        "snap-research/LoCoMo), CC BY-NC 4.0, read from `../shared/data/locomo/`, not redistributed here.",
+        f"Each value is `{{speaker, text, date}}` (+ `image`, a shared photo's caption) and `context`: the "
+        f"{context} turn(s) before it in its session (`--context {context}`). Every store has the same index: "
+        "`WordLlamaEmbeddings` (wordllama l2_supercat, 256 dimensions, offline) over the whole value; "
+        "`substring` and `bm25` do not use it. Recall@k: the share of a question's evidence turns in the top k, "
+        "averaged over questions; per category, @5 / @10.",
+        table(header, rows),
+        "Search times include embedding the question (the same for every store); 2 cores shared with other "
+        "work while measured, so times are noisy. Ingest (one batch per session, embedding every turn; "
+        "MnemosyneStore's is one commit per batch):",
+        table(["store", "ingest seconds"], [[name, f"{seconds:.1f}"] for name, seconds in ingest.items()]),
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the first conversation only")
+    parser.add_argument("--context", type=int, default=1, help="turns before each turn stored with it (default 1)")
+    parser.add_argument("--data", type=Path, default=DATA, help="LoCoMo's JSON (default ../shared/data/locomo/)")
+    args = parser.parse_args()
+    talks = conversations(args.data, args.context, 1 if args.quick else None)
+    with tempfile.TemporaryDirectory() as tmp:
+        outcomes, ingest = measure(talks, Path(tmp))
+    report(outcomes, ingest, talks, args.context)
+
+
+if __name__ == "__main__":
+    main()

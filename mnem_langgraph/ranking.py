@@ -45,7 +45,7 @@ import math
 import re
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any, Literal
 
 from mnem_bridge import UsageError
@@ -134,16 +134,24 @@ class Lexicon:
 
     def __init__(self, size: int = 100_000) -> None:
         self.size = size
-        self._bags: OrderedDict[str, tuple[Counter[str], int]] = OrderedDict()
+        self._bags: OrderedDict[Hashable, tuple[Counter[str], int]] = OrderedDict()
         self._texts: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._lock = threading.Lock()  # stores on several threads share it
 
-    def bag(self, obj: str, value: Any) -> tuple[Counter[str], int]:
-        """The value's words with their counts, and how many words it has."""
-        found = self._bags.get(obj)
+    def bag(self, obj: str, value: Any, analyse: Callable[[Any], Any] | None = None,
+            kind: Hashable = None) -> tuple[Counter[str], int]:
+        """The value's words with their counts, and how many words it has.
+
+        ``analyse`` (with ``kind``, which names it) reads the value another
+        way first (say, some fields' stemmed words): the bag is then that of
+        ``words(analyse(value))``, kept under ``(obj, kind)``, what
+        ``bm25_scores`` counts for the document ``analyse(value)``.
+        """
+        key = obj if analyse is None else (obj, kind)
+        found = self._bags.get(key)
         if found is None:
-            bag = Counter(words(value))
-            found = self._keep(self._bags, obj, (bag, sum(bag.values())))
+            bag = Counter(words(value if analyse is None else analyse(value)))
+            found = self._keep(self._bags, key, (bag, sum(bag.values())))
         return found
 
     def contains(self, obj: str, value: Any, wanted: str) -> bool:
@@ -166,7 +174,7 @@ class Lexicon:
             found = self._keep(self._texts, obj, _folded(value))
         return str(found[0])
 
-    def _keep(self, kept: OrderedDict[str, Any], obj: str, entry: Any) -> Any:
+    def _keep(self, kept: OrderedDict[Any, Any], obj: Hashable, entry: Any) -> Any:
         with self._lock:
             kept[obj] = entry
             while len(kept) > self.size:

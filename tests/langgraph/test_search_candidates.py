@@ -23,7 +23,7 @@ from langgraph.store.base import PutOp
 from manual_clock import ManualClock
 
 from mnem_langgraph import MnemosyneStore
-from mnem_langgraph.ranking import LEXICON, Postings, bm25_scores
+from mnem_langgraph.ranking import LEXICON, Postings, bm25_scores, words
 
 pytest_plugins = ["langgraph_fixtures"]
 
@@ -148,3 +148,13 @@ def test_a_branch_that_keeps_a_value_neither_embeds_nor_stores_its_vectors_again
 def test_inverted_words_score_as_bm25_scores_does_to_the_last_bit(documents, query):
     bags = [LEXICON.bag(f"o{n}-{json.dumps(d, sort_keys=True)}", d) for n, d in enumerate(documents)]
     assert Postings(bags).scores(query).tolist() == bm25_scores(query, documents)
+
+
+def test_an_analysed_bag_is_kept_apart_and_counts_what_bm25_scores_counts_for_the_analysed_document():
+    def every_other(value):
+        return words(value)[::2]
+
+    documents = [{"text": "tea pizza tea cheese"}, {"text": "pizza pizza hiking"}, {"text": "plan"}]
+    bags = [LEXICON.bag(f"analysed-{n}", d, every_other, "every other") for n, d in enumerate(documents)]
+    assert Postings(bags).scores("tea pizza").tolist() == bm25_scores("tea pizza", [every_other(d) for d in documents])
+    assert LEXICON.bag("analysed-0", documents[0])[1] == 5  # the plain bag (the key "text" too) is another entry

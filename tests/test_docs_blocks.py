@@ -122,6 +122,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("README.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                   '["--store", "/absolute/path/to/agent-memory"]}}}'): ("json", "Claude Desktop config"),
     ("README.md", "from langmem import create_manage_memory_tool, create_search_memory_tool"): ("python", ""),
+    ("README.md", "from mnem_langgraph.embeddings import WordLlamaEmbeddings"): ("python", ""),
+    ("docs/langgraph.md", "from mnem_langgraph.embeddings import WordLlamaEmbeddings"): ("python", ""),
     ("docs/bridge.md", "import mnem_bridge"): ("python", ""),
     ("docs/bridge.md", "import shutil"): ("python", ""),
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "

@@ -31,7 +31,7 @@ sides), so they still match, only without the gain.
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -39,7 +39,7 @@ from typing import Any
 import snowballstemmer  # type: ignore[import-untyped]  # (no stubs; two calls used)
 from langgraph.store.base.embed import get_text_at_path
 
-from .ranking import bm25_scores, words
+from .ranking import Postings, bm25_scores, words
 
 __all__ = ["LEXICAL_WEIGHT", "RRF_K", "STOPWORDS", "WHOLE", "analysed", "fuse", "query_terms"]
 
@@ -72,6 +72,9 @@ _STEMMER = snowballstemmer.stemmer("english")
 #: Analysed values kept (``analysed``), the least recently used dropped first.
 CACHE_ANALYSED = 100_000
 _ANALYSED: OrderedDict[tuple[str, tuple[str, ...]], str] = OrderedDict()
+#: Inverted candidates kept (``_lexical``), by their object ids and the fields read.
+CACHE_POSTINGS = 8
+_POSTINGS: OrderedDict[tuple[tuple[str, ...], tuple[str, ...]], Postings] = OrderedDict()
 _LOCK = threading.Lock()  # stores on several threads share it
 
 
@@ -112,6 +115,34 @@ def analysed(value: Any, fields: Sequence[tuple[str, Any]], obj: str | None = No
     return joined
 
 
+def _lexical(
+    terms: str, values: Sequence[Any], fields: Sequence[tuple[str, Any]], objects: Sequence[str | None] | None,
+) -> Sequence[float]:
+    """Each value's BM25 score for the analysed query ``terms``, over its analysed ``fields``.
+
+    When every value's object id is known, the candidates are a content-addressed set: their words are
+    inverted once (``ranking.Postings``, kept in ``_POSTINGS``) and every later query over the same
+    candidates costs only the candidates holding its words; else ``bm25_scores``, which gives the same scores.
+    """
+    known = objects or [None] * len(values)
+    if any(obj is None for obj in known):
+        return bm25_scores(terms, [analysed(v, fields, obj) for v, obj in zip(values, known, strict=True)])
+    key = (tuple(str(obj) for obj in known), tuple(path for path, _ in fields))
+    postings = _POSTINGS.get(key)
+    if postings is None:
+        bags = []
+        for value, obj in zip(values, known, strict=True):
+            bag = Counter(analysed(value, fields, obj).split())
+            bags.append((bag, sum(bag.values())))
+        postings = Postings(bags)
+        with _LOCK:
+            _POSTINGS[key] = postings
+            while len(_POSTINGS) > CACHE_POSTINGS:
+                _POSTINGS.popitem(last=False)
+    scores: list[float] = postings.scores(terms).tolist()
+    return scores
+
+
 def fuse(
     query: str, values: Sequence[Any], vector_scores: Sequence[float | None], fields: Sequence[tuple[str, Any]],
     objects: Sequence[str | None] | None = None,
@@ -131,8 +162,7 @@ def fuse(
         first; those neither ranking found score 0.0 and follow in their
         given order.
     """
-    known = objects or [None] * len(values)
-    lexical = bm25_scores(query_terms(query), [analysed(v, fields, obj) for v, obj in zip(values, known, strict=True)])
+    lexical = _lexical(query_terms(query), values, fields, objects)
     fused = [0.0] * len(values)
     rankings: list[tuple[float, Mapping[int, float]]] = [
         (LEXICAL_WEIGHT, {i: score for i, score in enumerate(lexical) if score > 0}),

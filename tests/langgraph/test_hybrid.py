@@ -82,3 +82,14 @@ def test_the_whole_value_is_read_when_the_index_has_no_fields(store_root):
 def test_hybrid_needs_an_index(store_root):
     with pytest.raises(UsageError, match="query_mode='hybrid' ranks by embeddings: also pass index="):
         MnemosyneStore(store_root, mnem=MNEM, query_mode="hybrid")
+
+
+def test_candidates_known_by_object_id_rank_as_unknown_ones_do():
+    """Known object ids let the candidates' words be inverted once and kept; the ranking must not change."""
+    values = [{"text": f"turn {n} about {word}"} for n, word in enumerate(["hiking", "sushi", "adoption"] * 5)]
+    vectors = [None if n % 4 == 0 else n / 20 for n in range(len(values))]
+    objects = [f"obj-{n}" for n in range(len(values))]
+    for query in ("Who adopted a dog?", "what about sushi and hiking", "nothing shared"):
+        plain = fuse(query, values, vectors, WHOLE)
+        assert fuse(query, values, vectors, WHOLE, objects) == plain
+        assert fuse(query, values, vectors, WHOLE, objects) == plain  # the kept postings, again

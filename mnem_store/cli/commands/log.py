@@ -28,7 +28,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     The filters are options rather than git's ``-- PATH``: ``REV`` is
     optional, so a bare prefix after it could not be told from a revision.
     """
-    parser.add_argument("rev", nargs="?", help="start from this commit-ish, e.g. main~2 (default: HEAD; extension)")
+    parser.add_argument("rev", nargs="?",
+                        help="start from this commit-ish, e.g. main~2 or main@{2026-12-01} (default: HEAD; extension)")
     parser.add_argument("--first-parent", action="store_true", help="follow only the first parent of each commit")
     parser.add_argument("-n", "--max-count", type=count, metavar="N", help="show at most this many commits")
     parser.add_argument("--oneline", action="store_true", help="one line per commit")

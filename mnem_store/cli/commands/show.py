@@ -21,7 +21,7 @@ from ..render import compact
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``show``'s arguments: the revision, and ``--stat``, ``--node`` or a page to show less."""
-    parser.add_argument("rev", nargs="?", help="a branch name or commit id")
+    parser.add_argument("rev", nargs="?", help="a branch name or commit id (extension: main~2, main@{2026-12-01})")
     parser.add_argument("--stat", action="store_true", help="list the node ids this commit changed")
     parser.add_argument("--node", metavar="ID", help="only this node: its MemoryNode, or null (extension)")
     parser.add_argument("--limit", type=int, metavar="N",

@@ -205,7 +205,10 @@ def _texts(value: Any) -> Iterator[str]:
         yield str(value)
 
 
-def bm25_scores(query: str, documents: Sequence[Any], objects: Sequence[str | None] | None = None) -> list[float]:
+def bm25_scores(
+    query: str, documents: Sequence[Any], objects: Sequence[str | None] | None = None,
+    analyse: Callable[[Any], Any] | None = None, kind: Hashable = None,
+) -> list[float]:
     """Each document's Okapi BM25 score for ``query``, among ``documents``.
 
     Args:
@@ -213,6 +216,10 @@ def bm25_scores(query: str, documents: Sequence[Any], objects: Sequence[str | No
         documents: JSON values (item values).
         objects: Each document's object id, or None where unknown: the
             words of a known one are counted once per process (``LEXICON``).
+        analyse: What each document is read as, if not as it is: the scores
+            are those of the documents ``analyse(document)``, each analysed
+            once per object when known.
+        kind: What names ``analyse`` in ``LEXICON`` (say, the fields it reads).
 
     Returns:
         One score per document, in order: 0.0 when it shares no word with the query.
@@ -221,9 +228,10 @@ def bm25_scores(query: str, documents: Sequence[Any], objects: Sequence[str | No
     if not terms or not documents:
         return [0.0] * len(documents)
     if objects is None:
-        bags = [_bag(document) for document in documents]
+        bags = [_bag(document if analyse is None else analyse(document)) for document in documents]
     else:
-        bags = [LEXICON.bag(obj, document) if obj is not None else _bag(document)
+        bags = [LEXICON.bag(obj, document, analyse, kind) if obj is not None
+                else _bag(document if analyse is None else analyse(document))
                 for obj, document in zip(objects, documents, strict=True)]
     count = len(bags)
     average = sum(length for _, length in bags) / count or 1.0

@@ -158,3 +158,6 @@ def test_an_analysed_bag_is_kept_apart_and_counts_what_bm25_scores_counts_for_th
     bags = [LEXICON.bag(f"analysed-{n}", d, every_other, "every other") for n, d in enumerate(documents)]
     assert Postings(bags).scores("tea pizza").tolist() == bm25_scores("tea pizza", [every_other(d) for d in documents])
     assert LEXICON.bag("analysed-0", documents[0])[1] == 5  # the plain bag (the key "text" too) is another entry
+    known = bm25_scores("tea pizza", documents, [f"analysed-{n}" for n in range(3)], every_other, "every other")
+    assert known == bm25_scores("tea pizza", documents, None, every_other) == bm25_scores(
+        "tea pizza", [every_other(d) for d in documents])

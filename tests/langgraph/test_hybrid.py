@@ -93,3 +93,15 @@ def test_candidates_known_by_object_id_rank_as_unknown_ones_do():
         plain = fuse(query, values, vectors, WHOLE)
         assert fuse(query, values, vectors, WHOLE, objects) == plain
         assert fuse(query, values, vectors, WHOLE, objects) == plain  # the kept postings, again
+
+
+def test_async_search_ranks_as_sync_search_does(store_root):
+    import asyncio
+
+    with MnemosyneStore(store_root, mnem=MNEM, index=index(), query_mode="hybrid") as store:
+        store.batch([PutOp(NS, "sushi", {"text": "Loves sushi and ramen"}),
+                     PutOp(NS, "plan", {"text": "Pays for the pro plan"})])
+        found = asyncio.run(store.asearch(NS, query="What food does the user like?"))
+        assert [(i.key, i.score) for i in found] == [
+            (i.key, i.score) for i in store.search(NS, query="What food does the user like?")]
+        assert found[0].key == "sushi"

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -162,13 +162,16 @@ def fuse(
         first; those neither ranking found score 0.0 and follow in their
         given order.
     """
-    lexical = _lexical(query_terms(query), values, fields, objects)
-    fused = [0.0] * len(values)
-    rankings: list[tuple[float, Mapping[int, float]]] = [
-        (LEXICAL_WEIGHT, {i: score for i, score in enumerate(lexical) if score > 0}),
-        (1.0, {i: score for i, score in enumerate(vector_scores) if score is not None}),
-    ]
-    for weight, scores in rankings:
-        for rank, i in enumerate(sorted(scores, key=lambda i: -scores[i]), start=1):  # stable: ties keep key order
-            fused[i] += weight / (RRF_K + rank)
-    return sorted(enumerate(fused), key=lambda pair: -pair[1])
+    import numpy as np
+
+    lexical = np.asarray(_lexical(query_terms(query), values, fields, objects), dtype=np.float64)
+    vector = np.array([np.nan if score is None else score for score in vector_scores], dtype=np.float64)
+    fused = np.zeros(len(values), dtype=np.float64)
+    # Each ranking best first, ties in key order (a stable sort), adding weight / (RRF_K + rank) to its items:
+    # the same float operations, in the same order, as a loop over the items would make.
+    for weight, found in ((LEXICAL_WEIGHT, np.flatnonzero(lexical > 0)), (1.0, np.flatnonzero(~np.isnan(vector)))):
+        scores = (lexical if weight == LEXICAL_WEIGHT else vector)[found]
+        ranked = found[np.argsort(-scores, kind="stable")]
+        fused[ranked] += weight / (RRF_K + np.arange(1, len(ranked) + 1, dtype=np.float64))
+    order = np.argsort(-fused, kind="stable")
+    return list(zip(order.tolist(), fused[order].tolist(), strict=True))

@@ -46,6 +46,7 @@ class Snapshot:
         self._objects = objects or {}
         self._hits: dict[tuple[str, ...], list[Entry]] = {}
         self._ids: dict[tuple[tuple[str, ...], str], str] = {}
+        self._hit_ids: dict[tuple[str, ...], list[str]] = {}
         self._stacks: dict[tuple[str, ...], list[str]] = {}
         self._inverted: dict[tuple[str, ...], Postings | bool] = {}
 
@@ -164,8 +165,8 @@ class Snapshot:
                 return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
             if mode == "hybrid":
                 scores = similarity or {}
-                fused = fuse(query, [e.value for e in hits], [scores.get(self._id(e)) for e in hits], fields,
-                             self._known(hits))
+                ids = self._ids_under(prefix) if not op.filter else [self._id(e) for e in hits]
+                fused = fuse(query, [e.value for e in hits], [scores.get(i) for i in ids], fields, self._known(hits))
                 return [hits[n].search_item(score) for n, score in fused[page]]
             if mode == "bm25":
                 postings = self._postings(prefix) if not op.filter else None
@@ -238,6 +239,13 @@ class Snapshot:
             if len(objects) != len(hits) or not hits:
                 return None
             found = self._stacks[prefix] = haystacks([self._id(e) for e in hits], [e.value for e in hits], objects)
+        return found
+
+    def _ids_under(self, prefix: tuple[str, ...]) -> list[str]:
+        """The node ids of the items under ``prefix``, in order (kept, as ``_under``)."""
+        found = self._hit_ids.get(prefix)
+        if found is None:
+            found = self._hit_ids[prefix] = [self._id(e) for e in self._under(prefix)]
         return found
 
     def _id(self, entry: Entry) -> str:

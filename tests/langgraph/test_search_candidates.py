@@ -70,7 +70,7 @@ def root(request, tmp_path):
     return pg_stores.address(new_store(tmp_path / "memory", request.param))
 
 
-@pytest.mark.parametrize("mode", ["substring", "bm25", "vector"])
+@pytest.mark.parametrize("mode", ["substring", "bm25", "vector", "hybrid"])
 def test_a_search_answers_as_a_full_snapshot_in_every_mode_after_writes_and_deletes(root, mode):
     with MnemosyneStore(root, mnem=MNEM, index=INDEX, query_mode=mode) as store:
         fill(store)

@@ -36,6 +36,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "remote_delta": ([], ["--history", "1000", "--rounds", "5"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
+    "search_speed": (["--postgres"], ["--quick"]),
     "locomo": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
     "checkpointer": ([], ["--quick"]),

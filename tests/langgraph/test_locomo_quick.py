@@ -37,8 +37,8 @@ def load_benchmark():
 
 def test_the_quick_benchmark_ranks_hybrid_first_and_vector_as_langgraph_does(tmp_path):
     locomo = load_benchmark()
-    if not locomo.DATA.exists():
-        pytest.skip(f"LoCoMo's development half is not at {locomo.DATA} (../shared/data/locomo/ beside the checkout)")
+    assert locomo.DATA.is_file(), (f"LoCoMo's development half is not at {locomo.DATA}: put it in "
+                                   "../shared/data/locomo/ beside the checkout, or name it with MNEM_LOCOMO")
     talks = locomo.conversations(locomo.DATA, context=1, limit=1)
     assert [t.name for t in talks] == ["conv-26"] and len(talks[0].questions) > 150
     outcomes, ingest = locomo.measure(talks, tmp_path)
@@ -51,4 +51,5 @@ def test_the_quick_benchmark_ranks_hybrid_first_and_vector_as_langgraph_does(tmp
         for k in (5, 10):
             ours, theirs = outcomes["MnemosyneStore vector"], outcomes["InMemoryStore (vector)"]
             assert ours.mean(category, k) == pytest.approx(theirs.mean(category, k), abs=1e-9), (category, k)
-    assert set(ingest) >= {"MnemosyneStore", "InMemoryStore (vector)"}
+    assert set(ingest) == {"MnemosyneStore", "InMemoryStore (vector)", "SqliteStore (vector)"}
+    assert recall["SqliteStore (vector)"] == pytest.approx(recall["MnemosyneStore vector"], abs=1e-9), recall

@@ -47,6 +47,7 @@ class Snapshot:
         self._hits: dict[tuple[str, ...], list[Entry]] = {}
         self._ids: dict[tuple[tuple[str, ...], str], str] = {}
         self._hit_ids: dict[tuple[str, ...], list[str]] = {}
+        self._hit_objects: dict[tuple[str, ...], list[str | None] | None] = {}
         self._stacks: dict[tuple[str, ...], list[str]] = {}
         self._inverted: dict[tuple[str, ...], Postings | bool] = {}
 
@@ -165,8 +166,9 @@ class Snapshot:
                 return [by_id[i].search_item(scores.get(i)) for i in [*scored, *rest][page]]
             if mode == "hybrid":
                 scores = similarity or {}
-                ids = self._ids_under(prefix) if not op.filter else [self._id(e) for e in hits]
-                fused = fuse(query, [e.value for e in hits], [scores.get(i) for i in ids], fields, self._known(hits))
+                ids, objects = (self._ids_under(prefix), self._known_under(prefix)) if not op.filter else (
+                    [self._id(e) for e in hits], self._known(hits))
+                fused = fuse(query, [e.value for e in hits], [scores.get(i) for i in ids], fields, objects)
                 return [hits[n].search_item(score) for n, score in fused[page]]
             if mode == "bm25":
                 postings = self._postings(prefix) if not op.filter else None
@@ -247,6 +249,12 @@ class Snapshot:
         if found is None:
             found = self._hit_ids[prefix] = [self._id(e) for e in self._under(prefix)]
         return found
+
+    def _known_under(self, prefix: tuple[str, ...]) -> list[str | None] | None:
+        """``_known`` of the items under ``prefix`` (kept, as ``_under``)."""
+        if prefix not in self._hit_objects:
+            self._hit_objects[prefix] = self._known(self._under(prefix))
+        return self._hit_objects[prefix]
 
     def _id(self, entry: Entry) -> str:
         """An item's node id (kept: a snapshot searched again by substring needs them all again)."""

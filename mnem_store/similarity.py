@@ -95,10 +95,9 @@ def scores(
         kept = best[candidates]
         threshold = -np.partition(-kept, max(limit - 1, 0))[max(limit - 1, 0)]
         candidates = candidates[kept >= threshold]
-    # Best first; ties in stacking order, which is node-id order.
-    ranked = candidates[np.lexsort((candidates, -best[candidates]))][:limit]
-    ids = stack.ids
-    return dict(zip([ids[i] for i in ranked.tolist()], best[ranked].tolist(), strict=True))  # floats in bulk
+    # Best first; ties in stacking order (candidates ascend), which is node-id order.
+    ranked = candidates[np.argsort(-best[candidates], kind="stable")][:limit]
+    return dict(zip(stack.id_array[ranked].tolist(), best[ranked].tolist(), strict=True))  # in bulk, not per node
 
 
 #: Candidate sets (a namespace at one commit, per model) whose vectors a store keeps stacked in one matrix.
@@ -116,7 +115,10 @@ class _Stack:
     """
 
     def __init__(self, ids: list[str], matrix: Any, norms: Any, starts: Any, missing: set[bytes]) -> None:
+        import numpy as np
+
         self.ids = ids
+        self.id_array = np.array(ids, dtype=object)
         self.position = {node_id: i for i, node_id in enumerate(ids)}
         self.matrix = matrix
         self.norms = norms

@@ -33,8 +33,9 @@ def test_an_if_absent_put_adds_a_new_id_and_keeps_a_stored_one_in_one_commit(sto
     write(store, {"id": "w:0", "content": {"v": "first"}})
     done = write(store, {"id": "w:0", "content": {"v": "retry"}, "if_absent": True},
                  {"id": "w:1", "content": {"v": "new"}, "if_absent": True},
-                 {"id": "err", "content": {"v": "replaced"}, "if_absent": False})
-    assert done["changes"] == {"w:1": "added", "err": "added"}
+                 {"id": "err", "content": {"v": "replaced"}, "if_absent": False},
+                 {"id": "none", "content": {"v": "as a plain put"}, "if_absent": None})
+    assert done["changes"] == {"w:1": "added", "err": "added", "none": "added"}
     assert mnem_json(store, "show", "--node=w:0")["content"] == {"v": "first"}
     assert mnem_json(store, "show", "--node=w:1")["content"] == {"v": "new"}
     assert len(mnem_json(store, "log")) == 2

@@ -100,9 +100,9 @@ def parse_put(item: Any, index: int, into: Payload) -> None:
         into.ttls.pop(node.id, None)  # the last put of an id decides its lease
     if item.get("vectors") is not None:
         into.vectors += _vectors(item["vectors"], node, f"{where}.vectors")
-    if_absent = item.get("if_absent", False)
-    if type(if_absent) is not bool:
-        raise UsageError(f"{where}.if_absent must be true or false")
+    if_absent = item.get("if_absent")
+    if if_absent is not None and type(if_absent) is not bool:
+        raise UsageError(f"{where}.if_absent must be true, false or null")
     if if_absent:
         into.if_absent.add(node.id)
     else:

@@ -1046,7 +1046,7 @@ class Store:
                 *([] if distance == "cosine" else [f"--distance={distance}"]),
                 *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
                 "--", *([] if at is None else [at])]
-        return self._read(lambda doc: {str(node_id): float(score) for node_id, score in doc.items()}, *args)
+        return self._read(lambda doc: dict(zip(map(str, doc), map(float, doc.values()), strict=True)), *args)
 
     @overload
     def diff(self, frm: str | None = None, to: str | None = None, *,

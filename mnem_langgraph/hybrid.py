@@ -127,7 +127,7 @@ def _lexical(
     known = objects or [None] * len(values)
     if any(obj is None for obj in known):
         return bm25_scores(terms, [analysed(v, fields, obj) for v, obj in zip(values, known, strict=True)])
-    key = (tuple(str(obj) for obj in known), tuple(path for path, _ in fields))
+    key = (tuple(map(str, known)), tuple(path for path, _ in fields))
     postings = _POSTINGS.get(key)
     if postings is None:
         bags = []
@@ -165,7 +165,7 @@ def fuse(
     import numpy as np
 
     lexical = np.asarray(_lexical(query_terms(query), values, fields, objects), dtype=np.float64)
-    vector = np.array([np.nan if score is None else score for score in vector_scores], dtype=np.float64)
+    vector = np.array(vector_scores, dtype=np.float64)  # None is NaN: no vector
     fused = np.zeros(len(values), dtype=np.float64)
     # Each ranking best first, ties in key order (a stable sort), adding weight / (RRF_K + rank) to its items:
     # the same float operations, in the same order, as a loop over the items would make.

@@ -25,6 +25,7 @@ Run: ``python benchmarks/checkpointer.py [--quick]``; writes
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import sqlite3
 import string
@@ -236,6 +237,7 @@ def main() -> None:
     parser.add_argument("--no-postgres", action="store_true", help="leave out MnemosyneSaver on PostgreSQL")
     args = parser.parse_args()
     repeat = 100 if args.quick else 400
+    load = os.getloadavg()[0]  # the machine may be shared: the ratios, from one interleaved run, are what compare
     with tempfile.TemporaryDirectory() as tmp:
         server, uri = (None, None) if args.no_postgres else start_postgres(Path(tmp) / "pg")
         try:
@@ -255,7 +257,9 @@ def main() -> None:
         "counter, and a 16 KB `context` channel written once). MnemosyneSaver makes each checkpoint one commit "
         "through its `mnem serve` worker, on a SQLite store and (unless `--no-postgres`) on a PostgreSQL store of "
         "a server started here with pgserver, as `backends.py` starts it; SqliteSaver writes a row in place; "
-        "InMemorySaver keeps dicts. Target (issue #35): a checkpoint write at most 2x SqliteSaver's.",
+        "InMemorySaver keeps dicts. Target (issue #35): a checkpoint write at most 2x SqliteSaver's. "
+        f"Load average when this run started: {load:.1f} on {os.cpu_count()} cores; the savers share the machine "
+        "in each sample, so compare the ratios, not the milliseconds, across runs.",
         "### `put` of one checkpoint (the raw saver call)",
         f"Step {WARMUP} to step {WARMUP + repeat} of the chat: the state holds that many messages.",
         table(["saver", "p50 ms", "p90 ms", "vs SqliteSaver (p50)"], versus(puts)),

@@ -145,7 +145,7 @@ def _lexical(
 
 def fuse(
     query: str, values: Sequence[Any], vector_scores: Sequence[float | None], fields: Sequence[tuple[str, Any]],
-    objects: Sequence[str | None] | None = None,
+    objects: Sequence[str | None] | None = None, page: slice | None = None,
 ) -> list[tuple[int, float]]:
     """The items ranked by reciprocal-rank fusion of BM25 (over ``fields``) and their vector scores.
 
@@ -156,6 +156,9 @@ def fuse(
             closer), None for one without a vector.
         fields: The index's fields, which the lexical ranking reads as the embedder did.
         objects: Each value's object id where known (``analysed``).
+        page: Only these places of the ranking (a search's ``offset`` and
+            ``limit``): a page of ten does not make ten thousand pairs,
+            whose allocation woke the garbage collector on every search.
 
     Returns:
         ``(candidate position, fused score)`` for every candidate, best
@@ -174,4 +177,6 @@ def fuse(
         ranked = found[np.argsort(-scores, kind="stable")]
         fused[ranked] += weight / (RRF_K + np.arange(1, len(ranked) + 1, dtype=np.float64))
     order = np.argsort(-fused, kind="stable")
+    if page is not None:
+        order = order[page]
     return list(zip(order.tolist(), fused[order].tolist(), strict=True))

@@ -168,8 +168,8 @@ class Snapshot:
                 scores = similarity or {}
                 ids, objects = (self._ids_under(prefix), self._known_under(prefix)) if not op.filter else (
                     [self._id(e) for e in hits], self._known(hits))
-                fused = fuse(query, [e.value for e in hits], list(map(scores.get, ids)), fields, objects)
-                return [hits[n].search_item(score) for n, score in fused[page]]
+                fused = fuse(query, [e.value for e in hits], list(map(scores.get, ids)), fields, objects, page)
+                return [hits[n].search_item(score) for n, score in fused]
             if mode == "bm25":
                 postings = self._postings(prefix) if not op.filter else None
                 if postings is not None:  # searched again: ranked from the words inverted, as bm25_scores ranks

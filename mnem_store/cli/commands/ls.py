@@ -57,11 +57,11 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         data = {"commit": commit.hex() if commit is not None else None,
                 "nodes": None if nodes is None else {node_id: raw.hex() for node_id, raw in nodes.items()},
                 "expired": expired}
-        gone = set(expired)
-        lines = [f"{raw.hex()}  {node_id}\n" for node_id, raw in (nodes or {}).items() if node_id not in gone]
         if nodes is None:
             return Outcome(data, f"{ctx.paint('245', '(unchanged)')}\n")
-        return Outcome(data, "".join(lines) or f"{ctx.paint('245', '(empty)')}\n")
+        gone, empty = set(expired), f"{ctx.paint('245', '(empty)')}\n"
+        return Outcome(data, lambda: "".join(f"{raw.hex()}  {node_id}\n" for node_id, raw in nodes.items()
+                                             if node_id not in gone) or empty)  # built only in text mode
     if args.unless is not None:
         raise UsageError("--unless goes with --objects")
     ids = porcelain.ls(ctx.repo(), args.rev, args.prefix, live=args.live)

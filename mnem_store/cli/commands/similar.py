@@ -42,4 +42,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
                               limit=args.limit, distance=args.distance)
     if not found:
         return Outcome(found, f"{ctx.paint('245', '(no vectors)')}\n")
-    return Outcome(found, "".join(f"{score:.4f}  {node_id}\n" for node_id, score in found.items()))
+    # The text grows with the candidates: built only in text mode (a search asks for ten thousand scores in JSON).
+    return Outcome(found, lambda: "".join(f"{score:.4f}  {node_id}\n" for node_id, score in found.items()))

@@ -789,8 +789,9 @@ def similar(
     out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
     from .expiry import live_leases, refuse_rev
-    from .similarity import CACHE_OBJECTS, CACHE_STACKS, scores
+    from .similarity import CACHE_OBJECTS, CACHE_STACKS, require_numpy, scores
 
+    require_numpy()
     if live:
         refuse_rev(rev, "similar")
     with repo.backend.read():

@@ -28,12 +28,29 @@ from .backend import VectorRow
 from .cache import Shelf
 from .errors import UsageError
 
-__all__ = ["CACHE_OBJECTS", "CACHE_STACKS", "DISTANCES", "scores"]
+__all__ = ["CACHE_OBJECTS", "CACHE_STACKS", "DISTANCES", "require_numpy", "scores"]
 
 #: The distances ``scores`` knows, by LangGraph's names; the first is the default.
 DISTANCES = ("cosine", "l2", "inner_product")
 #: Rows of candidates per step of an ``l2`` scoring: bounds the temporary difference matrix.
 _L2_ROWS = 4096
+
+
+def require_numpy() -> None:
+    """Refuse at once where numpy, the ``langgraph`` extra, is missing, whatever the store holds.
+
+    Checked before anything is read, so ``mnem similar`` answers alike on an
+    empty store and a full one: a missing extra is named the first time,
+    not after the first vector is written.
+
+    Raises:
+        UsageError: numpy cannot be imported (the message says how to install it).
+    """
+    try:
+        import numpy  # noqa: F401
+    except ImportError as missing:
+        raise UsageError(f"mnem similar scores embeddings with numpy, which is not installed here ({missing}): "
+                         "pip install 'mnemosyne-toolkit[langgraph]'") from None
 
 
 def scores(
@@ -67,11 +84,8 @@ def scores(
             model or ``dims``); or numpy, the ``langgraph`` extra, is
             not installed (the message says how to install it).
     """
-    try:
-        import numpy as np
-    except ImportError as missing:
-        raise UsageError(f"mnem similar scores embeddings with numpy, which is not installed here ({missing}): "
-                         "pip install 'mnemosyne-toolkit[langgraph]'") from None
+    require_numpy()
+    import numpy as np
 
     if distance not in DISTANCES:
         raise UsageError(f"unknown distance {distance!r}: use one of {', '.join(DISTANCES)}")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from hypothesis import given, settings
@@ -80,10 +82,9 @@ def test_the_cache_answers_as_argparse_for_every_command_line(pairs: list[tuple[
             assert outcome(cache.parse_args, argv) == outcome(PARSER.parse_args, argv), argv
 
 
-def test_repeated_shapes_are_answered_without_argparse() -> None:
-    cache = ParseCache(PARSER, COMMANDS)
-    cache.parse_args(["-C", "/s", "--json", "show", "--node", "a"])
-    cache.parse_args(["-C", "/s", "--json", "stamps", "--live", "--node=users:a", "--"])  # the bridge's form
+@contextmanager
+def argparse_calls() -> Iterator[list[list[str]]]:
+    """The argument lists argparse itself parses meanwhile: what the cache did not answer."""
     calls: list[list[str]] = []
     real = PARSER.parse_args
 
@@ -93,16 +94,23 @@ def test_repeated_shapes_are_answered_without_argparse() -> None:
 
     PARSER.parse_args = counting  # type: ignore[method-assign]
     try:
+        yield calls
+    finally:
+        del PARSER.parse_args
+
+
+def test_repeated_shapes_are_answered_without_argparse() -> None:
+    cache = ParseCache(PARSER, COMMANDS)
+    cache.parse_args(["-C", "/s", "--json", "show", "--node", "a"])
+    cache.parse_args(["-C", "/s", "--json", "stamps", "--live", "--node=users:a", "--"])  # the bridge's form
+    with argparse_calls() as calls:
         got = cache.parse_args(["-C", "/t", "--json", "show", "--node", "b"])
         stamped = cache.parse_args(["-C", "/t", "--json", "stamps", "--live", "--node=users:b=c", "--"])
         limit = cache.parse_args(["show", "--limit", "5"])  # type=int: argparse converts it, every time
         cache.parse_args(["show", "--limit", "6"])
-    finally:
-        del PARSER.parse_args
     assert (got.store, got.node, got.json, got.command) == ("/t", "b", True, "show")
     assert (stamped.node, stamped.live) == (["users:b=c"], True)
     assert limit.limit == 5 and len(calls) == 3  # learning the --limit shape, then each --limit request
-
 
 
 def test_an_option_value_with_spaces_is_answered_from_the_cache() -> None:
@@ -111,18 +119,8 @@ def test_an_option_value_with_spaces_is_answered_from_the_cache() -> None:
     line = ["-C", "/s", "--json", "write", "--message=checkpoint t step 1 (loop)", "--author=an agent",
             "--skip-missing"]
     cache.parse_args(line)
-    calls: list[list[str]] = []
-    real = PARSER.parse_args
-
-    def counting(argv: list[str]) -> argparse.Namespace:
-        calls.append(argv)
-        return real(argv)
-
-    PARSER.parse_args = counting  # type: ignore[method-assign]
-    try:
+    with argparse_calls() as calls:
         got = cache.parse_args([*line[:4], "--message=checkpoint t step 2 (loop)", *line[5:]])
-    finally:
-        del PARSER.parse_args
     assert (got.message, got.author, got.skip_missing) == ("checkpoint t step 2 (loop)", "an agent", True)
     assert calls == []
     for argv in (["ls", "--message=a b"], ["--message=a b", "write"], ["write", "--mess=a b", "-m", "x"]):

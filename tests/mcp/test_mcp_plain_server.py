@@ -83,7 +83,7 @@ async def test_every_tool_works_through_call_tool_without_a_session(server: Mnem
     assert (await refused(server, "why", id="ghost")).startswith('invalid_ref: blame: "ghost" is not in memory')
     assert await refused(server, "remember", id="x", content=1, sources="ticket") == (
         "usage: remember: sources: unknown argument "
-        "(remember takes id, content, source, step, observation, tool_call, note, summary)")
+        "(remember takes id, content, source, step, observation, tool_call, note, summary, event_time)")
     assert await refused(server, "nope") == "usage: Unknown tool: nope"
 
 

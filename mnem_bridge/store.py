@@ -799,6 +799,7 @@ class Store:
 
     def node_ids(
         self, *, prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
+        last: int | None = None,
     ) -> list[str]:
         """The ids in committed memory, without reading a node (``mnem ls``): what a listing needs.
 
@@ -806,15 +807,22 @@ class Store:
             prefixes: Only ids starting with one of these; ``None`` for all.
             at: A commit-ish (default: HEAD's commit; an unborn branch gives ``[]``).
             live: Leave out nodes whose TTL lease on HEAD's branch has run out (not with ``at``).
+            last: Only the last this many ids in id order (``ls --last``): where ids sort by time, the
+                newest, without the others crossing the process boundary.
 
         Returns:
             The ids, in id order.
+
+        Raises:
+            ContractError: ``last`` with a ``mnem`` that does not list the ``ls-last`` feature.
         """
         starts = None if prefixes is None else list(prefixes)
         if starts == []:
             return []
-        args = ["ls", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()), "--",
-                *([] if at is None else [at])]
+        if last is not None:
+            self._require("ls-last", "cannot list only the last ids")
+        args = ["ls", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
+                *([] if last is None else [f"--last={last}"]), "--", *([] if at is None else [at])]
         return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
 
     def node_objects(

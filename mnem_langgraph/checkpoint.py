@@ -285,13 +285,13 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                 break
         return found
 
-    def _ids(self, prefixes: Iterable[str]) -> list[_Parsed]:
-        """The saver's nodes under ``prefixes``, parsed, without reading one (``mnem ls``)."""
-        return [parsed for node_id in self._node_ids(prefixes) if (parsed := _parse(node_id)) is not None]
+    def _ids(self, prefixes: Iterable[str], last: int | None = None) -> list[_Parsed]:
+        """The saver's nodes under ``prefixes`` (the ``last`` greatest ids only), parsed, without reading one."""
+        return [parsed for node_id in self._node_ids(prefixes, last) if (parsed := _parse(node_id)) is not None]
 
-    def _node_ids(self, prefixes: Iterable[str]) -> list[str]:
-        """The ids under ``prefixes`` on the checkpoints' branch (``mnem ls``)."""
-        return self._store.node_ids(prefixes=list(prefixes), at=self._branch) if self._readable() else []
+    def _node_ids(self, prefixes: Iterable[str], last: int | None = None) -> list[str]:
+        """The ids under ``prefixes`` on the checkpoints' branch (``mnem ls``; ``last``: only the greatest)."""
+        return self._store.node_ids(prefixes=list(prefixes), at=self._branch, last=last) if self._readable() else []
 
     def _readable(self) -> bool:
         """Whether the checkpoints' branch exists: ``CHECKPOINT_BRANCH`` is made by the first put.
@@ -375,7 +375,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         thread_id, checkpoint_ns = _where(config)
         checkpoint_id = get_checkpoint_id(config)
         if not checkpoint_id:
-            found = [key for parsed in self._ids([_ns_prefix(thread_id, checkpoint_ns) + CHECKPOINT + SEPARATOR])
+            # Checkpoint ids sort by time (uuid6, unescaped in a node id), so the greatest node id is the latest.
+            found = [key for parsed in self._ids([_ns_prefix(thread_id, checkpoint_ns) + CHECKPOINT + SEPARATOR],
+                                                 last=1)
                      if parsed.kind == CHECKPOINT and (key := _key_of(parsed)) is not None]
             if not found:
                 return None

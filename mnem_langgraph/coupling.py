@@ -123,10 +123,10 @@ class BranchStore(mnem_bridge.Store):
         return all(name != self.pinned for name, _ in self.branches())
 
     def node_ids(self, *, prefixes: Iterable[str] | None = None, at: str | None = None,
-                 live: bool = False) -> list[str]:
+                 live: bool = False, last: int | None = None) -> list[str]:
         """``Store.node_ids`` at the branch (``at`` is ignored: the branch is the revision)."""
         try:
-            return super().node_ids(prefixes=prefixes, at=self.pinned)
+            return super().node_ids(prefixes=prefixes, at=self.pinned, last=last)
         except InvalidRefError:
             if self._missing():
                 return []

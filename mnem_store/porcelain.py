@@ -661,10 +661,14 @@ def valid_at(
         return valid(repo, repo.resolve(rev) if rev is not None else repo.head_commit(), when, ids, prefixes)
 
 
-def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *, live: bool = False) -> list[str]:
+def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *, live: bool = False,
+       last: int | None = None) -> list[str]:
     """The node ids in the memory at ``rev`` (default HEAD's commit), in id order; only those under ``prefixes``.
 
-    ``live`` leaves out nodes whose lease on HEAD's branch has run out.
+    ``live`` leaves out nodes whose lease on HEAD's branch has run out;
+    ``last`` keeps only the last that many (the greatest ids): where ids
+    sort by time, as LangGraph's checkpoint ids do, the newest, without
+    sending a whole thread's ids to find one.
 
     Reads the state's map alone, never a node: what a namespace listing needs.
     """
@@ -675,10 +679,10 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
     with repo.backend.read():
         start, branch = _read_start(repo, rev)
         found = sorted(repo.commit_nodes(start) if prefixes is None else repo.commit_nodes_under(start, prefixes))
-        if not live:
-            return found
-        leases = live_leases(repo, branch, None)
-        return [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
+        if live:
+            leases = live_leases(repo, branch, None)
+            found = [node_id for node_id in found if node_id not in leases or leases[node_id] is not None]
+        return found if last is None else found[len(found) - last:] if last else []
 
 
 def ls_objects(

@@ -49,14 +49,16 @@ VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire",
 
 
 class Verbs(logging.Handler):
-    """The ``mnem`` verb of each echoed command line."""
+    """The ``mnem`` verb of each echoed command line (``seen``), and the lines themselves (``lines``)."""
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self.seen: list[str] = []
+        self.lines: list[str] = []
 
     def emit(self, record: logging.LogRecord) -> None:
         words = record.getMessage().split()
+        self.lines.append(record.getMessage())
         self.seen.append(next((word for word in words if word in VERBS), " ".join(words[:4])))
 
 

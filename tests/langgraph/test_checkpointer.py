@@ -184,6 +184,21 @@ def test_each_call_costs_the_mnem_invocations_the_docs_promise(saver, verbs):
         ("task-1", "a", 2), ("task-1", "b", 3)]
 
 
+def test_the_latest_checkpoint_is_found_by_one_id_however_long_the_thread(saver, verbs):
+    """``get_tuple`` without an id asks ``mnem ls --last 1``: a long thread's ids never cross to find the newest."""
+    config: Any = thread("t-long", checkpoint_ns="")
+    for step in range(12):
+        checkpoint = empty_checkpoint()
+        checkpoint["channel_values"], checkpoint["channel_versions"] = {"step": step}, {"step": str(step + 1)}
+        config = saver.put(config, checkpoint, {"step": step}, {"step": str(step + 1)})
+    verbs.lines.clear()
+    latest = saver.get_tuple(thread("t-long", checkpoint_ns=""))
+    assert latest is not None and latest.checkpoint["channel_values"] == {"step": 11}
+    assert latest.config["configurable"]["checkpoint_id"] == config["configurable"]["checkpoint_id"]
+    listing = [line for line in verbs.lines if " ls " in line]
+    assert len(listing) == 1 and "--last=1" in listing[0], verbs.lines
+
+
 def test_threads_and_namespaces_with_separators_escapes_and_any_text_round_trip(saver):
     names = [("a:b", "child:1|x:2"), ("100%", "%3A"), ("日本", ""), (".checkpoint:", "w:c:b")]
     for thread_id, namespace in names:

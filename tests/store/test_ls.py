@@ -41,6 +41,18 @@ def test_ids_in_id_order_at_a_revision_and_under_prefixes(store):
     assert "staged" not in j("ls", cwd=store)
 
 
+def test_last_keeps_the_greatest_ids_and_refuses_what_is_not_a_count(store):
+    write(store, 100, [{"id": f"c:{n}", "content": n} for n in (3, 1, 2)] + [{"id": "d", "content": 0}])
+    assert j("ls", "--prefix", "c:", "--last", "2", cwd=store) == ["c:2", "c:3"]
+    assert j("ls", "--last=1", cwd=store) == ["d"]
+    assert j("ls", "--prefix", "c:", "--last", "9", cwd=store) == ["c:1", "c:2", "c:3"]
+    assert j("ls", "--last", "0", cwd=store) == []
+    for bad in (["--last", "-1"], ["--last", "x"], ["--last", "1", "--objects"]):
+        refused = run_mnem("--json", "ls", *bad, cwd=store)
+        assert refused.code == 2 and refused.json["error"]["code"] == "usage", (bad, refused.out)
+    assert "ls-last" in run_mnem("--version", "--json").json["features"]
+
+
 def test_a_bad_revision_is_invalid_ref_and_listed_in_features(store):
     bad = run_mnem("--json", "ls", "nope", cwd=store)
     assert bad.code == 1 and bad.json["error"]["code"] == "invalid_ref"

@@ -27,6 +27,13 @@ def _commit_id(text: str) -> bytes:
     return raw
 
 
+def _count(text: str) -> int:
+    """``--last``'s count: a whole number, 0 or more."""
+    if not (text.isascii() and text.isdigit()):
+        raise UsageError(f"--last takes a count (0 or more), got {text!r}")
+    return int(text)
+
+
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``ls``' arguments: the revision and, optionally, prefixes."""
     parser.add_argument("rev", nargs="?", help="a branch name or commit id (default: HEAD's commit)")
@@ -43,6 +50,10 @@ def register(parser: argparse.ArgumentParser) -> None:
              "expired: [id]}); with --live, expired nodes are listed apart rather than left out",
     )
     parser.add_argument(
+        "--last", metavar="N", type=_count,
+        help="only the last N ids in id order (the greatest; where ids sort by time, the newest)",
+    )
+    parser.add_argument(
         "--unless", metavar="COMMIT",
         help="with --objects: when the commit read is COMMIT (full id), nodes is null (the caller has them)",
     )
@@ -51,6 +62,8 @@ def register(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print the ids in the committed memory at ``REV``, one per line (with ``--objects``, each after its object id)."""
     if args.objects:
+        if args.last is not None:
+            raise UsageError("--last lists ids alone: leave out --objects")
         unless = _commit_id(args.unless) if args.unless is not None else None
         commit, nodes, expired = porcelain.ls_objects(ctx.repo(), args.rev, args.prefix, live=args.live,
                                                       unless=unless)
@@ -64,7 +77,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
                                              if node_id not in gone) or empty)  # built only in text mode
     if args.unless is not None:
         raise UsageError("--unless goes with --objects")
-    ids = porcelain.ls(ctx.repo(), args.rev, args.prefix, live=args.live)
+    ids = porcelain.ls(ctx.repo(), args.rev, args.prefix, live=args.live, last=args.last)
     if not ids:
         return Outcome(ids, f"{ctx.paint('245', '(empty)')}\n")
     return Outcome(ids, "".join(f"{node_id}\n" for node_id in ids))

@@ -39,7 +39,8 @@ def model() -> Any:
     """The wordllama model (a ``wordllama.WordLlamaInference``), loaded from the installed wheel once per process.
 
     Raises:
-        UsageError: wordllama is not installed (the message is the install that fixes it).
+        UsageError: wordllama is not installed, or is a release whose wheel lacks the model's files (the
+            message is the install that fixes it).
     """
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level
@@ -56,6 +57,10 @@ def model() -> Any:
         # root logger (a handler, and every library's INFO records printed): put it back as it was.
         root.handlers[:], root.level = handlers, level
     where = Path(wordllama.__file__).parent
+    missing_files = [name for name in (_TOKENIZER, _WEIGHTS) if not (where / name).is_file()]
+    if missing_files:
+        raise UsageError(f"the installed wordllama ({getattr(wordllama, '__version__', 'unknown version')}) does not "
+                         f"ship {', '.join(missing_files)} in its wheel: pip install 'wordllama>=0.4,<0.5'")
     tokenizer = Tokenizer.from_file(str(where / _TOKENIZER))
     with safe_open(str(where / _WEIGHTS), framework="np") as weights:
         matrix = weights.get_tensor("embedding.weight")

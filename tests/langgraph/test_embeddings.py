@@ -10,6 +10,7 @@ it was; and without wordllama it says which install fixes it.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 import subprocess
 import sys
@@ -61,6 +62,20 @@ def test_without_wordllama_it_names_the_embed_extra():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.startswith("UsageError: WordLlamaEmbeddings needs wordllama"), done
     assert done.stdout.strip().endswith("pip install 'mnemosyne-toolkit[embed]'"), done
+
+
+def test_a_wordllama_without_the_model_files_names_the_release_that_has_them(tmp_path):
+    """A wordllama release that moved its files is refused with the install that fixes it, not a traceback."""
+    fake = tmp_path / "wordllama"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("__version__ = '9.9'\nclass WordLlamaInference: pass\n")
+    code = ("from mnem_langgraph.embeddings import WordLlamaEmbeddings\n"
+            "try:\n    WordLlamaEmbeddings().embed_query('x')\n"
+            "except ValueError as exc:\n    print(type(exc).__name__ + ': ' + str(exc))\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True,
+                          env={**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert done.stdout.startswith("UsageError: the installed wordllama (9.9) does not ship tokenizers/"), done
+    assert done.stdout.strip().endswith("pip install 'wordllama>=0.4,<0.5'"), done
 
 
 @pytest.mark.parametrize("texts", [["a"], ["a", "b", "c"]])

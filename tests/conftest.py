@@ -56,9 +56,9 @@ MAX_LIVE_WORKERS = 6
 
 #: Modules whose tests must not share the cores with another test (xdist): load tests that run many writer
 #: processes and would only slow each other.  Tests that assert a time bound are marked ``serial`` one by one
-#: (test_worker's timeouts).  The SIGKILL-at-random tests (test_atomic, test_crash) run beside others: they aim
-#: their kills by timing the command on the spot, so a busy core moves the window along with the command, and
-#: they spend most of their time asleep, which left a core idle when they ran alone.
+#: (test_worker's timeouts).  The SIGKILL-at-random tests run beside others: test_crash chooses its kill points
+#: from the writer's own progress (tests/killpoints.py), and test_atomic aims its kills by timing the command on
+#: the spot, so a busy core moves the window along with the command.
 SERIAL_MODULES = frozenset({
     "tests/bridge/test_load.py",
     "tests/mcp/test_mcp_load.py",

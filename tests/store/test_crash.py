@@ -1,23 +1,32 @@
-"""Writers killed with SIGKILL at random moments.
+"""Writers killed with SIGKILL at random points of their run.
 
-The store always opens, verifies, and keeps every acknowledged write.
+The store always opens, verifies, and keeps every acknowledged write.  The
+kill points are steps of the program (``killpoints``: the n-th call into
+``mnem_store``), drawn at random from a whole run's, so where a kill lands
+does not depend on how fast the machine is.
 """
 
 import contextlib
 import json
+import os
 import random
+import select
 import signal
 import subprocess
-import time
 
+import killpoints
 import pg_stores
-from conftest import MNEM, run_mnem
+from conftest import run_mnem
 
 KILLS = 200
+WORKERS = 50
+#: Writes sent to each worker, one at a time; its kill point falls anywhere from start-up to the last one's end.
+WORKER_REQUESTS = 8
 
 
-def write_argv(store, n):
-    return [MNEM, "-C", pg_stores.address(store), "--json", "write", "-m", f"w{n}", "--time", str(n)]
+def write_args(store, n):
+    """``mnem``'s arguments for write number ``n``."""
+    return ["-C", pg_stores.address(store), "--json", "write", "-m", f"w{n}", "--time", str(n)]
 
 
 def payload(n):
@@ -39,65 +48,73 @@ def check_whole(store, acknowledged):
     assert len(groups) == len(log)  # one group per commit, nothing else
 
 
-def one_write_takes(store):
-    """Seconds one whole one-shot write takes on this backend (its slowest of three), to aim the kills."""
-    taken = []
-    for n in range(3):
-        started = time.monotonic()
-        assert run_mnem("write", "-m", "warm", input=payload(10_000 + n), cwd=store).code == 0
-        taken.append(time.monotonic() - started)
-    return max(taken)
-
-
 def test_one_shot_writers_killed_at_random(store):
+    """Each write is killed at a seeded random step of its own run (``killpoints``), from start-up to its answer.
+
+    Stop points are drawn a quarter past a whole run's calls, so some writes finish and are acknowledged.
+    """
     rng = random.Random(8)
-    span = one_write_takes(store)
+    span = max(killpoints.calls(write_args(store, 10_000 + n), payload(10_000 + n).encode()) for n in range(3))
     acknowledged, killed_mid_write = set(), 0
     for n in range(KILLS):
-        proc = subprocess.Popen(write_argv(store, n), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL)
+        read, write = os.pipe()
+        proc = subprocess.Popen(killpoints.argv(rng.randint(1, span * 5 // 4), write, write_args(store, n)),
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                pass_fds=(write,))
+        os.close(write)
         proc.stdin.write(payload(n).encode())
         proc.stdin.close()
-        time.sleep(rng.uniform(0.0, span))  # anywhere from start-up to the commit's end
-        proc.send_signal(signal.SIGKILL)
+        stopped = killpoints.wait_stop(proc, read)
+        os.close(read)
         out = proc.stdout.read()
         status = proc.wait()
         if status == 0:
             acknowledged.add(json.loads(out)["commit"]["id"])
         else:
-            assert status == -signal.SIGKILL
-            killed_mid_write += 1
-    assert killed_mid_write > KILLS // 4  # the kills really landed during start-up and writes
+            assert stopped.stopped and status == -signal.SIGKILL, (status, stopped)
+            killed_mid_write += stopped.during_write
+    assert acknowledged and killed_mid_write > KILLS // 4  # a write's transaction is about half its steps: many kills land in it
     check_whole(store, acknowledged)
 
 
+def request(store, n):
+    return json.dumps({"argv": write_args(store, n), "stdin": payload(n)}).encode() + b"\n"
+
+
+def worker_calls(store, requests):
+    """How many ``mnem_store`` calls a worker makes from start-up to the end of ``requests`` writes."""
+    return killpoints.calls(["serve", "--stdio"], b"".join(request(store, 20_000 + n) for n in range(requests)))
+
+
 def test_a_worker_killed_at_random_between_and_during_requests(store):
+    """Each worker is killed at a seeded random step of its run (``killpoints``), its requests sent one at a time."""
     rng = random.Random(9)
-    acknowledged = set()
-    n = 0
-    for _ in range(50):
-        worker = subprocess.Popen([MNEM, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                  stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + rng.uniform(0.0, 0.3)
-        while time.monotonic() < deadline:
-            request = {"argv": write_argv(store, n)[1:], "stdin": payload(n)}
-            n += 1
-            worker.stdin.write(json.dumps(request).encode() + b"\n")
+    span = worker_calls(store, WORKER_REQUESTS)
+    acknowledged, killed_mid_write, n = set(), 0, 0
+    for _ in range(WORKERS):
+        read, write = os.pipe()
+        worker = subprocess.Popen(killpoints.argv(rng.randint(1, span), write, ["serve", "--stdio"]),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                  pass_fds=(write,))
+        os.close(write)
+        for _ in range(WORKER_REQUESTS):
+            worker.stdin.write(request(store, n))
             worker.stdin.flush()
-            line = worker.stdout.readline()
-            if not line:
+            n += 1
+            ready, _, _ = select.select([read, worker.stdout], [], [], killpoints.HANG)
+            assert ready, "the worker neither answered nor reached its stop point"
+            if read in ready:
+                stopped = killpoints.wait_stop(worker, read)
+                killed_mid_write += stopped.during_write
                 break
-            answer = json.loads(line)
+            answer = json.loads(worker.stdout.readline())
             assert answer["exit"] == 0, answer
             acknowledged.add(json.loads(answer["stdout"])["commit"]["id"])
-        # one more request in flight, then the kill
-        worker.stdin.write(json.dumps({"argv": write_argv(store, n)[1:], "stdin": payload(n)}).encode() + b"\n")
-        worker.stdin.flush()
-        n += 1
-        time.sleep(rng.uniform(0.0, 0.005))
-        worker.send_signal(signal.SIGKILL)
+        worker.kill()
         worker.wait()
+        os.close(read)
         for stream in (worker.stdin, worker.stdout):
             with contextlib.suppress(BrokenPipeError):
                 stream.close()
+    assert acknowledged and killed_mid_write > WORKERS // 4  # many kills land inside a request's write
     check_whole(store, acknowledged)

@@ -21,7 +21,10 @@ token's), and the log says it too.
 
 A refused token raises ``TokenRefusedError``, which says what is wrong in
 words a client's developer can act on (the audience the token carries and
-the one this server expects, when it expired, which issuer signed it);
+the one this server expects, when it expired, which issuer signed it, which
+claim has the wrong type or range: ``claims_problem``, checked once the
+signature holds and before any claim is used, so no value an issuer signs
+can make the check itself fail);
 ``http`` answers it as RFC 6750's ``error_description``.  PyJWT's ``PyJWKClient`` caches the key set and refetches
 it (at most once per cooldown) when a token names a key it has not seen,
 which is how an issuer's key rotation reaches a running server.
@@ -35,6 +38,7 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import time
 import urllib.request
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -42,13 +46,17 @@ from typing import Any, Final
 
 import anyio.to_thread
 import jwt
+from jwt.types import Options
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from starlette.authentication import AuthenticationError
 
 from .identity import READ_SCOPE
 
-__all__ = ["ALGORITHMS", "LEEWAY", "DiscoveryError", "JwtVerifier", "TokenRefusedError", "auth_settings", "scopes_of"]
+__all__ = [
+    "ALGORITHMS", "LATEST", "LEEWAY", "DiscoveryError", "JwtVerifier", "TokenRefusedError", "auth_settings",
+    "claims_problem", "scopes_of",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +68,23 @@ LEEWAY: Final = 30.0
 FETCH_TIMEOUT: Final = 10.0
 #: Where an issuer publishes the document naming its ``jwks_uri``, in the order tried (OIDC, then RFC 8414).
 DISCOVERY: Final = ("/.well-known/openid-configuration", "/.well-known/oauth-authorization-server")
+#: The latest time a token's claim may name: 9999-12-31T23:59:59Z, the last second a UTC date can be written.
+LATEST: Final = 253_402_300_799
+#: The claims that hold a time (RFC 7519's NumericDate), a text, or a text or a list of texts, by what they mean.
+TIME_CLAIMS: Final = {"exp": "expiry", "nbf": "start", "iat": "issue time"}
+TEXT_CLAIMS: Final = {"iss": "issuer", "sub": "subject", "client_id": "client", "azp": "client", "jti": "id"}
+LIST_CLAIMS: Final = {"aud": "audience", "scope": "scopes", "scp": "scopes"}
+#: How much of a claim's value a description shows.
+SHOWN: Final = 80
+#: PyJWT's options for the first pass, the signature alone; and for the second, the claims' values alone.
+SIGNATURE_ONLY: Final[Options] = {
+    "verify_exp": False, "verify_nbf": False, "verify_iat": False, "verify_aud": False, "verify_iss": False,
+    "verify_sub": False, "verify_jti": False, "require": [],
+}
+CLAIMS_ONLY: Final[Options] = {
+    "verify_signature": False, "verify_exp": True, "verify_nbf": True, "verify_iat": True, "verify_aud": True,
+    "verify_iss": True, "verify_sub": True, "verify_jti": True, "require": ["exp", "iss", "aud"],
+}
 
 
 class DiscoveryError(RuntimeError):
@@ -117,18 +142,16 @@ def auth_settings(issuer: str, audience: str) -> AuthSettings:
 
 
 def scopes_of(claims: dict[str, Any]) -> list[str]:
-    """The token's scopes: RFC 9068's space-separated ``scope``, or the ``scp`` list some issuers use instead.
+    """The token's scopes: RFC 9068's space-separated ``scope``, or the ``scp`` some issuers use instead.
 
     Args:
-        claims: The verified token's claims.
+        claims: The verified token's claims, well formed (``claims_problem``): each a text or a list of texts.
 
     Returns:
         The scopes, possibly none.
     """
     scope = claims.get("scope", claims.get("scp", ""))
-    if isinstance(scope, str):
-        return scope.split()
-    return [str(item) for item in scope] if isinstance(scope, list) else []
+    return scope.split() if isinstance(scope, str) else [*scope]
 
 
 class JwtVerifier:
@@ -180,25 +203,24 @@ class JwtVerifier:
         """
         try:
             key = self._key_client().get_signing_key_from_jwt(token)
-            claims = jwt.decode(
-                token, key, algorithms=list(ALGORITHMS), audience=self.audience, issuer=self.issuer, leeway=LEEWAY,
-                options={"require": ["exp", "iss", "aud"]},
-            )
+            claims = jwt.decode(token, key, algorithms=list(ALGORITHMS), options=SIGNATURE_ONLY)
         except (DiscoveryError, jwt.PyJWKClientConnectionError) as exc:
             refused = TokenRefusedError.unavailable(self._unreachable(exc))
             logger.error("%s", refused.description)
             raise refused from exc
         except jwt.PyJWTError as exc:
-            refused = TokenRefusedError.invalid(self._wrong(exc, token))
-            logger.info("refused a bearer token: %s", refused.description)
-            raise refused from exc
-        subject = claims.get("sub")
-        client = claims.get("client_id", claims.get("azp"))
-        if not isinstance(subject, str | None) or not isinstance(client, str | None) or not (subject or client):
-            refused = TokenRefusedError.invalid("the token names no subject (sub) and no client (client_id, azp), "
-                                                "so no one could be named as the author of its writes")
-            logger.info("refused a bearer token: %s", refused.description)
-            raise refused
+            raise _refused(f"the token is not one {self.issuer} signed for this server: {exc}") from exc
+        problem = claims_problem(claims)
+        if problem is not None:
+            raise _refused(problem)
+        try:  # the signature held and every claim has its type: now PyJWT's checks of their values
+            jwt.decode(token, options=CLAIMS_ONLY, audience=self.audience, issuer=self.issuer, leeway=LEEWAY)
+        except jwt.PyJWTError as exc:
+            raise _refused(self._wrong(exc, claims)) from exc
+        subject, client = claims.get("sub"), claims.get("client_id", claims.get("azp"))
+        if not (subject or client):
+            raise _refused("the token names no subject (sub) and no client (client_id, azp), so no one could be "
+                           "named as the author of its writes")
         return AccessToken(
             token=token, client_id=client or subject or "", scopes=scopes_of(claims),
             expires_at=int(claims["exp"] + LEEWAY), resource=self.audience, subject=subject, claims=claims,
@@ -211,24 +233,28 @@ class JwtVerifier:
         return (f"cannot check tokens: the issuer's key set could not be fetched ({exc}). Check that the issuer "
                 f"{self.issuer} is up, or name its key set with --jwks-url")
 
-    def _wrong(self, exc: jwt.PyJWTError, token: str) -> str:
-        """What is wrong with a token PyJWT refused, naming what was expected and what the token carries.
+    def _wrong(self, exc: jwt.PyJWTError, claims: dict[str, Any]) -> str:
+        """What is wrong with a token's claims, which PyJWT refused, naming what was expected and what it carries.
 
-        The claims are read back unverified only for the claim checks, which
-        PyJWT makes after the signature has been verified.
+        ``claims`` are the token's, its signature verified and each claim of
+        the type it must have (``claims_problem``), so a time can be shown.
         """
         if isinstance(exc, jwt.InvalidAudienceError):
-            aud = _unverified(token).get("aud")
-            return (f"the token's audience (aud) is {aud!r}, not this server's {self.audience!r}: ask the issuer "
-                    f"for a token for {self.audience} (its resource or audience parameter)")
+            return (f"the token's audience (aud) is {_shown(claims.get('aud'))}, not this server's {self.audience!r}: "
+                    f"ask the issuer for a token for {self.audience} (its resource or audience parameter)")
         if isinstance(exc, jwt.InvalidIssuerError):
-            iss = _unverified(token).get("iss")
-            return f"the token was issued by {iss!r}; this server accepts tokens from {self.issuer!r} only"
+            return (f"the token was issued by {_shown(claims.get('iss'))}; this server accepts tokens from "
+                    f"{self.issuer!r} only")
         if isinstance(exc, jwt.ExpiredSignatureError):
-            return f"the token expired at {_when(_unverified(token).get('exp'))}: get a new one from the issuer"
+            return f"the token expired at {_when(claims['exp'])}: get a new one from the issuer"
         if isinstance(exc, jwt.ImmatureSignatureError):
-            return f"the token is not valid before {_when(_unverified(token).get('nbf'))}"
-        return f"the token is not one {self.issuer} signed for this server: {exc}"
+            if "nbf" in claims and claims["nbf"] > time.time() + LEEWAY:
+                return f"the token is not valid before {_when(claims['nbf'])}"
+            return (f"the token says it was issued at {_when(claims['iat'])}, later than this server's clock: check "
+                    "the issuer's clock")
+        if isinstance(exc, jwt.MissingRequiredClaimError):
+            return f"the token has no {exc.claim} claim, which this server requires"
+        return f"the token's claims are not accepted here: {exc}"
 
     def _key_client(self) -> jwt.PyJWKClient:
         """The issuer's key set client, made on first use (discovery happens then, and again until it works)."""
@@ -240,17 +266,55 @@ class JwtVerifier:
             return self._keys
 
 
-def _unverified(token: str) -> dict[str, Any]:
-    """A token's claims without checking them (only to describe a token whose signature was already verified)."""
-    claims: dict[str, Any] = jwt.decode(token, options={"verify_signature": False})
-    return claims
+def _refused(description: str) -> TokenRefusedError:
+    """A 401 for a token at fault, logged at INFO (a bad token is routine)."""
+    refused = TokenRefusedError.invalid(description)
+    logger.info("refused a bearer token: %s", description)
+    return refused
 
 
-def _when(seconds: object) -> str:
-    """A claim's Unix time as UTC ISO 8601, for a message (the raw value if it is not a number)."""
-    if not isinstance(seconds, int | float) or isinstance(seconds, bool):
-        return repr(seconds)
+def _when(seconds: float) -> str:
+    """A claim's Unix time (a NumericDate in range: ``claims_problem`` checked it) as UTC ISO 8601, for a message."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _shown(value: object) -> str:
+    """A claim's value as a message shows it: its ``repr``, cut to ``SHOWN`` characters."""
+    text = repr(value)
+    return text if len(text) <= SHOWN else f"{text[:SHOWN]}..."
+
+
+def claims_problem(claims: dict[str, Any]) -> str | None:
+    """What is malformed in a verified token's claims, the first problem found; ``None`` when nothing is.
+
+    A claim this server reads must have the type RFC 7519 / RFC 9068 give it,
+    whatever the issuer signed: a time (``exp``, ``nbf``, ``iat``) is a
+    number of seconds from 0 to ``LATEST`` (not a numeric text, a boolean,
+    NaN or a number past any date); ``iss``, ``sub``, ``client_id``,
+    ``azp`` and ``jti`` are texts; ``aud``, ``scope`` and ``scp`` are a
+    text or a list of texts.  A claim left out is not malformed (PyJWT's
+    check of required claims says so).
+
+    Args:
+        claims: The token's claims, its signature verified.
+
+    Returns:
+        A description naming the claim, what it holds and what it must be, for the 401.
+    """
+    for claim, name in TIME_CLAIMS.items():
+        value = claims.get(claim, 0)
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= LATEST:
+            return (f"the token's {name} ({claim}) holds {_shown(value)}, not a time: it must be a number of seconds "
+                    f"since 1970 from 0 to {LATEST} (a NumericDate); ask the issuer for a well-formed token")
+    for claim, name in TEXT_CLAIMS.items():
+        value = claims.get(claim, "")
+        if not isinstance(value, str):
+            return f"the token's {name} ({claim}) holds {_shown(value)}, not a text"
+    for claim, name in LIST_CLAIMS.items():
+        value = claims.get(claim, "")
+        if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(item, str) for item in value))):
+            return f"the token's {name} ({claim}) holds {_shown(value)}, not a text or a list of texts"
+    return None
 
 
 def discover_jwks(issuer: str, documents: Sequence[str] = DISCOVERY) -> str:

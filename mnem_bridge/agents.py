@@ -4,7 +4,8 @@ An agent (or the MCP server, or the LangGraph store) records a belief with
 one call that is exactly one commit, atomic, and never leaves or consumes
 staged state, so a retried tool call cannot leave memory half-written.  Each
 call is one ``mnem write`` (``Store.write``), applied to the branch tip in
-one transaction.
+one transaction.  No call writes a reserved id (``reserved``: a LangGraph
+checkpoint's nodes): it is refused with ``UsageError`` before anything runs.
 
 A writer that loses a race is retried a bounded number of times: when a
 concurrent writer moved the branch under it (``ConflictError``, the error
@@ -27,6 +28,7 @@ from typing import Any, TypeVar
 from . import inline
 from .errors import BusyError, ConflictError, ProtocolError, UsageError
 from .models import PROVENANCE_KEYS
+from .reserved import refuse_reserved
 from .store import Store
 from .times import Time
 
@@ -81,13 +83,13 @@ def remember(
         The commit id.
 
     Raises:
-        UsageError: ``event_time`` is not a time (nothing is written).
+        UsageError: ``id`` is reserved (``reserved``), or ``event_time`` is not a time (nothing is written).
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     item = {"id": id, "content": content, "source": source, "step": step,
             "observation": observation, "tool_call": tool_call, "note": note, "event_time": event_time}
-    return _one_commit(store, [item], [], summary or f"remember {id}", author, time_ms)
+    return _one_commit(store, "remember", [item], [], summary or f"remember {id}", author, time_ms)
 
 
 def remember_many(
@@ -113,13 +115,15 @@ def remember_many(
         The commit id (no items still make one commit, as upstream).
 
     Raises:
-        UsageError: An item is not a mapping with ``id`` and ``content``, or its ``event_time`` is not a time.
+        UsageError: An item is not a mapping with ``id`` and ``content``, its id is reserved
+            (``reserved``), or its ``event_time`` is not a time (nothing is written).
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     puts = [_item(index, item) for index, item in enumerate(items)]
     count = len(puts)
-    return _one_commit(store, puts, [], summary or f"remember {count} node{'' if count == 1 else 's'}", author, time_ms)
+    message = summary or f"remember {count} node{'' if count == 1 else 's'}"
+    return _one_commit(store, "remember_many", puts, [], message, author, time_ms)
 
 
 def _item(index: int, item: Any) -> dict[str, Any]:
@@ -152,16 +156,18 @@ def forget(
         The commit id.
 
     Raises:
+        UsageError: ``id`` is reserved (``reserved``); nothing is written.
         InvalidRefError: The node is not in memory (not retried).
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
-    return _one_commit(store, [], [id], summary or f"forget {id}", author, time_ms)
+    return _one_commit(store, "forget", [], [id], summary or f"forget {id}", author, time_ms)
 
 
-def _one_commit(
-    store: Store, puts: list[dict[str, Any]], deletes: list[str], message: str, author: str, time_ms: int | None
-) -> str:
+def _one_commit(store: Store, writer: str, puts: list[dict[str, Any]], deletes: list[str], message: str, author: str,
+                time_ms: int | None) -> str:
+    """One ``mnem write`` for ``writer`` (the call's name, for messages), retried as ``with_retry`` says."""
+    refuse_reserved([*(put["id"] for put in puts), *deletes], writer)
     commit, _ = with_retry(lambda: store.write(puts, deletes, message=message, author=author, time_ms=time_ms))
     if commit is None:  # without --skip-missing, mnem write always records exactly one commit
         raise ProtocolError(f"mnem write recorded no commit for {message!r}", command=store.last_command)

@@ -7,17 +7,26 @@ tools and resources (``recall``, ``mnem://memory``) and ``MnemosyneStore``'s
 reads leave every node under ``CHECKPOINT_PREFIX`` out.  The prefix starts
 with ``.``, which no LangGraph namespace label may hold, so no
 ``MnemosyneStore.put`` can write under it.
+
+Nor may any other writer: a checkpoint's values are LangGraph's serializer's
+bytes, read back by the saver, so whoever writes one chooses what the saver
+loads.  ``agents`` (and so every MCP write tool) refuses a reserved id with
+``refuse_reserved`` before anything is written, and ``mnem write`` refuses
+one unless given ``--allow-reserved`` (``Store.write(allow_reserved=True)``,
+which only the saver passes).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
+from .errors import UsageError
 from .models import MemoryPage
+from .text import shown
 
-__all__ = ["CHECKPOINT_PREFIX", "is_reserved", "visible", "visible_page"]
+__all__ = ["CHECKPOINT_PREFIX", "is_reserved", "refuse_reserved", "visible", "visible_page"]
 
 #: The id prefix of every node ``MnemosyneSaver`` writes (checkpoints, channel values, pending writes).
 CHECKPOINT_PREFIX = ".checkpoint:"
@@ -28,6 +37,24 @@ V = TypeVar("V")
 def is_reserved(node_id: str) -> bool:
     """Whether a node id is one of the reserved ones agents are not shown."""
     return node_id.startswith(CHECKPOINT_PREFIX)
+
+
+def refuse_reserved(node_ids: Iterable[object], writer: str) -> None:
+    """Refuse a write that names a reserved id: only ``MnemosyneSaver`` writes under ``CHECKPOINT_PREFIX``.
+
+    Args:
+        node_ids: The ids a write puts or deletes (ids that are not text are
+            left to the checks that refuse them).
+        writer: What is writing, to start the message (``remember``, ``forget``, ...).
+
+    Raises:
+        UsageError: One of ``node_ids`` is reserved; nothing has been written.
+    """
+    for node_id in node_ids:
+        if isinstance(node_id, str) and node_id.startswith(CHECKPOINT_PREFIX):
+            raise UsageError(f"{writer}: the node id {shown(node_id)} is reserved: ids starting "
+                             f"{CHECKPOINT_PREFIX!r} hold LangGraph checkpoints, which only MnemosyneSaver writes; "
+                             f"choose an id that does not start with {CHECKPOINT_PREFIX!r}")
 
 
 def visible(memory: Mapping[str, V]) -> dict[str, V]:

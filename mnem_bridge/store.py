@@ -1426,6 +1426,7 @@ class Store:
         time_ms: int | None = None,
         skip_missing: bool = False,
         branch: str | None = None,
+        allow_reserved: bool = False,
     ) -> tuple[Commit | None, dict[str, str]]:
         """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
 
@@ -1448,11 +1449,16 @@ class Store:
             time_ms: As for ``commit``.
             skip_missing: Ignore deletions of ids not in memory.
             branch: The branch to write (default: HEAD's); sent as ``--branch`` only when given.
+            allow_reserved: Write reserved ids (``reserved``: a LangGraph checkpoint's nodes), which ``mnem
+                write`` refuses otherwise; ``MnemosyneSaver`` passes it, nothing an agent drives should.  Sent
+                as ``--allow-reserved`` to a binary that lists ``write-reserved``; one that does not refuses
+                no id, so it gets no flag.
 
         Returns:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
 
         Raises:
+            UsageError: A reserved id without ``allow_reserved`` (a binary with ``write-reserved``).
             InvalidRefError: A delete of an absent id (without ``skip_missing``), or a bad ``branch`` name.
             BusyError: Another writer held the store too long.
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
@@ -1466,6 +1472,8 @@ class Store:
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
             args.append("--skip-missing")
+        if allow_reserved and "write-reserved" in self._client.binary.features:
+            args.append("--allow-reserved")
         if branch is not None:
             if "write-branch" not in self._client.binary.features:
                 raise ContractError(f"the `mnem` at {self._client.path} cannot write on another branch than HEAD's "

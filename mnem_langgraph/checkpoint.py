@@ -308,7 +308,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """One commit of puts and deletes, retried if another writer held the store."""
         if puts or deletes:
             with_retry(lambda: self._store.write(puts, deletes, message=message, author=self.author,
-                                                 skip_missing=True, branch=self._branch))
+                                                 skip_missing=True, branch=self._branch, allow_reserved=True))
 
     def _load(self, keys: Sequence[Key], filter: Mapping[str, Any] | None = None,
               limit: int | None = None) -> list[CheckpointTuple]:

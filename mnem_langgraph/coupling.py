@@ -160,7 +160,7 @@ class BranchStore(mnem_bridge.Store):
 
     def write(self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[str] = (), *, message: str,
               author: str | None = None, time_ms: int | None = None, skip_missing: bool = False,
-              branch: str | None = None) -> tuple[Commit | None, dict[str, str]]:
+              branch: str | None = None, allow_reserved: bool = False) -> tuple[Commit | None, dict[str, str]]:
         """``Store.write`` onto the branch."""
         return super().write(puts, deletes, message=message, author=author, time_ms=time_ms,
-                             skip_missing=skip_missing, branch=self.pinned)
+                             skip_missing=skip_missing, branch=self.pinned, allow_reserved=allow_reserved)

@@ -16,7 +16,9 @@ the call (``StoreBinding.call``).  Failures are the bridge's typed
 ``MnemError``s, raised unchanged; the server answers them as coded errors.
 Writes go through ``mnem_bridge.agents`` (``merge`` through the store) and
 are exactly one commit each: nothing is ever left staged between calls
-(ADR-0016, "no staging over MCP").  Every write records the caller as its
+(ADR-0016, "no staging over MCP").  None writes a reserved id (a LangGraph
+checkpoint's node, ``mnem_bridge.reserved``): ``agents`` refuses one, and
+``merge`` refuses a resolution naming one.  Every write records the caller as its
 author (``identity.author``) and announces the resources it made stale.
 """
 
@@ -322,6 +324,7 @@ class MemoryTools:
         nothing is written and the result lists each with its base / ours / theirs, so call again with resolutions
         or a strategy. Returns {status, commit, conflicts}.
         """
+        reserved.refuse_reserved(resolutions or {}, "merge")  # a resolution's content would be a checkpoint's
         settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
                    else choice for node_id, choice in (resolutions or {}).items()}
         outcome = await self.binding.call(mnem_bridge.Store.merge, theirs, resolutions=settled, strategy=strategy,

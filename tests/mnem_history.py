@@ -18,11 +18,14 @@ def ok(*args: str, cwd: Path, input: bytes | str | None = None, env: dict[str, s
 
 
 def write(store: Path, message: str, time: int, put: dict[str, Any] | None = None,
-          delete: Iterable[str] = (), author: str = "tester") -> str:
-    """One commit of plain string/JSON contents via ``mnem write``; returns its hex id."""
+          delete: Iterable[str] = (), author: str = "tester", *, allow_reserved: bool = False) -> str:
+    """One commit of plain string/JSON contents via ``mnem write``; returns its hex id.
+
+    ``allow_reserved`` passes ``--allow-reserved``, for a history holding LangGraph checkpoints' nodes.
+    """
     payload = {"put": [{"id": key, "content": value} for key, value in (put or {}).items()], "delete": list(delete)}
     result = ok("--json", "write", "-m", message, "--time", str(time), "--author", author,
-                cwd=store, input=orjson.dumps(payload))
+                *(["--allow-reserved"] if allow_reserved else []), cwd=store, input=orjson.dumps(payload))
     return result.json["commit"]["id"]
 
 

@@ -248,7 +248,7 @@ def test_values_of_every_byte_round_trip_and_base64_values_of_older_savers_still
                 content = base64_of(content)
             older.append({"id": node_id.replace("t-bytes", "t-older"), "content": content})
         assert len(older) == 3  # the checkpoint, its one channel value and its one write
-        bridge.write(older, message="a thread's checkpoints as an older saver stored them")
+        bridge.write(older, message="a thread's checkpoints as an older saver stored them", allow_reserved=True)
     finally:
         bridge.client.close()
     read = saver.get_tuple(thread("t-older", checkpoint_ns=""))

@@ -20,16 +20,18 @@ def subjects(store: Path, *args: str) -> list[str]:
 
 def chat(store: Path) -> None:
     """Two threads' checkpoints, memory commits between them, one commit of both, a removal, and escaped threads."""
+    saver = {"allow_reserved": True}  # the checkpoints' ids are reserved: only a saver writes them
     write(store, "remember plan", 1000, {"users:u1:plan": "pro"})
-    write(store, "checkpoint t1 step 0 (input)", 2000, {".checkpoint:t1::c:0001": {"step": 0}})
-    write(store, "checkpoint t2 step 0 (input)", 3000, {".checkpoint:t2::c:0001": {"step": 0}})
+    write(store, "checkpoint t1 step 0 (input)", 2000, {".checkpoint:t1::c:0001": {"step": 0}}, **saver)
+    write(store, "checkpoint t2 step 0 (input)", 3000, {".checkpoint:t2::c:0001": {"step": 0}}, **saver)
     write(store, "remember seats", 4000, {"users:u1:seats": 40})
-    write(store, "checkpoint t1 step 1 (loop)", 5000, {".checkpoint:t1::c:0002": {"step": 1}})
-    write(store, "t2 learns and checkpoints", 6000, {"users:u1:tier": "gold", ".checkpoint:t2::c:0002": {"step": 1}})
-    write(store, "checkpoint a%3Ab step 0 (input)", 7000, {".checkpoint:a%3Ab::c:0001": {"step": 0}})
-    write(store, "checkpoint a step 0 (input)", 8000, {".checkpoint:a::c:0001": {"step": 0}})
+    write(store, "checkpoint t1 step 1 (loop)", 5000, {".checkpoint:t1::c:0002": {"step": 1}}, **saver)
+    write(store, "t2 learns and checkpoints", 6000, {"users:u1:tier": "gold", ".checkpoint:t2::c:0002": {"step": 1}},
+          **saver)
+    write(store, "checkpoint a%3Ab step 0 (input)", 7000, {".checkpoint:a%3Ab::c:0001": {"step": 0}}, **saver)
+    write(store, "checkpoint a step 0 (input)", 8000, {".checkpoint:a::c:0001": {"step": 0}}, **saver)
     write(store, "delete checkpoints of thread t1", 9000,
-          delete=[".checkpoint:t1::c:0001", ".checkpoint:t1::c:0002"])
+          delete=[".checkpoint:t1::c:0001", ".checkpoint:t1::c:0002"], **saver)
 
 
 def test_touching_lists_the_commits_that_changed_a_node_under_a_prefix(backend: str, tmp_path: Path) -> None:

@@ -13,6 +13,12 @@ little-endian float32}}``.  ``"if_absent": true`` (feature
 ``write-if-absent``) makes a put apply only when the branch tip has no node
 of that id, decided inside the write transaction: a LangGraph saver keeps
 a retried task's stored writes without reading them first.
+
+An id under ``porcelain.CHECKPOINT_PREFIX`` (a LangGraph checkpoint's node,
+whose value the saver deserializes) is refused unless ``--allow-reserved``
+(feature ``write-reserved``) says the writer means it: every adapter writes
+through this command, so none can plant a checkpoint by mistake or on an
+agent's say-so.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from ...errors import UsageError
 from ...objects import CONTENT_KINDS, PROVENANCE_KEYS, MemoryNode, Provenance
 from ...repo import default_author
 from ..context import Context, Outcome, check_node_id, check_text, commit_time, read_payload
-from ..render import first_line, short
+from ..render import first_line, rust_debug, short
 
 _PUT_KEYS = {"id", "content", "content_kind", "event_time", "ttl", "vectors", "if_absent", *PROVENANCE_KEYS}
 #: The longest lease: a hundred years, so expiry times stay far inside a 64-bit integer.
@@ -58,6 +64,8 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", metavar="FILE", help="read the JSON payload from FILE instead of stdin")
     parser.add_argument("--branch", metavar="NAME",
                         help="write on this branch (created, as a root, if absent) instead of HEAD's; HEAD stays")
+    parser.add_argument("--allow-reserved", action="store_true",
+                        help=f"allow ids starting {porcelain.CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
 
 
 def parse_put(item: Any, index: int, into: Payload) -> None:
@@ -146,9 +154,24 @@ def parse_payload(raw: bytes) -> Payload:
     return parsed
 
 
+def refuse_reserved(payload: Payload) -> None:
+    """Refuse a payload that puts or deletes a reserved id, naming the entry and both ways out."""
+    named = [(f"put[{i}].id", node.id) for i, node in enumerate(payload.puts)]
+    named += [(f"delete[{i}]", node_id) for i, node_id in enumerate(payload.deletes)]
+    for where, node_id in named:
+        if node_id.startswith(porcelain.CHECKPOINT_PREFIX):
+            shown = node_id if len(node_id) <= 80 else node_id[:77] + "..."  # an id may be megabytes long
+            raise UsageError(f"{where} {rust_debug(shown)} is reserved: ids starting "
+                             f"{porcelain.CHECKPOINT_PREFIX!r} hold LangGraph checkpoints, which only MnemosyneSaver "
+                             "writes; choose another id, or pass --allow-reserved to write a checkpoint's node on "
+                             "purpose")
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
     payload = parse_payload(read_payload(args.file, ctx))
+    if not args.allow_reserved:
+        refuse_reserved(payload)
     message = check_text(args.message, "--message")
     author = check_text(default_author(args.author), "--author")
     written = porcelain.write(

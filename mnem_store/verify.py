@@ -3,11 +3,12 @@
 Every stored object is re-hashed (its canonical bytes must hash to its id)
 and decoded; every virtual state is rebuilt from its snapshot and change
 rows and must hash to the id its commit names; every commit's parents and
-state, every state's nodes, every ref and HEAD must point at an object of
-the right kind; every commit's change-index entry must equal the diff
-against its first parent.  Problems are collected, not raised one at a time,
-so one run shows the whole damage.  Reading only: nothing is repaired here
-(``mnem reindex`` re-derives what can be re-derived).
+state, every state's nodes, every ref (remotes' tracking branches among
+them) and HEAD must point at an object of the right kind; every commit's
+change-index entry must equal the diff against its first parent.  Problems
+are collected, not raised one at a time, so one run shows the whole damage.
+Reading only: nothing is repaired here (``mnem reindex`` re-derives what
+can be re-derived).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import blake3
 from .backend import ChangeIndex, GraphRow
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, decode_object
+from .remotes import SETTING
 from .repo import Repo, diff_nodes
 from .sql import unpack
 from .stateimage import StateImage
@@ -209,6 +211,7 @@ def _refs(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
         report.refs += 1
         if kinds.get(tip) != "commit":
             report.problems.append(Problem("ref", name, f"points at {tip.hex()}, {_kind(kinds, tip)}"))
+    _tracking(repo, report, kinds)
     try:
         head = repo.head()
     except MnemError as exc:
@@ -221,6 +224,25 @@ def _refs(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
         # Only a store with no commits at all may have HEAD on a branch that does not exist yet;
         # otherwise memory would read as empty and the next write would start a new root.
         report.problems.append(Problem("head", "HEAD", f'names branch "{head.branch}", which does not exist'))
+
+
+def _tracking(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
+    """Check every remote's tracking branches, which ``origin/main`` resolves to like a branch.
+
+    They live in the remotes setting, not the refs table, and a fetch moves
+    them; a problem here names ``NAME/BRANCH`` under its own kind, since a
+    local branch may carry the same name.
+    """
+    try:
+        remotes = repo.remotes()
+    except CorruptStoreError as exc:
+        report.problems.append(Problem("tracking", SETTING, exc.detail))
+        return
+    for _, remote in sorted(remotes.items()):
+        for name, tip in remote.tracking():
+            report.refs += 1
+            if kinds.get(tip) != "commit":
+                report.problems.append(Problem("tracking", name, f"points at {tip.hex()}, {_kind(kinds, tip)}"))
 
 
 def _kind(kinds: dict[bytes, str], raw: bytes) -> str:

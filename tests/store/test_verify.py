@@ -1,5 +1,7 @@
 """``mnem verify`` passes a whole store and names every problem in a damaged one, changing nothing."""
 
+import json
+
 import pytest
 from conftest import run_mnem, store_fingerprint, store_sql
 
@@ -96,3 +98,26 @@ def test_a_wrong_corrected_time_is_named_and_reindex_repairs_it(history):
     assert run_mnem("reindex", cwd=history).code == 0
     assert run_mnem("verify", cwd=history).code == 0
     assert run_mnem("--json", "log", "-n", "1", cwd=history).json[0]["message"] == "merge side into main"
+
+
+def test_a_tracking_branch_to_nothing_or_to_a_node_is_named(history, tmp_path):
+    """Tracking branches live in the remotes setting, not the refs table; verify checks them as refs."""
+    tips = {row["name"]: row["commit"] for row in run_mnem("--json", "branch", cwd=history).json}
+    node = bytes(sql(history, "SELECT id FROM objects WHERE kind = 0 LIMIT 1")[0][0]).hex()
+    assert run_mnem("remote", "add", "origin", str(tmp_path / "elsewhere"), cwd=history).code == 0
+    planted = {"origin": {"url": str(tmp_path / "elsewhere"),
+                          "branches": {"gone": "01" * 32, "main": tips["main"], "node": node}}}
+    problems = damaged(history, ("UPDATE meta SET value = ? WHERE key = 'setting:remotes'",
+                                 json.dumps(planted, separators=(",", ":"))))
+    assert problems == [
+        {"what": "tracking", "id": "origin/gone", "message": f"points at {'01' * 32}, missing"},
+        {"what": "tracking", "id": "origin/node", "message": f"points at {node}, a memory_node"},
+    ]
+    assert run_mnem("--json", "verify", cwd=history).json["error"]["refs"] == 5  # 2 branches, 3 tracking
+
+
+def test_a_damaged_remotes_setting_is_named(history, tmp_path):
+    assert run_mnem("remote", "add", "origin", str(tmp_path / "elsewhere"), cwd=history).code == 0
+    problems = damaged(history, ("UPDATE meta SET value = ? WHERE key = 'setting:remotes'", '{"origin": 1}'))
+    assert [(p["what"], p["id"]) for p in problems] == [("tracking", "remotes")]
+    assert "remotes setting is damaged" in problems[0]["message"]

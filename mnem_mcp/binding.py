@@ -44,12 +44,15 @@ from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Concatenate, Literal, ParamSpec, Protocol, TypeVar
+from urllib.parse import parse_qs, urlsplit
 
 import platformdirs
 
 import mnem_bridge
 
-__all__ = ["APP_NAME", "Binding", "StoreBinding", "StoreLocation", "default_store_path", "locate_store"]
+__all__ = [
+    "APP_NAME", "Binding", "StoreBinding", "StoreLocation", "default_store_path", "locate_store", "store_internals",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -139,6 +142,23 @@ def _explicit(
     ))
 
 
+def store_internals(path: Path | mnem_bridge.StoreUrl) -> list[str]:
+    """Texts that show where a store is: its folder as given and as resolved, or a PostgreSQL store's schema.
+
+    A URL itself needs no entry: ``errors.Redaction`` leaves out every
+    PostgreSQL URL it finds.
+
+    Args:
+        path: The store's folder or URL.
+
+    Returns:
+        The texts.
+    """
+    if isinstance(path, mnem_bridge.StoreUrl):
+        return [f"mnem_{name}" for name in parse_qs(urlsplit(path.url).query).get("store", []) if name]
+    return [str(path), os.path.realpath(path)]
+
+
 class Binding(Protocol):
     """What the tools and resources call a store through: one ``StoreBinding``, or ``tenants.StoreRouter``'s many."""
 
@@ -153,6 +173,10 @@ class Binding(Protocol):
 
     def binding_for_request(self) -> StoreBinding:
         """The binding of the current request's store (what an HTTP route resolves its store by)."""
+        ...
+
+    def internals(self) -> list[str]:
+        """Texts that show where the current request's store (and the server's stores) and the binary are."""
         ...
 
     def close(self) -> None:
@@ -296,6 +320,25 @@ class StoreBinding:
             ``self``.
         """
         return self
+
+    def internals(self) -> list[str]:
+        """Texts that show where this store and its binary are, which a remote client is never told.
+
+        ``errors.Redaction`` leaves them out of what it tells: the folder (as
+        given and as resolved), a PostgreSQL store's schema (its URL is left
+        out wherever it appears), and the binary (``--mnem``, and the one the
+        bridge found on first use).
+
+        Returns:
+            The texts.
+        """
+        found = store_internals(self.path)
+        with self._lock:
+            client = self._client
+        for binary in (self.binary, None if client is None else client.path):
+            if binary:
+                found += [str(binary), os.path.realpath(binary)]
+        return found
 
     def worker_pid(self) -> int | None:
         """The process id of this binding's ``mnem serve`` worker, when one is running (for the log and tests)."""

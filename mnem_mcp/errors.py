@@ -14,12 +14,23 @@ pydantic ``ValidationError`` from the SDK's argument check becomes a short
 ``usage`` line naming each bad argument (``usage_error``); anything else is
 ``error``, with the traceback in the server log only.  Resource reads fail
 as JSON-RPC errors whose message carries the same text (``resource_error``).
+
+A remote client (over HTTP) is told less (``Redaction``): the code and a
+message, never a ``rerun:`` line, a path, a PostgreSQL URL or the binary,
+which would show every client the server's layout (with ``--store-per``,
+where every tenant's store lies).  A failure whose cause is the server's own
+(``SERVER_SIDE``: its store missing, its disk, database or processes) is
+told in words of the client's, with an incident id; the server's log has
+the whole text under the same id.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Final
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import ValidationError
@@ -30,12 +41,15 @@ from .tenants import TenantRefusedError
 
 __all__ = [
     "MAX_PART",
+    "SERVER_SIDE",
     "UNEXPECTED",
     "USAGE",
+    "Redaction",
     "error_code",
     "error_text",
     "resource_error",
     "scope_error",
+    "told",
     "tool_error",
     "unknown_tool",
     "usage_error",
@@ -116,17 +130,84 @@ def _cut(text: str, what: str) -> str:
     return f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the whole {what})"
 
 
+#: What a remote client is told of a failure whose cause is the server's own, by code: the fix is its operator's.
+SERVER_SIDE: Final = {
+    "no_store": "the store this request maps to does not exist here and was not created",
+    "store_io": "the server could not use its store (its disk, database or processes failed, not this request); "
+                "try again later",
+    "store_exists": "the server could not create the store this request maps to",
+    UNEXPECTED: "the server failed unexpectedly",
+}
+#: A PostgreSQL URL in a message (up to a space, a quote, or punctuation that ends it).
+_URL: Final = re.compile(r"postgres(?:ql)?://[^\s'\"`]*[^\s'\"`.,;:)]")
+
+
+class Redaction:
+    """How failures are told to remote clients: the code and a message, without the server's internals.
+
+    ``text`` leaves out the ``rerun:`` line; replaces each of ``hidden()``
+    (where the server keeps its stores and its binary: ``Binding.internals``)
+    and any PostgreSQL URL in the message with a neutral word; and tells a
+    failure of the server's own (``SERVER_SIDE``) in the client's words,
+    with an incident id the server's log names too.
+
+    Args:
+        hidden: Called for each failure told: the texts to leave out, asked then (a store per tenant, a
+            binary found on first use).
+    """
+
+    def __init__(self, hidden: Callable[[], Iterable[str]]) -> None:
+        self.hidden = hidden
+
+    def text(self, exc: BaseException) -> tuple[str, str | None]:
+        """What a remote client is told of ``exc``, and the incident id the log must name (``None``: none).
+
+        Args:
+            exc: What a tool, resource or route raised.
+
+        Returns:
+            ``<code>: <message>``, and the incident id of a ``SERVER_SIDE`` failure.
+        """
+        code = error_code(exc)
+        told = SERVER_SIDE.get(code)
+        if told is not None:
+            incident = secrets.token_hex(4)
+            return f"{code}: {told}; if it persists, tell the server's operator (incident {incident})", incident
+        message = _URL.sub("the store's database", _message(exc))
+        for secret in sorted({text for text in self.hidden() if text}, key=len, reverse=True):
+            message = message.replace(secret, "the store")
+        return f"{code}: {_cut(message, 'message')}", None
+
+
+def told(exc: BaseException, redaction: Redaction | None) -> tuple[str, str]:
+    """What a client is told of a failure, and what the server's log says of it.
+
+    Args:
+        exc: What a tool, resource or route raised.
+        redaction: How a remote client is told (``None``: the local user, over stdio, gets the whole text).
+
+    Returns:
+        The client's text (``error_text``, bounded, for the local user), and the log's: the whole
+        ``error_text``, followed by the incident id when the client was given one.
+    """
+    if redaction is None:
+        return error_text(exc, bounded=True), error_text(exc)
+    text, incident = redaction.text(exc)
+    return text, error_text(exc) + ("" if incident is None else f"\n(incident {incident})")
+
+
 def _refusal(text: str) -> ToolError:
     """The ``ToolError`` to raise: the SDK answers a session's call with it as an ``isError`` result of this text."""
     return ToolError(text)
 
 
-def tool_error(exc: BaseException, tool: str) -> ToolError:
+def tool_error(exc: BaseException, tool: str, redaction: Redaction | None = None) -> ToolError:
     """The error for a failed tool call, logged the way the failure deserves.
 
     Args:
         exc: What the tool raised.
         tool: The tool's name, for the log.
+        redaction: How a remote client is told (``None``: the local user gets the whole text).
 
     Returns:
         The ``ToolError`` to raise, its text starting with the code.
@@ -135,8 +216,9 @@ def tool_error(exc: BaseException, tool: str) -> ToolError:
         logger.error("tool %s failed unexpectedly", tool, exc_info=exc)
         return _refusal(f"{UNEXPECTED}: {tool} failed unexpectedly ({type(exc).__name__}); "
                        "the server log has the details")
-    logger.info("tool %s: %s", tool, error_text(exc))
-    return _refusal(error_text(exc, bounded=True))
+    text, logged = told(exc, redaction)
+    logger.info("tool %s: %s", tool, logged)
+    return _refusal(text)
 
 
 def scope_error(message: str) -> ToolError:
@@ -204,21 +286,23 @@ def unknown_tool(name: str, known: Iterable[str]) -> ToolError:
     return _refusal(f"{USAGE}: Unknown tool: {_cut(name, 'message')}")
 
 
-def resource_error(exc: BaseException, uri: str) -> ResourceError:
+def resource_error(exc: BaseException, uri: str, redaction: Redaction | None = None) -> ResourceError:
     """The SDK error to raise for a failed resource read.
 
     Args:
         exc: What reading the resource raised.
         uri: The resource, for the log.
+        redaction: How a remote client is told (``None``: the local user gets the whole text).
 
     Returns:
         ``ResourceNotFoundError`` (JSON-RPC -32602) when the thing named does
         not exist (``not_found``, ``invalid_ref``), else ``ResourceError``
-        (-32603); the message is ``error_text``.
+        (-32603); the message is what ``told`` tells the client.
     """
+    text, logged = told(exc, redaction)
     if error_code(exc) == UNEXPECTED:
-        logger.error("reading %s failed unexpectedly", uri, exc_info=exc)
+        logger.error("reading %s failed unexpectedly: %s", uri, logged, exc_info=exc)
     else:
-        logger.info("resource %s: %s", uri, error_text(exc))
+        logger.info("resource %s: %s", uri, logged)
     missing = isinstance(exc, mnem_bridge.NotFoundError | mnem_bridge.InvalidRefError)
-    return (ResourceNotFoundError if missing else ResourceError)(error_text(exc, bounded=True))
+    return (ResourceNotFoundError if missing else ResourceError)(text)

@@ -55,6 +55,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .auth import TokenRefusedError
+from .errors import Redaction
 from .identity import SCOPES
 from .loopback import is_loopback
 from .remote_sync import sync_routes
@@ -190,6 +191,7 @@ def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) ->
     auth = server.settings.auth
     audience = None if auth is None or auth.resource_server_url is None else str(auth.resource_server_url)
     allowed = security(listen, audience)
+    server.redaction = Redaction(server.binding.internals)  # its clients are remote: never told its internals
     made = server.streamable_http_app(streamable_http_path=listen.path, transport_security=allowed,
                                       host=listen.host)
     made.router.routes[0:0] = [*routes, *sync_routes(server, listen.path, allowed),

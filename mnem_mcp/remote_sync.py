@@ -18,11 +18,14 @@ insufficient_scope``); the store is the one the token maps to
 (``binding_for_request``: with ``--store-per``, the token's tenant), never
 one the request names.  A failure is answered as JSON ``{"error": {"code",
 "message"}}`` with the engine's code, which the engine's peer raises as the
-same typed error.
+same typed error; the message is told as to any remote client
+(``errors.Redaction``: no path, URL, binary or rerun line of the server's),
+and the server's log has the whole text.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final
 
@@ -36,7 +39,7 @@ from starlette.routing import Route
 
 import mnem_bridge
 
-from .errors import error_code, error_text
+from .errors import UNEXPECTED, Redaction, error_code, told
 from .identity import READ_SCOPE, WRITE_SCOPE
 from .server import MnemServer
 
@@ -46,15 +49,27 @@ __all__ = ["STATUS", "sync_routes"]
 STATUS: Final = {"usage": 400, "invalid_ref": 400, "not_found": 404, "no_store": 404, "conflict": 409,
                  "corrupt_store": 422, "format_version": 422, "busy": 503, "store_io": 500}
 
+logger = logging.getLogger(__name__)
+
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-def _failure(exc: BaseException) -> JSONResponse:
-    """A failure as the engine's peer reads it: the code, and the message with its fix."""
+def _failure(exc: BaseException, redaction: Redaction, route: str) -> JSONResponse:
+    """A failure as the engine's peer reads it: the code, and the message with its fix, told as to any remote client.
+
+    The server's log has the whole text (``errors.told``), rerun line and all; the client is told no path, URL
+    or binary of the server's.
+    """
     if isinstance(exc, PermissionError):  # a token that maps to no store (tenants.TenantRefusedError)
         return JSONResponse({"error": {"code": "usage", "message": str(exc)}}, status_code=403)
     code = error_code(exc)
-    return JSONResponse({"error": {"code": code, "message": error_text(exc)}}, status_code=STATUS.get(code, 500))
+    text, logged = told(exc, redaction)
+    if code == UNEXPECTED:
+        logger.error("sync %s failed unexpectedly: %s", route, logged, exc_info=exc)
+    else:
+        logger.info("sync %s: %s", route, logged)
+    message = text.removeprefix(f"{code}: ")  # the peer reads the code from its own field
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS.get(code, 500))
 
 
 def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettings) -> list[Route]:
@@ -69,6 +84,7 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         The routes, for ``http.serve(routes=...)``.
     """
     auth = server.settings.auth
+    redaction = server.redaction or Redaction(server.binding.internals)
     guard = TransportSecurityMiddleware(security)
     metadata = None if auth is None or auth.resource_server_url is None else str(
         build_resource_metadata_url(auth.resource_server_url))
@@ -98,7 +114,7 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
             try:
                 return await handler(request)
             except Exception as exc:  # every failure is answered with its code, never a traceback
-                return _failure(exc)
+                return _failure(exc, redaction, request.url.path.rsplit("/", 1)[-1])
 
         return checked
 

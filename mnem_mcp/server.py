@@ -41,7 +41,7 @@ import mnem_bridge
 from . import identity, resources
 from .answers import answer
 from .binding import Binding, StoreBinding, locate_store
-from .errors import resource_error, scope_error, tool_error, unknown_tool, usage_error
+from .errors import Redaction, resource_error, scope_error, tool_error, unknown_tool, usage_error
 from .models import result_schema
 from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
 
@@ -96,6 +96,9 @@ class MnemServer(MCPServer[dict[str, Any]]):
     #: How the tools reach their store, set by ``build_server``: an HTTP route mounted beside them
     #: (``http.serve(routes=...)``) reaches the same store by ``server.binding.binding_for_request()``.
     binding: Binding
+    #: How failures are told: ``None`` tells the local user everything (stdio); ``http.app`` sets one for remote
+    #: clients, which are never told the server's paths, URLs or rerun lines (``errors.Redaction``).
+    redaction: Redaction | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -180,11 +183,11 @@ class MnemServer(MCPServer[dict[str, Any]]):
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError as exc:  # the tool (or the SDK converting its result) raised
-            raise tool_error(exc.__cause__ or exc, name) from exc
+            raise tool_error(exc.__cause__ or exc, name, self.redaction) from exc
         except ToolError as exc:  # the SDK refused the arguments
             if isinstance(exc.__cause__, ValidationError):
                 raise usage_error(name, exc.__cause__, taken[name]) from exc
-            raise tool_error(exc.__cause__ or exc, name) from exc
+            raise tool_error(exc.__cause__ or exc, name, self.redaction) from exc
 
     async def run_stdio_async(self) -> None:
         """Serve over standard input and output, awaited on the event loop where they allow it (``stdio``)."""
@@ -292,7 +295,7 @@ def build_server(
     return server
 
 
-def _add_resources(server: MCPServer[dict[str, Any]], binding: Binding) -> None:
+def _add_resources(server: MnemServer, binding: Binding) -> None:
     """Register the four resources, each reading through a fresh store."""
     options: dict[str, Any] = {"mime_type": "application/json", "security": NOT_PATHS}
 
@@ -301,7 +304,7 @@ def _add_resources(server: MCPServer[dict[str, Any]], binding: Binding) -> None:
         try:
             return await binding.call(fn, *args, **kwargs)
         except Exception as exc:
-            raise resource_error(exc, uri) from exc
+            raise resource_error(exc, uri, server.redaction) from exc
 
     @server.resource(resources.MEMORY_URI, name="memory", title="Current memory",
                      description="Everything currently remembered, as {id: node} JSON.", **options)

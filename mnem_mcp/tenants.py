@@ -58,7 +58,7 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 
 import mnem_bridge
 
-from .binding import StoreBinding, locate_store
+from .binding import StoreBinding, locate_store, store_internals
 
 if TYPE_CHECKING:
     import anyio
@@ -374,6 +374,23 @@ class StoreRouter:
         logger.info("serving the store of %s %r at %s", self.claim, tenant, binding.path)
         binding.start(lambda _: binding.prepare())
         return binding
+
+    def internals(self) -> list[str]:
+        """Where every tenant's store lies and the binary, which a remote client is never told (``errors.Redaction``).
+
+        Returns:
+            The folder the template puts every store in, the current request's store (``store_internals``; and
+            the binary its worker runs), and ``--mnem``.  Nothing is made to find them.
+        """
+        found = [] if self.template.base is None else [str(self.template.base), os.path.realpath(self.template.base)]
+        found += [] if self.binary is None else [self.binary, os.path.realpath(self.binary)]
+        try:
+            tenant = tenant_of(get_access_token(), self.claim)
+        except TenantRefusedError:  # a request that maps to no store: no store of it to leave out
+            return found
+        with self._lock:
+            binding = self._kept.get(tenant)
+        return found + (store_internals(self.template.fill(tenant)) if binding is None else binding.internals())
 
     async def call(self, fn: Callable[Concatenate[mnem_bridge.Store, P], T], /, *args: P.args,
                    **kwargs: P.kwargs) -> T:

@@ -351,5 +351,5 @@ async def test_postgresql_stores_per_tenant_and_a_missing_one_names_no_other(tmp
                 connect(served.server.url, served.token("newcomer")) as newcomer:
             assert (await call(acme, "recall", id="plan"))["content"] == "enterprise"
             missing = await fail(newcomer, "recall")
-    assert missing.startswith("no_store: the store for tenant 'newcomer' does not exist and was not created")
+    assert missing.startswith("no_store: the store this request maps to does not exist here and was not created")
     assert "acme" not in missing and "globex" not in missing  # the engine's list of the database's stores stays out

@@ -25,6 +25,7 @@ __all__ = [
     "StoreExistsError",
     "StoreIoError",
     "UsageError",
+    "printable",
     "rust_debug",
 ]
 
@@ -192,8 +193,30 @@ def rust_debug(text: str) -> str:
         if ch in named:
             out.append(named[ch])
         elif not ch.isprintable() or unicodedata.category(ch) in ("Mn", "Me"):
-            out.append(f"\\u{{{ord(ch):x}}}")
+            out.append(_escaped(ch))
         else:
             out.append(ch)
     out.append('"')
     return "".join(out)
+
+
+def printable(text: str) -> str:
+    r"""Text another party wrote (a remote's error message or reason phrase), safe to show on a terminal.
+
+    A remote's words reach the user inside our messages, and a terminal acts
+    on some characters: an escape sequence can clear the screen or recolour
+    it, a carriage return or a bidi override can make a forged line look
+    like ours, a bell rings.  Every character Python's ``isprintable``
+    rejects except the space (controls, format characters such as bidi
+    overrides, line and paragraph separators, surrogates) becomes
+    ``\u{hex}``, as ``rust_debug`` writes it; everything else is kept, so a
+    plain message reads unchanged.  The escaping is done once, where the
+    text enters the engine, so the text output and the ``--json`` message
+    carry the same words.
+    """
+    return "".join(ch if ch == " " or ch.isprintable() else _escaped(ch) for ch in text)
+
+
+def _escaped(ch: str) -> str:
+    r"""One character as ``\u{hex}`` (Rust's escape, which ``rust_debug`` and ``printable`` share)."""
+    return f"\\u{{{ord(ch):x}}}"

@@ -27,8 +27,8 @@ import urllib.request
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from .errors import CommandError, MnemError, StoreIoError, UsageError
-from .peers import Advert, Received, Update
+from .errors import CommandError, MnemError, StoreIoError, UsageError, printable
+from .peers import STATUSES, Advert, Received, Update
 from .transfer import Sent
 
 __all__ = ["TIMEOUT", "TOKEN_ENV", "HttpPeer"]
@@ -69,7 +69,9 @@ class HttpPeer:
                            "new": update.new.hex(), "force": int(update.force)})
         doc = self._json(self._request("POST", f"receive?{query}", blob, "application/cbor"))
         try:
-            return Received(Sent(int(doc["commits"]), int(doc["objects"])), str(doc["status"]))
+            if doc["status"] not in STATUSES:  # printed as it is: only a status a receive can have passes
+                raise ValueError(f"status {doc['status']!r}")
+            return Received(Sent(int(doc["commits"]), int(doc["objects"])), doc["status"])
         except (KeyError, TypeError, ValueError) as exc:
             raise StoreIoError(f"{self.url} answered a push with a document of the wrong shape ({exc})") from None
 
@@ -97,7 +99,7 @@ class HttpPeer:
                                "server is running") from None
 
     def _refusal(self, exc: urllib.error.HTTPError) -> MnemError:
-        """The typed error an HTTP refusal stands for."""
+        """The typed error an HTTP refusal stands for; the remote's words in it pass ``errors.printable``."""
         try:
             doc = json.loads(exc.read() or b"null")
         except ValueError:
@@ -107,14 +109,14 @@ class HttpPeer:
             said = doc.get("error_description") if isinstance(doc, dict) else None
             said = said or (error.get("message") if isinstance(error, dict) else None) or exc.reason
             need = "mnem:read mnem:write" if exc.code == 403 else "mnem:read (mnem:write to push)"
-            return UsageError(f"the remote {self.url} refused the request ({exc.code}: {said}); set {TOKEN_ENV} to "
-                              f"a bearer token its issuer grants for it, with scope {need}")
+            return UsageError(f"the remote {self.url} refused the request ({exc.code}: {printable(str(said))}); set "
+                              f"{TOKEN_ENV} to a bearer token its issuer grants for it, with scope {need}")
         if isinstance(error, dict) and error.get("code") in _CODES and isinstance(error.get("message"), str):
-            return CommandError(error["message"], error["code"])
+            return CommandError(printable(error["message"]), error["code"])
         if exc.code == 404:
-            return StoreIoError(f"{self.url} does not serve Mnemosyne sync (404 for {exc.url}); give the URL of a "
-                                "mnem-mcp --transport streamable-http endpoint, e.g. http://HOST:PORT/mcp")
-        return StoreIoError(f"the remote {self.url} failed ({exc.code} {exc.reason})")
+            return StoreIoError(f"{self.url} does not serve Mnemosyne sync (404 for {printable(exc.url)}); give the "
+                                "URL of a mnem-mcp --transport streamable-http endpoint, e.g. http://HOST:PORT/mcp")
+        return StoreIoError(f"the remote {self.url} failed ({exc.code} {printable(str(exc.reason))})")
 
     def _json(self, data: bytes) -> Any:
         try:

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol
 
-from .errors import CommandError, CorruptStoreError, InvalidRefError
+from .errors import CommandError, CorruptStoreError, InvalidRefError, printable
 from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .location import address
 from .repo import Repo
 from .transfer import Sent, missing, pack, unpack
 
-__all__ = ["Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
+__all__ = ["STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
 
 
 class Advert(NamedTuple):
@@ -57,7 +57,8 @@ class Advert(NamedTuple):
                 raise TypeError("format or head")
             return cls(doc["format"], parse_head(doc["head"]), branches)
         except (KeyError, TypeError, AttributeError, ValueError, CorruptStoreError, InvalidRefError) as exc:
-            raise CorruptStoreError(f"the remote answered an advertisement of the wrong shape ({exc})") from None
+            raise CorruptStoreError(f"the remote answered an advertisement of the wrong shape "
+                                    f"({printable(str(exc))})") from None
 
 
 class Update(NamedTuple):
@@ -69,8 +70,12 @@ class Update(NamedTuple):
     force: bool = False
 
 
+#: Every status a receive answers with (``Received.status``).
+STATUSES = frozenset({"up-to-date", "created", "fast-forwarded", "forced"})
+
+
 class Received(NamedTuple):
-    """What a receive did: what it wrote, and the branch's status (``created``, ``fast-forwarded``, ``forced``)."""
+    """What a receive did: what it wrote, and the branch's status (one of ``STATUSES``)."""
 
     sent: Sent
     status: str

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from .. import CONTRACT_VERSION, __version__, clock
-from ..errors import MnemError, StoreIoError, UsageError
+from ..errors import MnemError, StoreIoError, UsageError, printable
 from ..location import Address
 from ..repo import Repo
 from . import jsonout
@@ -278,7 +278,8 @@ def invoke(
     except Exception as exc:  # a bug: still a typed error, never a traceback
         if os.environ.get("MNEM_DEBUG"):
             raise
-        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {exc}"), want_json, streams)
+        # escaped: an exception's text may quote another party (http.client's BadStatusLine holds a remote's line)
+        return _fail(StoreIoError(f"internal error: {type(exc).__name__}: {printable(str(exc))}"), want_json, streams)
     finally:
         clock.fix(outer_now)
         if ctx is not None:

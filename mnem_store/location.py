@@ -21,7 +21,7 @@ from .errors import ForeignStoreError, NoStoreError
 from .layout import StoreUrl
 from .sqlite import MNEM_DIR
 
-__all__ = ["Address", "address", "discover_root", "exact_root", "make_private_dirs"]
+__all__ = ["Address", "address", "discover_root", "exact_root", "make_private_dirs", "remove_made_dirs"]
 
 #: Where a store is: a folder (SQLite) or a URL (PostgreSQL).
 Address = Path | StoreUrl
@@ -73,16 +73,45 @@ def discover_root(start: Path) -> Path:
     raise NoStoreError(str(here))
 
 
-def make_private_dirs(path: Path) -> None:
+def make_private_dirs(path: Path) -> list[Path]:
     """Create ``path`` and its missing ancestors owner-only (0700); folders that exist keep their mode.
 
     ``mkdir(parents=True)`` gives ancestors the umask's mode, so under a
     permissive umask a store's new folders (the MCP server's default store
     among them) would let another local user replace its ``.mnem``.
+
+    Returns:
+        The folders this call created, deepest first: what a caller that
+        fails afterwards removes (``remove_made_dirs``), and nothing else.
     """
     missing = []
     while not path.is_dir():
         missing.append(path)
         path = path.parent
-    for folder in reversed(missing):
-        folder.mkdir(mode=0o700, exist_ok=True)
+    made: list[Path] = []
+    try:
+        for folder in reversed(missing):
+            try:
+                folder.mkdir(mode=0o700)
+            except FileExistsError:
+                if not folder.is_dir():
+                    raise
+                continue  # made meanwhile by someone else: theirs, not ours to remove
+            made.insert(0, folder)
+    except BaseException:
+        remove_made_dirs(made)
+        raise
+    return made
+
+
+def remove_made_dirs(made: list[Path]) -> None:
+    """Remove the folders ``make_private_dirs`` created, deepest first, each only while it is still empty.
+
+    ``rmdir`` refuses a folder that holds anything, so what another process
+    put there meanwhile stays, and so does every folder above it.
+    """
+    for folder in made:
+        try:
+            folder.rmdir()
+        except OSError:
+            return

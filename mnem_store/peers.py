@@ -27,7 +27,7 @@ from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .location import address
 from .repo import Repo
-from .transfer import Sent, missing, pack, unpack
+from .transfer import Sent, check_tips, missing, pack, unpack
 
 __all__ = ["STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
 
@@ -146,9 +146,11 @@ def receive(repo: Repo, blob: bytes, update: Update) -> Received:
 
     Raises:
         CommandError: ``conflict``: the branch is no longer at ``update.old``,
-            or the move is not a fast-forward and not forced; ``invalid_ref``:
-            a bad branch name, or ``new`` is in neither the store nor the pack.
-        CorruptStoreError: The pack did not verify.
+            or the move is not a fast-forward and not forced.
+        InvalidRefError: A bad branch name.
+        CorruptStoreError: The pack did not verify, or ``new`` is not a
+            commit the store holds with its whole history once the pack is in
+            (``transfer.check_tips``).
     """
     validate_branch_name(update.branch)
     with repo.backend.write():
@@ -158,9 +160,7 @@ def receive(repo: Repo, blob: bytes, update: Update) -> Received:
             shown = current.hex()[:12] if current is not None else "nothing"
             raise CommandError(f'push refused: "{update.branch}" is now at {shown}, not where this push expected '
                                "it (it moved meanwhile); fetch, then push again", "conflict")
-        if repo.states.graph(update.new) is None:
-            raise CommandError(f"push refused: commit {update.new.hex()} is neither in this store nor in the pack",
-                               "invalid_ref")
+        check_tips(repo, [(update.branch, update.new)], "the push")
         forward = current is None or Graph(repo).is_ancestor(current, update.new)
         if not forward and not update.force:
             raise CommandError(f'push refused: "{update.branch}" has commits the pushed one lacks (not a '

@@ -31,7 +31,7 @@ from .errors import (
     UsageError,
 )
 from .layout import CONFIG_TEXT, Head, StoreUrl, parse_config, validate_branch_name
-from .location import Address, discover_root, exact_root, make_private_dirs
+from .location import Address, discover_root, exact_root, make_private_dirs, remove_made_dirs
 from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
 from .remotes import SETTING, Remote, dump_remotes, parse_remotes
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
@@ -145,8 +145,10 @@ class Repo:
         """Create a store atomically (refusing a folder at or below another store) and open it.
 
         ``populate`` fills the new store inside its creating transaction (an
-        import); a failure there, a kill, a full disk or a lost connection
-        publishes nothing.
+        import, a clone); a failure there, a kill, a full disk or a lost
+        connection publishes nothing.  A failure also removes the folders
+        this call made for the store (a new DEST and its new parents), so it
+        leaves nothing behind; a folder that existed before is left as it was.
         """
         meta = {"head": Head(branch="main").text, "config": CONFIG_TEXT}
         if isinstance(where, StoreUrl):
@@ -161,10 +163,14 @@ class Repo:
             if (ancestor / MNEM_DIR).is_dir():
                 raise StoreExistsError(str(ancestor / MNEM_DIR))
         try:
-            make_private_dirs(where)
+            made = make_private_dirs(where)
         except OSError as exc:
             raise io_error(f"creating {where}", exc) from None
-        SqliteBackend.create(where, meta, populate)
+        try:
+            SqliteBackend.create(where, meta, populate)
+        except BaseException:
+            remove_made_dirs(made)
+            raise
         return cls.open(where)
 
     @classmethod

@@ -24,7 +24,7 @@ from .location import Address
 from .peers import Advert, LocalPeer, Peer, Update
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
-from .transfer import Sent, missing, pack, unpack
+from .transfer import Sent, check_tips, missing, pack, unpack
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -168,6 +168,7 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
         remote = find_remote(remotes, name)
         sent = unpack(repo, blob) if blob is not None else Sent(0, 0)
         tips = advert.branches
+        check_tips(repo, tips.items(), f"the remote {name} ({remote.shown})")
         moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
                  if remote.branches.get(branch) != tip]
         repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
@@ -288,6 +289,7 @@ def clone(source: str, dest: Address) -> Cloned:
     def populate(backend: Backend) -> None:
         new = Repo(backend)
         done.append(unpack(new, blob) if blob is not None else Sent(0, 0))
+        check_tips(new, tips.items(), f"the remote {origin.shown}")
         new.set_remotes({"origin": origin})
         if head.branch is not None and head.branch in tips:
             new.move_branch(head.branch, None, tips[head.branch])

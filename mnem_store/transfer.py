@@ -34,7 +34,7 @@ from .layout import FORMAT_VERSION
 from .objects import Commit, MemoryNode, StoredObject, decode_object, encode_object
 from .repo import Repo
 
-__all__ = ["PACK_VERSION", "Sent", "missing", "pack", "unpack"]
+__all__ = ["PACK_VERSION", "Sent", "check_tips", "missing", "pack", "unpack"]
 
 #: The layout of a pack blob (its ``"pack"`` key); a receiver refuses any other.
 PACK_VERSION = 1
@@ -185,3 +185,29 @@ def _change(change: Any) -> tuple[str, bytes | None]:
             and (change[1] is None or (isinstance(change[1], bytes) and len(change[1]) == 32))):
         return change[0], change[1]
     raise _refused("holds a malformed change row")
+
+
+def check_tips(dst: Repo, tips: Iterable[tuple[str, bytes]], sender: str) -> None:
+    """Refuse unless each ``(branch, commit)`` a sender names is a commit ``dst`` holds with its whole history.
+
+    Run inside ``dst``'s write, after ``unpack`` and before any ref moves,
+    so a refusal rolls the pack back with the rest: no branch, tracking
+    branch or HEAD ever names a commit the store lacks, whatever the sender
+    advertised and then sent.  One graph lookup per tip proves the whole
+    history is present.  A commit gets its graph row only from ``Repo._index``
+    (a commit made here, an import, ``unpack``), which reads every parent's
+    row first and fails without one; ``unpack`` also refuses a commit before
+    that unless each parent has a row and each node object it sets is
+    stored.  So, by induction from the first commit, a commit in the graph
+    reaches only commits in the graph, with their states and nodes (the
+    store as it was is ``mnem verify``'s to prove).  A tip with no row is a
+    commit the pack did not carry, or an object that is not a commit.
+
+    Raises:
+        CorruptStoreError: Naming ``sender``, the branch and the commit.
+    """
+    for branch, tip in tips:
+        if dst.states.graph(tip) is None:
+            raise CorruptStoreError(f'{sender} names commit {hex_id(tip)} as branch "{branch}" but did not send it '
+                                    "(or it is not a commit); nothing was written (run `mnem verify` on the sending "
+                                    "store)")

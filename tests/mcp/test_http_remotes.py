@@ -126,7 +126,9 @@ def test_a_corrupt_or_foreign_pack_is_refused_and_nothing_is_written(hub: Hub, t
     for body, code in [(b"\xa1garbage", "corrupt_store"),
                        (cbor2.dumps({"pack": 1, "format": 99, "commits": [], "nodes": []}), "format_version"),
                        (cbor2.dumps({"pack": 1, "format": 1, "commits": [[b"\x00" * 8, []]], "nodes": []}),
-                        "corrupt_store")]:
+                        "corrupt_store"),
+                       # a valid pack that lacks the commit the push names: the branch would point at nothing
+                       (cbor2.dumps({"pack": 1, "format": 1, "commits": [], "nodes": []}), "corrupt_store")]:
         answer = httpx2.post(url, content=body, headers=headers, timeout=30)
         assert answer.json()["error"]["code"] == code, answer.text
         assert answer.status_code == 422

@@ -24,12 +24,12 @@ except ImportError as missing:
     raise ImportError(f"mnem_langgraph needs LangGraph, which is not installed here ({missing}): "
                       "pip install 'mnemosyne-toolkit[langgraph]'", name=missing.name) from missing
 
-from .checkpoint import MemoryPin, MnemosyneSaver
+from .checkpoint import MemoryPin, MnemosyneSaver, UnreadableCheckpointError
 from .keys import node_id, parse_node_id
 from .store import MnemosyneStore, Resolution
 from .view import MemoryView, ReadOnlyError
 
-__all__ = ["MemoryPin", "MemoryView", "MnemosyneSaver", "MnemosyneStore", "ReadOnlyError", "Resolution", "node_id",
-           "parse_node_id"]
+__all__ = ["MemoryPin", "MemoryView", "MnemosyneSaver", "MnemosyneStore", "ReadOnlyError", "Resolution",
+           "UnreadableCheckpointError", "node_id", "parse_node_id"]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

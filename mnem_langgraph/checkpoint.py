@@ -19,7 +19,10 @@ escapes a label, then one of three kinds, as ``InMemorySaver`` keeps them:
 * ``w:ID:TASK:IDX``: a pending write of a task against checkpoint ``ID``.
 
 Values are LangGraph's serializer's (``self.serde.dumps_typed``), its type
-tag beside the bytes as a Latin-1 string (``LATIN1``).  A ``put`` is one
+tag beside the bytes as a Latin-1 string (``stored.LATIN1``), read back
+strictly (``stored``): only the types LangGraph deems safe and those the
+app allows are built, and a node the saver did not write so is an
+``UnreadableCheckpointError`` naming it.  A ``put`` is one
 ``mnem write`` (one commit), ``put_writes`` one too (its regular writes put
 only if absent), ``get_tuple`` two reads (three without a checkpoint id: an
 ``ls`` finds the latest) and ``list`` three whatever it returns.
@@ -42,7 +45,6 @@ config and reads and writes the pinned branch (``coupling``); a
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 import os
 import random
@@ -70,10 +72,12 @@ import mnem_bridge
 from mnem_bridge.agents import with_retry
 from mnem_bridge.reserved import CHECKPOINT_PREFIX
 
+from . import stored
 from .keys import SEPARATOR, decode_part, encode_part
 from .opening import open_store
+from .stored import UnreadableCheckpointError
 
-__all__ = ["CHECKPOINT_BRANCH", "MemoryPin", "MnemosyneSaver", "replay_branch"]
+__all__ = ["CHECKPOINT_BRANCH", "MemoryPin", "MnemosyneSaver", "UnreadableCheckpointError", "replay_branch"]
 
 logger = logging.getLogger(__name__)
 
@@ -83,12 +87,6 @@ PAGE = 5000
 NAMED_READS = 64
 
 CHECKPOINT, BLOB, WRITE = "c", "b", "w"
-
-#: The key of a stored value's serialized bytes, each byte one character (U+0000 to U+00FF).  Serialized
-#: messages are mostly ASCII, so this is about 10% larger than the bytes on the way to ``mnem write`` and
-#: deflates as the text it holds, where base64 (the ``data`` key of older stores, still read) is a third
-#: larger and scrambles the text: 30% fewer bytes stored and 40% less deflate time (issue #35).
-LATIN1 = "latin1"
 
 #: Seconds between looks at the kept pins while ``amemory_pin`` waits for a put on the same event loop.
 PIN_POLL = 0.002
@@ -201,17 +199,28 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         mnem: The ``mnem`` binary (default: ``$MNEM_BIN``, then PATH, then the one beside this Python).
         timeout: Seconds one ``mnem`` invocation may take.
         create: As ``MnemosyneStore``'s: ``None`` creates a missing folder but never a PostgreSQL store.
-        serde: LangGraph's serializer (default ``JsonPlusSerializer``), used as its own savers use it.
+        serde: LangGraph's serializer, used as its own savers use it.  Default: ``JsonPlusSerializer``
+            in strict mode whatever ``LANGGRAPH_STRICT_MSGPACK`` says (``stored.strict_serializer``):
+            it builds only LangGraph's safe types and ``allowed_types``, and never loads pickle.  A
+            serializer given here is loaded as configured (``JsonPlusSerializer()`` with no
+            arguments builds any type unless that variable is set); only the types it blocks are
+            still refused (``UnreadableCheckpointError``).
         clock: "Now" in Unix milliseconds for the commits' times (``None``: the system clock).
         couple_memory: Couple long-term memory to the checkpoints (module docstring): checkpoints
             go on ``CHECKPOINT_BRANCH``, each records the memory commit it ran with, and a run
             resumed or replayed from a past checkpoint reads memory as of that checkpoint and
             writes it on a new branch, through a ``MnemosyneStore`` on the same store.  Off by
             default: checkpoints then go on HEAD's branch, beside memory, and nothing is recorded.
+        allowed_types: The app's own types the default serializer may build besides LangGraph's
+            safe ones: classes, or ``(module, name)`` pairs (what a blocked type's error names).
+            ``with_allowlist`` widens a saver the same way; a graph compiled while
+            ``LANGGRAPH_STRICT_MSGPACK`` is set adds its state schema's types so.
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there.
         BinaryNotFoundError: No ``mnem`` binary.
+        mnem_bridge.UsageError: ``allowed_types`` beside ``serde`` (give the types to that
+            serializer), or an entry that is neither a class nor a pair of texts.
     """
 
     def __init__(
@@ -225,8 +234,13 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         serde: SerializerProtocol | None = None,
         clock: Callable[[], int] | None = None,
         couple_memory: bool = False,
+        allowed_types: Iterable[type | tuple[str, str]] = (),
     ) -> None:
-        super().__init__(serde=serde)
+        allowed = list(allowed_types)
+        if serde is not None and allowed:
+            raise mnem_bridge.UsageError("MnemosyneSaver takes allowed_types or serde, not both: a serializer of "
+                                         "your own builds the types you configure it to")
+        super().__init__(serde=serde if serde is not None else stored.strict_serializer(allowed))
         self._client, self._store = open_store(path, mnem=mnem, timeout=timeout, create=create, clock=clock)
         self.author = author
         #: Whether long-term memory follows the checkpoints (see ``couple_memory``).
@@ -258,18 +272,6 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
     def __repr__(self) -> str:
         coupled = " couple_memory" if self.couple_memory else ""
         return f"<MnemosyneSaver {str(self._store.root)!r} author={self.author!r}{coupled}>"
-
-    # ------------------------------------------------------------------ encoding
-    def _dumps(self, value: Any) -> dict[str, str]:
-        """The serializer's type tag and bytes, the bytes as a Latin-1 string (``LATIN1``)."""
-        kind, data = self.serde.dumps_typed(value)
-        return {"type": kind, LATIN1: data.decode("latin-1")}
-
-    def _loads(self, typed: Mapping[str, Any]) -> Any:
-        """A value ``_dumps`` stored, or one stored in base64 under ``data`` by a saver before issue #35's."""
-        text = typed.get(LATIN1)
-        data = text.encode("latin-1") if text is not None else base64.b64decode(typed["data"])
-        return self.serde.loads_typed((typed["type"], data))
 
     # ------------------------------------------------------------------ store access
     def _nodes(self, prefixes: Iterable[str]) -> dict[str, Any]:
@@ -323,43 +325,48 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         named = len(keys) <= NAMED_READS
         nodes = self._nodes(_checkpoint_node(key) if named else
                             _ns_prefix(key.thread_id, key.checkpoint_ns) + CHECKPOINT + SEPARATOR for key in keys)
-        chosen: list[tuple[Key, Mapping[str, Any], dict[str, Any], CheckpointMetadata]] = []
+        chosen: list[tuple[Key, stored.CheckpointNode]] = []
         for key in keys:
-            content = nodes.get(_checkpoint_node(key))
-            if content is None:
+            node_id = _checkpoint_node(key)
+            if node_id not in nodes:  # a node holding null is there, and malformed
                 continue
-            metadata = self._loads(content["metadata"])
+            content = nodes[node_id]
+            read = stored.checkpoint_node(self.serde, node_id, content)
             self._remember(key, content)
-            if filter and not all(metadata.get(name) == wanted for name, wanted in filter.items()):
+            if filter and not all(read.metadata.get(name) == wanted for name, wanted in filter.items()):
                 continue
-            chosen.append((key, content, self._loads(content["checkpoint"]), metadata))
+            chosen.append((key, read))
             if limit is not None and len(chosen) >= limit:
                 break
-        wanted = [_writes_prefix(key) for key, *_ in chosen]
+        wanted = [_writes_prefix(key) for key, _ in chosen]
         wanted += [_blob_node(key.thread_id, key.checkpoint_ns, channel, version)
-                   for key, _, checkpoint, _ in chosen for channel, version in checkpoint["channel_versions"].items()]
+                   for key, read in chosen for channel, version in read.checkpoint["channel_versions"].items()]
         extra = self._nodes(wanted)
-        return [self._tuple(key, content, checkpoint, metadata, extra)
-                for key, content, checkpoint, metadata in chosen]
+        return [self._tuple(key, read, extra) for key, read in chosen]
 
-    def _tuple(self, key: Key, content: Mapping[str, Any], checkpoint: dict[str, Any], metadata: CheckpointMetadata,
-               extra: Mapping[str, Any]) -> CheckpointTuple:
-        """One ``CheckpointTuple``: the checkpoint with its channel values, and its writes in replay order."""
+    def _tuple(self, key: Key, read: stored.CheckpointNode, extra: Mapping[str, Any]) -> CheckpointTuple:
+        """One ``CheckpointTuple``: the checkpoint with its channel values, and its writes in replay order.
+
+        Raises:
+            UnreadableCheckpointError: One of its channel values or pending writes does not load.
+        """
         values: dict[str, Any] = {}
-        for channel, version in checkpoint["channel_versions"].items():
-            blob = extra.get(_blob_node(key.thread_id, key.checkpoint_ns, channel, version))
-            if blob is not None and blob["type"] != "empty":
-                values[channel] = self._loads(blob)
+        for channel, version in read.checkpoint["channel_versions"].items():
+            node_id = _blob_node(key.thread_id, key.checkpoint_ns, channel, version)
+            if node_id in extra:
+                present, value = stored.channel_value(self.serde, node_id, extra[node_id])
+                if present:
+                    values[channel] = value
         prefix = _writes_prefix(key)
-        writes = sorted((write for node_id, write in extra.items() if node_id.startswith(prefix)),
-                        key=lambda write: writes_sort_key(write["task_path"], write["task_id"], write["idx"]))
-        parent = content.get("parent")
+        writes = sorted((stored.pending_write(self.serde, node_id, content)
+                         for node_id, content in extra.items() if node_id.startswith(prefix)),
+                        key=lambda write: writes_sort_key(write.task_path, write.task_id, write.idx))
         return CheckpointTuple(
             config=_config(key),
-            checkpoint={**checkpoint, "channel_values": values},  # type: ignore[typeddict-item]
-            metadata=metadata,
-            parent_config=_config(Key(key.thread_id, key.checkpoint_ns, parent)) if parent else None,
-            pending_writes=[(write["task_id"], write["channel"], self._loads(write)) for write in writes],
+            checkpoint={**read.checkpoint, "channel_values": values},  # type: ignore[typeddict-item]
+            metadata=read.metadata,  # type: ignore[arg-type]
+            parent_config=_config(Key(key.thread_id, key.checkpoint_ns, read.parent)) if read.parent else None,
+            pending_writes=[(write.task_id, write.channel, write.value) for write in writes],
         )
 
     # ------------------------------------------------------------------ BaseCheckpointSaver
@@ -446,14 +453,16 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """
         thread_id, checkpoint_ns = _where(config)
         key = Key(thread_id, checkpoint_ns, checkpoint["id"])
-        stored: dict[str, Any] = dict(checkpoint)
-        values: dict[str, Any] = stored.pop("channel_values")
+        kept: dict[str, Any] = dict(checkpoint)
+        values: dict[str, Any] = kept.pop("channel_values")
         puts = [{"id": _blob_node(thread_id, checkpoint_ns, channel, version),
-                 "content": self._dumps(values[channel]) if channel in values else {"type": "empty", "data": ""}}
+                 "content": stored.dumps(self.serde, values[channel]) if channel in values else
+                 {"type": stored.EMPTY, "data": ""}}
                 for channel, version in new_versions.items()]
         full = get_checkpoint_metadata(config, metadata)
         parent = config["configurable"].get("checkpoint_id")
-        content: dict[str, Any] = {"checkpoint": self._dumps(stored), "metadata": self._dumps(full), "parent": parent}
+        content: dict[str, Any] = {"checkpoint": stored.dumps(self.serde, kept),
+                                   "metadata": stored.dumps(self.serde, full), "parent": parent}
         if self.couple_memory and not checkpoint_ns:
             content["memory"] = self._pin_for(key, parent)._asdict()
         puts.append({"id": _checkpoint_node(key), "content": content})
@@ -464,12 +473,16 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         return _config(key)
 
     # ------------------------------------------------------------------ coupled memory
-    def _remember(self, key: Key, content: Mapping[str, Any]) -> None:
-        """Keep the pin a checkpoint node records, so the store's later lookups cost nothing."""
+    def _remember(self, key: Key, content: Any) -> None:
+        """Keep the pin a checkpoint node records, so the store's later lookups cost nothing.
+
+        Raises:
+            UnreadableCheckpointError: The node is not an object, or its pin is not one.
+        """
         if self.couple_memory and not key.checkpoint_ns:
-            pin = content.get("memory")
+            pin = stored.memory_pin(_checkpoint_node(key), content)
             with self._arrived:
-                self._pins[key.thread_id, key.checkpoint_id] = MemoryPin(pin["branch"], pin["commit"]) if pin else None
+                self._pins[key.thread_id, key.checkpoint_id] = MemoryPin(*pin) if pin else None
                 self._arrived.notify_all()
 
     def _pin_for(self, key: Key, parent: str | None) -> MemoryPin:
@@ -557,9 +570,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
     def _read_pin(self, place: tuple[str, str]) -> None:
         """Read a checkpoint node and keep its pin, if it is stored."""
         key = Key(place[0], "", place[1])
-        content = self._nodes([_checkpoint_node(key)]).get(_checkpoint_node(key))
-        if content is not None:
-            self._remember(key, content)
+        found = self._nodes([_checkpoint_node(key)])
+        if _checkpoint_node(key) in found:
+            self._remember(key, found[_checkpoint_node(key)])
 
     def memory_of(self, config: RunnableConfig) -> MemoryPin | None:
         """``memory_pin`` for a checkpoint's config (``get_state(...).config``, a history entry's ``config``).
@@ -597,7 +610,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         for i, (channel, value) in enumerate(writes):
             idx = WRITES_IDX_MAP.get(channel, i)
             content = {"task_id": task_id, "channel": channel, "idx": idx, "task_path": task_path,
-                       **self._dumps(value)}
+                       **stored.dumps(self.serde, value)}
             # A regular write stored already stays: mnem write decides it in its transaction (no ls first).
             puts.append({"id": f"{prefix}{idx}", "content": content, **({"if_absent": True} if idx >= 0 else {})})
         self._write(puts, (), f"checkpoint writes {thread_id} task {task_id}")

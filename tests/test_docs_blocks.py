@@ -129,7 +129,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--branch NAME] "
-                         "[--file F | < stdin]"): (
+                         "[--allow-reserved] [--file F | < stdin]"): (
         "text", "synopsis"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
@@ -140,6 +140,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/langgraph.md", "from langgraph.graph import StateGraph"): ("python", ""),
     ("docs/langgraph.md", "from typing import Annotated, TypedDict"): ("python", ""),
     ("docs/langgraph.md", "import operator"): ("python", ""),
+    ("docs/langgraph.md", "from dataclasses import dataclass"): ("python", ""),
     ("docs/time.md", "$ mnem init crm >/dev/null && cd crm"): ("console", ""),
     ("docs/time.md", "from datetime import datetime"): ("python", ""),
     ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): ("text", "urls"),

@@ -58,6 +58,9 @@ EMPTY = "empty"
 #: LangGraph's serde events for an object it refused to build, and for a method it refused to call.
 BLOCKED = frozenset({"msgpack_blocked", "msgpack_method_blocked"})
 
+#: How many of the types a node names an error's message quotes.
+SHOWN = 5
+
 #: What the serializer blocked: a type's ``(module, name)``, or a method's ``(module, name, method)``.
 Blocked = tuple[str, ...]
 
@@ -90,13 +93,14 @@ class UnreadableCheckpointError(mnem_bridge.CorruptStoreError):
                   "--allow-reserved` (a delete) or its thread with MnemosyneSaver.delete_thread")
         self.node_id = node_id
         self.blocked = tuple(".".join(parts) for parts in blocked)
-        if blocked:
-            names = ", ".join(shown(name) for name in self.blocked)
-            types = [parts for parts in blocked if len(parts) == 2]
+        if blocked:  # the names are the node's text: quoted, bounded, and only the first few
+            names = ", ".join(shown(name) for name in self.blocked[:SHOWN])
+            names += f" and {len(blocked) - SHOWN} more" if len(blocked) > SHOWN else ""
+            pairs = [f"({shown(parts[0])}, {shown(parts[1])})" for parts in blocked[:SHOWN] if len(parts) == 2]
             allow = (f"if it is your graph's own type, allow it: MnemosyneSaver(allowed_types="
-                     f"[{', '.join(repr(pair) for pair in types)}]), or compile the graph with "
+                     f"[{', '.join(pairs)}]), or compile the graph with "
                      "LANGGRAPH_STRICT_MSGPACK=true to allow its state schema's types (docs/langgraph.md, "
-                     "\"What the saver loads\"); if not, ") if types else ""
+                     "\"What the saver loads\"); if not, ") if pairs else ""
             message = (f"checkpoint node {node} names {names}, which the saver does not load: it builds only "
                        f"LangGraph's safe types and the ones the app allows; {allow}{remove}")
         else:

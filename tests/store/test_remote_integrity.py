@@ -82,6 +82,29 @@ def test_a_fetch_or_pull_of_a_commit_the_remote_never_sends_is_corrupt_store_and
     ok("verify", cwd=store)
 
 
+def test_a_folder_or_postgresql_remote_whose_branch_names_a_missing_commit_changes_nothing(
+        store: Path, tmp_path: Path) -> None:
+    """A store this process opens as a remote cannot lie, but it can be damaged: a branch row naming nothing.
+
+    Its serving side refuses a want it lacks (``not_found``) before any pack
+    is made, and the receiver's own check stands behind that: no fetch, pull
+    or clone from it leaves a ref to nothing.  (A guard: this held before
+    ``check_tips`` too.)
+    """
+    damaged = new_store(tmp_path / "damaged", "sqlite")
+    write(damaged, "one", 1000, {"a": "1"})
+    store_sql(damaged, "UPDATE refs SET target = ? WHERE name = 'main'", GHOST)
+    write(store, "mine", 500, {"mine": "1"})
+    ok("remote", "add", "broken", str(damaged), cwd=store)
+    before = store_fingerprint(store)
+    for verb in (["fetch", "broken"], ["pull", "broken", "main"]):
+        assert error_of(*verb, cwd=store)["code"] in ("not_found", "corrupt_store"), verb
+        assert store_fingerprint(store) == before, verb
+    assert error_of("clone", str(damaged), str(tmp_path / "dest"), cwd=tmp_path)["code"] in (
+        "not_found", "corrupt_store")
+    assert not (tmp_path / "dest").exists()
+
+
 def test_a_clone_of_a_commit_the_remote_never_sends_is_refused(tmp_path: Path, hostile: HostileRemote) -> None:
     hostile.advertise({"main": GHOST})
     hostile.send_pack(empty_pack())

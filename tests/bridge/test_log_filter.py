@@ -15,9 +15,10 @@ from .support import fake_mnem
 
 def test_one_threads_run_beside_the_memory_it_learnt(bstore: Store) -> None:
     bstore.write([{"id": "users:u1:plan", "content": "pro"}], message="remember plan")
-    bstore.write([{"id": ".checkpoint:t1::c:1", "content": {}}], message="checkpoint t1 step 0 (input)", allow_reserved=True)
-    bstore.write([{"id": ".checkpoint:t:2::c:1", "content": {}}], message="checkpoint t:2 step 0 (input)", allow_reserved=True)
-    bstore.write([{"id": ".checkpoint:t%3A2::c:2", "content": {}}], message="checkpoint t:2 step 1 (loop)", allow_reserved=True)
+    for node_id, message in ((".checkpoint:t1::c:1", "checkpoint t1 step 0 (input)"),
+                             (".checkpoint:t:2::c:1", "checkpoint t:2 step 0 (input)"),
+                             (".checkpoint:t%3A2::c:2", "checkpoint t:2 step 1 (loop)")):
+        bstore.write([{"id": node_id, "content": {}}], message=message, allow_reserved=True)  # as the saver does
     everything = bstore.log()
     assert [c.message for c in bstore.log(threads=["t1"])] == ["checkpoint t1 step 0 (input)", "remember plan"]
     # a thread holding ':' is escaped as MnemosyneSaver escapes it

@@ -9,7 +9,9 @@ the golden-vector tests pin it.
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from typing import Any
 
 import blake3
@@ -18,6 +20,7 @@ import cbor2
 from .errors import CorruptStoreError, UsageError
 
 __all__ = [
+    "InexactNumberError",
     "check_content",
     "decode",
     "dump_compact",
@@ -33,6 +36,40 @@ __all__ = [
 
 I64_MIN = -(2**63)
 U64_MAX = 2**64 - 1
+
+
+class InexactNumberError(UsageError):
+    """Valid JSON holding an integer no store keeps exactly (beyond 64 bits): refused, never rounded.
+
+    Its own class so that a command reporting a payload's syntax errors as
+    "is not valid JSON" (``cli.context.parse_json_arg``) passes this one on
+    as it is: the text is valid JSON, and the fix is to send the number
+    another way.
+    """
+
+
+def _inexact(where: str, number: int | str) -> InexactNumberError:
+    """The refusal of an integer outside the range a store keeps exactly (its value or literal), naming the fix."""
+    try:
+        digits, about = len(str(number).lstrip("-")), ""
+    except ValueError:  # longer than ``str`` converts (4300 digits): counted from its bits
+        digits, about = int(int(number).bit_length() * math.log10(2)) + 1, "about "
+    shown = f"the integer {number}" if digits <= 40 else f"an integer of {about}{digits} digits"
+    return InexactNumberError(
+        f"{where} holds {shown}, outside the range a store keeps exactly ({I64_MIN} to {U64_MAX}); "
+        "it is refused rather than rounded to a float: store it as a string to keep every digit"
+    )
+
+
+#: The longest integer literal parsed to an ``int`` (refused as inexact either way): Python converts
+#: at most 4300 digits, and the conversion's cost grows with the square of the length.
+_MAX_DIGITS = 4000
+
+#: An integer literal of 19 digits or more, standing alone (not inside a fraction, an exponent or a
+#: word such as a hex id): only such a literal can lie outside 64 bits, where ``orjson`` parses it as a
+#: float.  A match inside a string only costs the exact parse (``_exact``), never a wrong answer.
+_LONG_INTEGER = r"(?<![\w.])-?\d{19,}(?![\w.])"
+_LONG_TEXT, _LONG_BYTES = re.compile(_LONG_INTEGER), re.compile(_LONG_INTEGER.encode())
 
 
 def encode(value: Any) -> bytes:
@@ -82,17 +119,19 @@ MAX_DEPTH = 127
 def check_content(value: Any, where: str = "content", depth: int = 0) -> Any:
     """Validate and normalise a JSON value for storage.
 
-    Returns the value with integers outside CBOR's 64-bit range turned into
-    floats (as serde_json parses them upstream).  Rejects non-finite floats,
-    non-string keys, non-JSON types and nesting deeper than upstream's
-    parser accepts, because upstream content is the JSON data model only.
+    Rejects non-finite floats, non-string keys, non-JSON types and nesting
+    deeper than upstream's parser accepts, because upstream content is the
+    JSON data model only.  Also rejects an integer outside CBOR's 64-bit
+    range (``InexactNumberError``): serde_json would parse it as the nearest
+    float, so upstream stores a number other than the one sent; here a
+    value is stored exactly or not at all (docs/differences.md).
     """
     if value is None or isinstance(value, (bool, str)):
         return value
     if isinstance(value, int):
         if I64_MIN <= value <= U64_MAX:
             return value
-        return float(value)
+        raise _inexact(where, value)
     if isinstance(value, float):
         if not math.isfinite(value):
             raise UsageError(f"{where} is not valid JSON: non-finite number {value!r}")
@@ -112,19 +151,73 @@ def check_content(value: Any, where: str = "content", depth: int = 0) -> Any:
 
 
 def parse_json(text: str | bytes, where: str, *, check: bool = True) -> Any:
-    """Parse strict JSON (no NaN/Infinity) and normalise it for storage.
+    """Parse strict JSON (no NaN/Infinity), every integer exact, and check it for storage.
+
+    ``orjson`` parses, and vouches for the syntax; it reads an integer beyond
+    64 bits as the nearest float, so a text holding a long integer literal
+    is parsed again by ``json``, which keeps integers whole, and
+    ``check_content`` refuses the ones no store keeps.  When ``orjson``
+    refuses the text only because such an integer overflows a float
+    (``-1e400`` written out in digits), the refusal says so rather than
+    "not valid JSON".
 
     ``check=False`` only parses: for an envelope (the ``write`` payload) whose
     contents are checked one by one, so the nesting limit counts from each
     content, as it does for ``add --content-json``, and not from the envelope.
+
+    Raises:
+        InexactNumberError: An integer beyond 64 bits (with ``check``, or one too long for a float).
+        UsageError: Not JSON (``<where> is not valid JSON: <the parser's words>``), or (with ``check``) not
+            storable content.
     """
     import orjson  # imported here, not at load: cli/jsonout.py says why
 
+    long_integer = (_LONG_BYTES if isinstance(text, bytes) else _LONG_TEXT).search(text)  # type: ignore[arg-type]
     try:
         value = orjson.loads(text)
     except orjson.JSONDecodeError as exc:
+        if long_integer:
+            _refuse_long_integers(text, where)
         raise UsageError(f"{where} is not valid JSON: {exc}") from None
+    if long_integer:
+        value = _exact(text, where)
     return check_content(value, where) if check else value
+
+
+def _exact(text: str | bytes, where: str) -> Any:
+    """``text`` parsed with every integer a whole ``int`` (``json``; NaN and Infinity refused as ``ValueError``)."""
+
+    def integer(literal: str) -> int:
+        if len(literal) > _MAX_DIGITS:
+            raise _inexact(where, literal)
+        return int(literal)
+
+    def constant(name: str) -> Any:
+        raise ValueError(f"{name} is not JSON")
+
+    try:
+        return json.loads(text, parse_int=integer, parse_constant=constant)
+    except RecursionError:
+        raise UsageError(f"{where} is not valid JSON: nested deeper than {MAX_DEPTH} levels") from None
+
+
+def _refuse_long_integers(text: str | bytes, where: str) -> None:
+    """Raise ``InexactNumberError`` if ``text`` is JSON that ``orjson`` refused for an integer too long for it."""
+    try:
+        value = _exact(text, where)
+    except InexactNumberError:
+        raise
+    except (ValueError, UsageError):  # not JSON for ``json`` either: the caller reports orjson's reason
+        return
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, int) and not isinstance(item, bool) and not I64_MIN <= item <= U64_MAX:
+            raise _inexact(where, item)
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def sort_keys(value: Any) -> Any:

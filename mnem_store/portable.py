@@ -32,7 +32,7 @@ from typing import Any, cast
 import orjson
 
 from .backend import Backend
-from .canonical import encode, hex_id, object_id, parse_hex_id
+from .canonical import InexactNumberError, encode, hex_id, object_id, parse_hex_id, parse_json
 from .errors import (
     CommandError,
     CorruptStoreError,
@@ -303,8 +303,16 @@ def _store_objects(repo: Repo, rows: dict[bytes, tuple[StoredObject, bytes]]) ->
 
 
 def parse_export(text: bytes, name: str) -> Any:
-    """Parse an export file's bytes; malformed JSON is upstream's "not a valid mnem export"."""
+    """Parse an export file's bytes; malformed JSON is upstream's "not a valid mnem export".
+
+    Integers are read exactly (``canonical.parse_json``), so a node whose
+    content holds one beyond 64 bits is refused by ``from_portable`` rather
+    than imported as the nearest float under an id computed for that float.
+    """
+    refused = f"{name} is not a valid mnem export"
     try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError as exc:
-        raise CommandError(f"{name} is not a valid mnem export", "corrupt_store", cause=str(exc)) from None
+        return parse_json(text, "the export", check=False)
+    except InexactNumberError as exc:  # an integer too long for a float, which no export upstream writes holds
+        raise CommandError(refused, "corrupt_store", cause=exc.detail) from None
+    except UsageError as exc:
+        raise CommandError(refused, "corrupt_store", cause=exc.detail.split(": ", 1)[-1]) from None

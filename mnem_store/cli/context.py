@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, BinaryIO, NamedTuple
 
-from ..canonical import I64_MIN, U64_MAX, parse_json
+from ..canonical import I64_MIN, U64_MAX, InexactNumberError, parse_json
 from ..errors import CommandError, UsageError
 from ..layout import StoreUrl
 from ..location import Address, address
@@ -131,9 +131,16 @@ def check_text(value: str, what: str) -> str:
 
 
 def parse_json_arg(text: str | bytes, context: str) -> Any:
-    """Parse a JSON argument, failing as upstream's anyhow does: ``<context>`` plus the parser's cause."""
+    """Parse a JSON argument, failing as upstream's anyhow does: ``<context>`` plus the parser's cause.
+
+    An integer beyond 64 bits is valid JSON that no store keeps exactly
+    (upstream rounds it): its refusal is passed on as it is, since the
+    context (``... is not valid JSON``) would misname the fault.
+    """
     try:
         return parse_json(text, "content")
+    except InexactNumberError:
+        raise
     except UsageError as exc:
         raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None
 

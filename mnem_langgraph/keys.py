@@ -34,6 +34,8 @@ import mnem_bridge
 from mnem_bridge.reserved import is_reserved
 from mnem_bridge.text import is_utf8, shown
 
+from .paging import check_paging
+
 __all__ = [
     "ESCAPE", "SEPARATOR", "check_op", "decode_part", "encode_part", "id_prefix", "node_id", "parse_node_id",
 ]
@@ -160,14 +162,17 @@ def check_op(op: Op) -> None:
     Args:
         op: One op of a batch.
 
+    A search's or a listing's paging must be in range (``paging``).
+
     Raises:
         InvalidNamespaceError: The namespace breaks a rule above.
-        mnem_bridge.UsageError: The key is not a string, holds NUL, or is not text
-            (a ``ValueError``, like every refusal of ``batch``).
+        mnem_bridge.UsageError: The key is not a string, holds NUL, or is not text; or a paging argument is out
+            of range (a ``ValueError``, like every refusal of ``batch``).
         ValueError: Not one of BaseStore's four op types.
     """
     if not isinstance(op, (GetOp, SearchOp, PutOp, ListNamespacesOp)):
         raise ValueError(f"Unknown operation type: {type(op)}")
+    check_paging(op)
     validate_op_namespace(op)
     if isinstance(op, (GetOp, PutOp)):
         _check_nameable(op.namespace, op.key)

@@ -23,9 +23,16 @@ The SDK's guarantees are kept too:
   it is set only on a description that standard error does not share
   (``2>&1``), and restored on exit.
 
+And one is added: every line gets an answer.  The SDK drops a line it
+cannot parse (not JSON, a lone surrogate, invalid UTF-8, which it would
+replace with U+FFFD) without answering, so the client waits until its own
+timeout; here each line is screened first (``wire.screen``), and such a
+line is answered with a JSON-RPC error instead.
+
 Anything else (a regular file, a terminal) cannot be awaited, or would have
 its mode changed under the user's shell, so it is served by the SDK's
-``stdio_server`` as it is.
+``stdio_server`` as it is, the SDK's dropping of unparseable lines included:
+no client program waits on those.
 
 ``serve`` runs a server's session over these streams: the one place
 mnem-mcp uses an SDK internal (its docstring says why).
@@ -44,6 +51,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 from mcp.server.stdio import stdio_server
+
+from .wire import screen
 
 if TYPE_CHECKING:
     from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
@@ -140,10 +149,16 @@ def claim(std_in: int = 0, std_out: int = 1, std_err: int = 2) -> Wire | None:
 
 
 class _Lines:
-    """The requests on the wire's read end, one line at a time, as the SDK's ``stdio_server`` iterates them."""
+    """The requests on the wire's read end, one line at a time, as the SDK's ``stdio_server`` iterates them.
 
-    def __init__(self, fd: int) -> None:
+    Each line is screened first (``wire.screen``): one the SDK could not
+    parse, which it would drop without a word, is answered here with a
+    JSON-RPC error on ``answers`` and not passed on.
+    """
+
+    def __init__(self, fd: int, answers: _Answers) -> None:
         self._fd = fd
+        self._answers = answers
         self._buffer = b""
 
     def __aiter__(self) -> _Lines:
@@ -154,7 +169,12 @@ class _Lines:
             end = self._buffer.find(b"\n") + 1
             if end:
                 line, self._buffer = self._buffer[:end], self._buffer[end:]
-                return line.decode("utf-8", "replace")  # as the SDK reads: bad bytes are replaced, not fatal
+                screened = screen(line)
+                if screened.answer is not None:
+                    await self._answers.send(screened.answer)
+                if screened.text is not None:
+                    return screened.text
+                continue
             await anyio.wait_readable(self._fd)
             try:
                 chunk = os.read(self._fd, READ_SIZE)
@@ -168,19 +188,29 @@ class _Lines:
 
 
 class _Answers:
-    """The wire's write end, with the ``write``/``flush`` the SDK's ``stdio_server`` calls for each answer."""
+    """The wire's write end, with the ``write``/``flush`` the SDK's ``stdio_server`` calls for each answer.
+
+    The SDK's writer and ``_Lines`` (answering a line it refused) both write
+    here; a lock keeps each line whole while a full pipe makes one wait.
+    """
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
+        self._lock = anyio.Lock()
 
     async def write(self, text: str) -> None:
         """Write ``text`` whole, awaiting room in the pipe whenever it is full."""
-        pending = memoryview(text.encode("utf-8"))
-        while pending:
-            try:
-                pending = pending[os.write(self._fd, pending):]
-            except BlockingIOError:
-                await anyio.wait_writable(self._fd)
+        await self.send(text.encode("utf-8"))
+
+    async def send(self, data: bytes) -> None:
+        """Write ``data`` whole, after any line being written, awaiting room in the pipe whenever it is full."""
+        async with self._lock:
+            pending = memoryview(data)
+            while pending:
+                try:
+                    pending = pending[os.write(self._fd, pending):]
+                except BlockingIOError:
+                    await anyio.wait_writable(self._fd)
 
     async def flush(self) -> None:
         """Nothing to flush: ``write`` returns once the kernel has every byte."""
@@ -195,7 +225,8 @@ async def serve_stdio() -> AsyncIterator[Streams]:
             yield streams
         return
     try:
-        async with stdio_server(cast(Any, _Lines(wire.read_fd)), cast(Any, _Answers(wire.write_fd))) as streams:
+        answers = _Answers(wire.write_fd)
+        async with stdio_server(cast(Any, _Lines(wire.read_fd, answers)), cast(Any, answers)) as streams:
             yield streams
     finally:
         wire.release()

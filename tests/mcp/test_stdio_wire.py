@@ -27,7 +27,7 @@ import pytest
 from manual_clock import eventually
 from mcp_support import MNEM_MCP, server_env
 
-from mnem_mcp.stdio import _Lines, claim
+from mnem_mcp.stdio import _Answers, _Lines, claim
 
 
 def unread(fd: int) -> int:
@@ -159,31 +159,42 @@ def test_a_request_split_across_reads_arrives_whole(server: subprocess.Popen[byt
     assert _recalled(_answers_to(server, 2)[2], "big") == content
 
 
-def test_lines_are_read_as_the_sdk_reads_them() -> None:
-    """Split anywhere, even inside a character; bad bytes replaced; a last line needs no newline.
+def test_lines_are_read_whole_and_a_line_the_sdk_cannot_read_is_answered() -> None:
+    """Split anywhere, even inside a character; a last line needs no newline; bad bytes answered, not replaced.
+
+    The SDK would read ``\\xff`` as U+FFFD and store that in its place; here
+    the line is answered with a JSON-RPC parse error and not passed on
+    (tests/mcp/test_stdio_answers.py has every kind of such line).
 
     (In process: at the end of input the SDK ends the session, so whether that
     last request is answered is a race in the SDK, not something to test here.)
     """
     read_end, write_end = os.pipe()
-    sent = "first é\n".encode() + b"bad \xff\n" + b"last"
+    answers_read, answers_write = os.pipe()
+    first = '{"jsonrpc": "2.0", "method": "a", "params": {"t": "é"}}\n'
+    bad = b'{"jsonrpc": "2.0", "id": 1, "method": "b", "params": {"t": "\xff"}}\n'
+    sent = first.encode() + bad + b'{"jsonrpc": "2.0", "method": "c"}'
+    split = first.encode().index("é".encode()) + 1
 
     def send() -> None:
-        for piece in (sent[:6], sent[6:7], sent[7:]):  # the first split falls inside the two bytes of "é"
+        for piece in (sent[:split], sent[split:split + 1], sent[split + 1:]):  # the first split falls inside "é"
             os.write(write_end, piece)
             eventually(lambda: unread(write_end) == 0, "the reader took the piece")  # each piece its own read
         os.close(write_end)
 
     async def read_all() -> list[str]:
-        return [line async for line in _Lines(read_end)]
+        return [line async for line in _Lines(read_end, _Answers(answers_write))]
 
     writer = threading.Thread(target=send)
     writer.start()
     try:
-        assert anyio.run(read_all) == ["first é\n", "bad \ufffd\n", "last\n"]
+        assert anyio.run(read_all) == [first, '{"jsonrpc": "2.0", "method": "c"}\n']
+        answer = json.loads(os.read(answers_read, 1 << 16))
+        assert answer["id"] == 1 and answer["error"]["code"] == -32700, answer
     finally:
         writer.join()
-        os.close(read_end)
+        for fd in (read_end, answers_read, answers_write):
+            os.close(fd)
 
 
 def test_an_answer_larger_than_the_pipe_waits_for_a_slow_reader(server: subprocess.Popen[bytes]) -> None:

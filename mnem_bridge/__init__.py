@@ -56,6 +56,7 @@ from .models import (
     NodeChange,
     ProposedChange,
     Provenance,
+    Pusher,
     TimedNode,
 )
 from .process import Runner, RunResult, SubprocessRunner
@@ -94,6 +95,7 @@ __all__ = [
     "Provenance",
     "Pulled",
     "Pushed",
+    "Pusher",
     "Remote",
     "RunResult",
     "Runner",

@@ -33,6 +33,7 @@ __all__ = [
     "NodeChange",
     "ProposedChange",
     "Provenance",
+    "Pusher",
     "TimedNode",
     "node_or_none",
 ]
@@ -172,6 +173,46 @@ class Commit:
             The commit.
         """
         return cls(data["id"], tuple(data["parents"]), data["state"], data["message"], data["author"], data["time"])
+
+
+@dataclass(frozen=True, slots=True)
+class Pusher:
+    """Who pushed a commit into the store, and when (ms), where that was someone other than its author.
+
+    An extension: a server that takes pushes (``mnem receive-pack``'s
+    ``pusher``, a token's subject at ``mnem-mcp``) records who sent each
+    commit; ``mnem log --json`` and ``mnem blame --json`` add it to a commit
+    as ``pushed_by`` and ``pushed_at`` when it differs from the author.
+    Kept beside a ``Commit`` (``Store.log_attributed``), not in it, so
+    ``Commit`` and its ``to_dict()`` stay upstream's.
+    """
+
+    name: str
+    at: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"pushed_by", "pushed_at"}``, as the binary adds them to a commit's document."""
+        return {"pushed_by": self.name, "pushed_at": self.at}
+
+    @classmethod
+    def of(cls, data: Mapping[str, Any]) -> Pusher | None:
+        """The pusher a commit's (or a blame's) document names, or ``None`` when it names none.
+
+        Args:
+            data: The document as the binary printed it.
+
+        Returns:
+            The pusher.
+
+        Raises:
+            TypeError: ``pushed_by`` is not a string or ``pushed_at`` not an integer (a broken contract).
+        """
+        if "pushed_by" not in data:
+            return None
+        name, at = data["pushed_by"], data.get("pushed_at")
+        if not isinstance(name, str) or type(at) is not int:
+            raise TypeError(f"pushed_by {name!r} / pushed_at {at!r} are not a name and a time")
+        return cls(name, at)
 
 
 @dataclass(frozen=True, slots=True)

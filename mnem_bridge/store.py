@@ -61,6 +61,7 @@ from .models import (
     NodeChange,
     ProposedChange,
     Provenance,
+    Pusher,
     TimedNode,
 )
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
@@ -632,6 +633,30 @@ class Store:
                 or ``since`` / ``until`` without ``log-time``.
             UsageError: ``since`` or ``until`` is not a time (nothing is run).
         """
+        args = self._log_args(first_parent, limit, touching, threads, since, until)
+        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args)
+
+    def log_attributed(self, *, first_parent: bool = False, limit: int | None = None,
+                       touching: Iterable[str] = (), threads: Iterable[str] = (), since: Time | None = None,
+                       until: Time | None = None) -> list[tuple[Commit, Pusher | None]]:
+        """``log``, each commit with who pushed it into the store where that was not its author.
+
+        Same arguments and order as ``log``, from the same one ``mnem log``.
+
+        Returns:
+            ``(commit, pusher)`` pairs; the pusher is ``None`` for a commit no one but its author brought here
+            (and always with a ``mnem`` that records no pushes).
+
+        Raises:
+            ContractError: As ``log``.
+            UsageError: As ``log``.
+        """
+        args = self._log_args(first_parent, limit, touching, threads, since, until)
+        return self._read(lambda doc: [(Commit.from_dict(c), Pusher.of(c)) for c in doc], *args)
+
+    def _log_args(self, first_parent: bool, limit: int | None, touching: Iterable[str], threads: Iterable[str],
+                  since: Time | None, until: Time | None) -> list[str]:
+        """``mnem log``'s arguments for ``log``'s options, each feature they need checked first."""
         args = ["log"]
         if first_parent:
             args.append("--first-parent")
@@ -644,7 +669,7 @@ class Store:
                   if when is not None]
         if window:
             self._require("log-time", "cannot list history by time")
-        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args, *filters, *window)
+        return [*args, *filters, *window]
 
     def _require(self, feature: str, what: str) -> None:
         """Raise ``ContractError`` unless the binary lists ``feature`` (``what`` it then cannot do)."""
@@ -1297,7 +1322,24 @@ class Store:
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
         """
-        return self._read(_authored, "blame", "--", node_id, *([] if at is None else [at]))
+        blame, author, _ = self.blame_attributed(node_id, at)
+        return blame, author
+
+    def blame_attributed(self, node_id: str, at: str | None = None) -> tuple[Blame, str | None, Pusher | None]:
+        """``blame_with_author``, and who pushed that commit into the store where that was not its author.
+
+        Args:
+            node_id: The node id.
+            at: A commit-ish.
+
+        Returns:
+            The blame, that commit's author (``None`` from a ``mnem`` that does not report one), and its pusher
+            (``None`` when no one but its author brought it here).
+
+        Raises:
+            InvalidRefError: The node is absent there, or there is no commit.
+        """
+        return self._read(_attributed, "blame", "--", node_id, *([] if at is None else [at]))
 
     def bisect(
         self,
@@ -1540,12 +1582,12 @@ def _memory(doc: Mapping[str, Any]) -> Memory:
     return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
 
 
-def _authored(doc: Mapping[str, Any]) -> tuple[Blame, str | None]:
-    """``mnem blame``'s document: the blame, and the ``author`` our ``mnem`` adds beside it (a string, if there)."""
+def _attributed(doc: Mapping[str, Any]) -> tuple[Blame, str | None, Pusher | None]:
+    """``mnem blame``'s document: the blame, and the ``author`` and pusher our ``mnem`` adds beside it, if there."""
     author = doc.get("author")
     if not isinstance(author, str | None):
         raise TypeError(f"author is {type(author).__name__}, not a string")
-    return Blame.from_dict(doc), author
+    return Blame.from_dict(doc), author, Pusher.of(doc)
 
 
 def _found(doc: Mapping[str, Any]) -> tuple[str, Blame | None]:

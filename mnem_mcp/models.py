@@ -21,9 +21,9 @@ the tool list.
 from __future__ import annotations
 
 import logging
-from typing import Annotated, Any, get_origin
+from typing import Annotated, Any, NotRequired, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, with_config
 from pydantic.json_schema import GenerateJsonSchema
 from typing_extensions import TypedDict
 
@@ -50,6 +50,7 @@ __all__ = [
     "IncludeRoot",
     "Items",
     "Limit",
+    "Logged",
     "NodeId",
     "Note",
     "Observation",
@@ -73,6 +74,7 @@ __all__ = [
     "Until",
     "ValidAt",
     "Written",
+    "logged",
     "result_schema",
 ]
 
@@ -100,12 +102,43 @@ Recalled = mnem_bridge.MemoryNode | None | dict[str, mnem_bridge.MemoryNode] | m
 
 
 class Why(TypedDict):
-    """The blame (ADR-0016's ``{commit, node, time}``) and who made that commit: ``author`` is an extension."""
+    """The blame (ADR-0016's ``{commit, node, time}``) and who made that commit: ``author`` is an extension.
+
+    ``pushed_by`` (an extension too) is there only when someone other than the author pushed that commit into
+    this store: the author is what the commit says, the pusher who the server knew the sender to be.
+    """
 
     commit: str
     node: mnem_bridge.MemoryNode
     time: int
     author: str | None
+    pushed_by: NotRequired[str]
+
+
+@with_config(title="Commit")
+class Logged(TypedDict):
+    """One commit: parents (first parent first), the state it records, message, author, time (ms).
+
+    As history lists it: pushed_by (an extension) is there only when someone other than its author pushed it
+    into this store.
+    """
+
+    id: str
+    parents: list[str]
+    state: str
+    message: str
+    author: str
+    time: int
+    pushed_by: NotRequired[str]
+
+
+def logged(commit: mnem_bridge.Commit, pusher: mnem_bridge.Pusher | None) -> Logged:
+    """A commit as ``history`` lists it (see ``Logged``)."""
+    entry: Logged = {"id": commit.id, "parents": list(commit.parents), "state": commit.state,
+                     "message": commit.message, "author": commit.author, "time": commit.time}
+    if pusher is not None:
+        entry["pushed_by"] = pusher.name
+    return entry
 
 
 class Found(TypedDict):
@@ -133,11 +166,13 @@ class _ResultSchema(GenerateJsonSchema):
     A result is serialized with every field, defaults and nulls included
     (the ``to_dict()`` shapes), so a client may rely on each key being
     there; pydantic would otherwise leave fields that have defaults
-    (``MemoryNode.content_kind``, ``Provenance``'s five) optional.
+    (``MemoryNode.content_kind``, ``Provenance``'s five) optional.  Only a
+    key an envelope declares ``NotRequired`` (an extension that is there
+    when it says something: ``pushed_by``) is optional.
     """
 
     def field_is_required(self, field: Any, total: bool) -> bool:
-        return True
+        return bool(field.get("required", True)) if field["type"] == "typed-dict-field" else True
 
 
 #: Results passed on as the binary printed them, and the shape their JSON has.

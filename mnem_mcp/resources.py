@@ -24,6 +24,8 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 import mnem_bridge
 from mnem_bridge import reserved
 
+from .models import logged
+
 __all__ = [
     "COMMIT_URI",
     "IMMUTABLE",
@@ -77,8 +79,8 @@ def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any] | None:
 
 
 def log(store: mnem_bridge.Store) -> list[dict[str, Any]]:
-    """``mnem://log``: the latest ``LOG_LIMIT`` commits, newest first."""
-    return [entry.to_dict() for entry in store.log(limit=LOG_LIMIT)]
+    """``mnem://log``: the latest ``LOG_LIMIT`` commits, newest first, as ``history`` lists them (``models.logged``)."""
+    return [dict(logged(commit, pusher)) for commit, pusher in store.log_attributed(limit=LOG_LIMIT)]
 
 
 def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:

@@ -57,6 +57,7 @@ from .models import (
     IncludeRoot,
     Items,
     Limit,
+    Logged,
     NodeId,
     Note,
     Observation,
@@ -79,6 +80,7 @@ from .models import (
     ValidAt,
     Why,
     Written,
+    logged,
 )
 
 __all__ = ["TOOLS", "WRITES", "MemoryTools", "ToolSpec", "tool"]
@@ -244,25 +246,30 @@ class MemoryTools:
         return await self.binding.call(_read, commit, id, prefix, limit, cursor, valid_at)
 
     @tool("Memory history", READ)
-    async def history(self, limit: Limit = 20, since: Since = None, until: Until = None) -> list[mnem_bridge.Commit]:
+    async def history(self, limit: Limit = 20, since: Since = None, until: Until = None) -> list[Logged]:
         """List the latest commits of the current branch's history (merged branches included), newest first.
 
         Every write is one commit with a message, author and time. Use it to find commit ids for `recall_at` and
         `whats_new`; since / until keep the commits made in that time range. Returns the list [{id, parents,
-        state, message, author, time}] (as {result: [...]} in structured output).
+        state, message, author, time}] (as {result: [...]} in structured output); a commit that someone other
+        than its author pushed here also has pushed_by.
         """
-        return await self.binding.call(mnem_bridge.Store.log, limit=limit, since=since, until=until)
+        commits = await self.binding.call(mnem_bridge.Store.log_attributed, limit=limit, since=since, until=until)
+        return [logged(commit, pusher) for commit, pusher in commits]
 
     @tool("Why do I believe this?", READ)
     async def why(self, id: ExistingNodeId, at: At = None) -> Why:
         """Explain a fact: which commit set its current value, from what provenance, and who made that commit.
 
         The provenance is the source, step, observation, tool_call and note recorded with it. Use it when a
-        belief looks wrong or needs a citation. Returns {commit, node, time, author}; fails with invalid_ref when
-        the fact is not in memory.
+        belief looks wrong or needs a citation. Returns {commit, node, time, author}, and pushed_by when someone
+        other than the author pushed that commit here; fails with invalid_ref when the fact is not in memory.
         """
-        blame, author = await self.binding.call(mnem_bridge.Store.blame_with_author, id, at=at)
-        return {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
+        blame, author, pusher = await self.binding.call(mnem_bridge.Store.blame_attributed, id, at=at)
+        why: Why = {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
+        if pusher is not None:
+            why["pushed_by"] = pusher.name
+        return why
 
     @tool("When did this become true?", READ)
     async def when_did(self, id: ExistingNodeId, equals: Equals = None, absent: Absent = False,

@@ -15,8 +15,9 @@ database so that one transaction covers any change to them:
 Beside them, never part of a commit or its id, a backend keeps what an
 adapter attaches to memory (``Leases``: expiry times of nodes on a branch,
 LangGraph's TTL; ``Vectors``: embeddings of node objects for semantic
-search).  They live in the same database so that a write and its lease or
-vectors are one transaction.
+search), and who pushed what into the store (``Pushes``: each branch move
+a push made, and the commits it brought).  They live in the same database
+so that a write and its lease, vectors or push record are one transaction.
 
 Nothing outside a backend module touches a connection: ``Repo`` and the
 porcelain verbs speak only these methods, inside ``read()`` (one consistent
@@ -48,6 +49,8 @@ __all__ = [
     "Leases",
     "ObjectIndex",
     "ObjectRow",
+    "Push",
+    "Pushes",
     "VectorRow",
     "Vectors",
 ]
@@ -252,6 +255,32 @@ class Vectors(ABC):
         """The model's vectors of these objects (those that have any)."""
 
 
+class Push(NamedTuple):
+    """Who pushed a commit into the store (``mnem receive-pack``'s ``pusher``), and when, in Unix ms."""
+
+    pusher: str
+    at: int
+
+
+class Pushes(ABC):
+    """Who pushed what into the store: each branch move a push made, and the commits that push brought.
+
+    A commit's author is whatever its bytes say, which a pusher chooses; the
+    pusher is who the server that took the push knew the sender to be (a
+    token's subject).  Kept beside history, never in a commit or an id: a
+    commit pushed to two servers is the same commit on both, each knowing
+    who brought it there.
+    """
+
+    @abstractmethod
+    def record(self, push: Push, branch: str, old: bytes | None, new: bytes, commits: Iterable[bytes]) -> None:
+        """Record a push that moved ``branch`` from ``old`` to ``new`` and brought ``commits`` (write transaction)."""
+
+    @abstractmethod
+    def of(self, commits: Iterable[bytes]) -> dict[bytes, Push]:
+        """The push that brought each of ``commits`` into the store, for those a push brought."""
+
+
 class Backend(ABC):
     """One open store: objects, the change index, refs with HEAD, staging and config.
 
@@ -267,6 +296,7 @@ class Backend(ABC):
     states: ChangeIndex
     leases: Leases
     vectors: Vectors
+    pushes: Pushes
     #: What the store keeps between reads (``mnem_store.cache``): the one rule is applied by ``read()``.
     kept: Kept
 

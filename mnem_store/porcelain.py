@@ -25,6 +25,7 @@ from .objects import Commit, MemoryNode, encode_object
 from .repo import Nodes, Repo, Written, diff_nodes
 
 if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a one-shot `show` skips merge's import
+    from .backend import Push
     from .bisect import Predicate
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
@@ -71,6 +72,7 @@ __all__ = [
     "ls_objects",
     "merge",
     "page",
+    "pushes_of",
     "reindex",
     "resolve",
     "rm",
@@ -404,6 +406,19 @@ def log(
     with repo.backend.read():
         return repo.log(repo.resolve(rev) if rev is not None else repo.head_commit(),
                         first_parent=first_parent, limit=limit, keep=keep, since=since, until=until)
+
+
+def pushes_of(repo: Repo, commits: Collection[bytes]) -> dict[bytes, Push]:
+    """Who pushed each of ``commits`` into this store and when, for those a push brought (one read).
+
+    A read of its own, after the one that listed the commits: a push record
+    is written in the transaction that writes its commits and never changes,
+    so every commit that read saw has its record in this one.
+    """
+    if not commits:
+        return {}
+    with repo.backend.read():
+        return repo.backend.pushes.of(commits)
 
 
 def head(repo: Repo) -> tuple[Head, bytes | None]:

@@ -153,7 +153,7 @@ def connect(url: str) -> Any:
 TABLES = {
     "meta": "key", "objects": "id", "refs": "name", "staging": "node_id", "tombstones": "node_id",
     "names": "name", "commits": "key", "lanes": "lane", "changes": "commit_key, name",
-    "leases": "branch, node_id", "vectors": "model, object, field",
+    "leases": "branch, node_id", "vectors": "model, object, field", "pushes": "push", "pushed_commits": "commit_id",
 }
 
 

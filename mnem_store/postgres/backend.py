@@ -35,7 +35,8 @@ logger = logging.getLogger(__name__)
 
 #: 1: the tables of SQLite's schema 3, with node ids as bytes.
 #: 2: ``leases`` and ``vectors``, what adapters keep beside history (SQLite's schema 4).
-SCHEMA_VERSION = 2
+#: 3: ``pushes`` and ``pushed_commits``, who pushed what (SQLite's schema 5).
+SCHEMA_VERSION = 3
 
 #: Schema 2's tables, also what an upgrade from schema 1 adds.
 _SIDE_TABLES = """
@@ -49,6 +50,18 @@ CREATE TABLE IF NOT EXISTS vectors (
     PRIMARY KEY (model, object, field)
 )
 """
+
+#: Schema 3's tables, also what an upgrade from schema 2 adds.
+_PUSH_TABLES = """
+CREATE TABLE IF NOT EXISTS pushes (
+    push BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, pusher BYTEA NOT NULL, at BIGINT NOT NULL,
+    branch TEXT NOT NULL, old BYTEA, new BYTEA NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pushed_commits (commit_id BYTEA PRIMARY KEY, push BIGINT NOT NULL)
+"""
+
+#: What the upgrade from each older schema adds (one step, one transaction), and what for (the log says).
+_UPGRADES = {1: (_SIDE_TABLES, "tables for TTL leases and embeddings"), 2: (_PUSH_TABLES, "tables for who pushed what")}
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -70,7 +83,7 @@ CREATE TABLE changes (
     PRIMARY KEY (commit_key, name)
 );
 CREATE INDEX changes_by_name ON changes (name, commit_key, object);
-""" + _SIDE_TABLES
+""" + _SIDE_TABLES + ";" + _PUSH_TABLES
 
 
 #: The stores a database holds: schemas named ``mnem_NAME`` that have a store's ``meta`` table.
@@ -142,8 +155,8 @@ class PostgresBackend(SqlBackend):
         except BaseException:
             session.close()
             raise
-        if version == "1" and not standby:
-            backend.upgrade_from_1()
+        if version is not None and version.isdigit() and int(version) in _UPGRADES and not standby:
+            backend.upgrade(int(version))
             version = str(SCHEMA_VERSION)
         if version is None or not version.isdigit() or int(version) != SCHEMA_VERSION:
             session.close()
@@ -180,15 +193,21 @@ class PostgresBackend(SqlBackend):
             session.close()
         logger.info("created the store %s", url)
 
-    def upgrade_from_1(self) -> None:
-        """Add schema 2's empty tables, once, in one transaction (a concurrent upgrade is waited for)."""
+    def upgrade(self, version: int) -> None:
+        """Bring an older schema to the current one, a step at a time, each once, in one transaction.
+
+        Each step adds its tables, empty (``_UPGRADES``); a concurrent
+        upgrade is waited for, and a step another process made is skipped.
+        """
         try:
-            with self.pg.transaction(write=True):
-                self.pg.lock("schema")
-                if self.pg.meta("schema_version") == "1":
-                    self.pg.execute_sql(sql.SQL(_SIDE_TABLES))
-                    self.pg.set_meta("schema_version", str(SCHEMA_VERSION))
-                    logger.info("upgraded %s to schema 2 (tables for TTL leases and embeddings)", self.location)
+            for step in range(version, SCHEMA_VERSION):
+                tables, what = _UPGRADES[step]
+                with self.pg.transaction(write=True):
+                    self.pg.lock("schema")
+                    if self.pg.meta("schema_version") == str(step):
+                        self.pg.execute_sql(sql.SQL(tables))
+                        self.pg.set_meta("schema_version", str(step + 1))
+                        logger.info("upgraded %s to schema %d (%s)", self.location, step + 1, what)
         except BaseException:
             self.pg.close()
             raise

@@ -18,6 +18,7 @@ from ..errors import CorruptStoreError
 from ..layout import Head, parse_head
 from .leases import SqlLeases
 from .objects import SqlObjectStore
+from .pushes import SqlPushes
 from .session import Session
 from .states import SqlStateStore
 from .vectors import SqlVectors
@@ -48,6 +49,7 @@ class SqlBackend(Backend):
         self.states = SqlStateStore(session)
         self.leases = SqlLeases(session)
         self.vectors = SqlVectors(session)
+        self.pushes = SqlPushes(session)
         self.kept = session.kept
 
     @property

@@ -58,7 +58,8 @@ DB_FILE = "store.sqlite3"
 #: 3: HEAD and config are rows of ``meta`` (no longer files beside the database), and
 #:    every commit has a corrected time for history in graph order.
 #: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
-SCHEMA_VERSION = 4
+#: 5: ``pushes`` and ``pushed_commits``, who pushed each branch move and the commits it brought.
+SCHEMA_VERSION = 5
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
 #: a quarter of a young store on empty space; large snapshots just overflow
@@ -242,7 +243,7 @@ class Database(Session):
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
             )
-        if version in (2, 3):
+        if version in (2, 3, 4):
             from .migrate import upgrade
 
             upgrade(self, version)

@@ -1,7 +1,9 @@
 """Upgrading an older store's schema, once per step, each step in one transaction.
 
-Schema 3 to 4 adds the tables adapters keep beside history (``leases``,
-``vectors``), empty.  Schema 2 to 3 is the larger step:
+Schema 4 to 5 adds the tables that record who pushed what into the store
+(``pushes``, ``pushed_commits``), empty; schema 3 to 4 the tables adapters
+keep beside history (``leases``, ``vectors``), empty.  Schema 2 to 3 is the
+larger step:
 
 Schema 2 kept HEAD and config as files beside the database, so a checkout
 renamed a file outside the transaction that moved the refs.  Schema 3 keeps
@@ -23,9 +25,9 @@ from ..layout import parse_config, parse_head
 from ..logs import logger
 from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
-from .schema import SIDE_TABLES
+from .schema import PUSH_TABLES, SIDE_TABLES
 
-__all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3"]
+__all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3", "upgrade_from_4"]
 
 
 class Database(Protocol):
@@ -49,7 +51,7 @@ def _read(db: Database, name: str) -> str:
 
 
 def upgrade(db: Database, version: int) -> None:
-    """Bring a schema-2 or -3 store to the current schema, step by step."""
+    """Bring a schema-2, -3 or -4 store to the current schema, step by step."""
     if db.read_only:
         raise StoreIoError(
             "this store was written by an older release and must be upgraded once, which needs write access: "
@@ -57,18 +59,30 @@ def upgrade(db: Database, version: int) -> None:
         )
     if version == 2:
         upgrade_from_2(db)
-    upgrade_from_3(db)
+    if version <= 3:
+        upgrade_from_3(db)
+    upgrade_from_4(db)
+
+
+def _add_tables(db: Database, version: int, tables: str, what: str) -> None:
+    """Add ``tables`` to a schema-``version`` store and make it ``version + 1``, in one write."""
+    with db.write() as conn:
+        if db.meta("schema_version") != str(version):  # another process upgraded it while we waited
+            return
+        for statement in filter(str.strip, tables.split(";")):
+            conn.execute(statement)
+        db.set_meta("schema_version", str(version + 1))
+    logger(__name__).info("upgraded %s to schema %d (%s)", db.path.parent, version + 1, what)
 
 
 def upgrade_from_3(db: Database) -> None:
     """Add the empty ``leases`` and ``vectors`` tables (schema 3 -> 4)."""
-    with db.write() as conn:
-        if db.meta("schema_version") != "3":  # another process upgraded it while we waited
-            return
-        for statement in filter(str.strip, SIDE_TABLES.split(";")):
-            conn.execute(statement)
-        db.set_meta("schema_version", "4")
-    logger(__name__).info("upgraded %s to schema 4 (tables for TTL leases and embeddings)", db.path.parent)
+    _add_tables(db, 3, SIDE_TABLES, "tables for TTL leases and embeddings")
+
+
+def upgrade_from_4(db: Database) -> None:
+    """Add the empty ``pushes`` and ``pushed_commits`` tables (schema 4 -> 5)."""
+    _add_tables(db, 4, PUSH_TABLES, "tables for who pushed what")
 
 
 def upgrade_from_2(db: Database) -> None:

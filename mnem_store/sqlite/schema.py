@@ -6,7 +6,7 @@ Kept apart from ``database`` (which runs them) so that ``migrate``, which
 
 from __future__ import annotations
 
-__all__ = ["SCHEMA", "SIDE_TABLES"]
+__all__ = ["PUSH_TABLES", "SCHEMA", "SIDE_TABLES"]
 
 #: Schema 4's tables, also what ``migrate.upgrade_from_3`` adds.
 SIDE_TABLES = """
@@ -19,6 +19,15 @@ CREATE TABLE IF NOT EXISTS vectors (
     model TEXT NOT NULL, object BLOB NOT NULL, field TEXT NOT NULL, vector BLOB NOT NULL,
     UNIQUE (model, object, field)
 );
+"""
+
+#: Schema 5's tables, also what ``migrate.upgrade_from_4`` adds: who pushed each branch move, and its commits.
+PUSH_TABLES = """
+CREATE TABLE IF NOT EXISTS pushes (
+    push INTEGER PRIMARY KEY, pusher BLOB NOT NULL, at INTEGER NOT NULL, branch TEXT NOT NULL, old BLOB,
+    new BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pushed_commits (commit_id BLOB PRIMARY KEY, push INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 #: Every table of the current schema.
@@ -40,4 +49,4 @@ CREATE TABLE IF NOT EXISTS changes (
     PRIMARY KEY (commit_key, name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
-{SIDE_TABLES}"""
+{SIDE_TABLES}{PUSH_TABLES}"""

@@ -21,6 +21,7 @@ from ..bisect import content_equals
 from ..canonical import dump_compact
 from ..errors import CommandError
 from ..objects import PROVENANCE_KEYS, Commit, MemoryNode
+from ..pushed import shown_all
 from ..repo import Repo
 
 __all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "value_diff", "when"]
@@ -28,6 +29,11 @@ __all__ = ["blame", "commit_changes", "facts", "head", "history", "timeline", "v
 
 def _node(node: MemoryNode | None) -> dict[str, Any] | None:
     return node.to_dict() if node is not None else None
+
+
+def _commits(repo: Repo, commits: Sequence[tuple[bytes, Commit]]) -> list[dict[str, Any]]:
+    """Each commit's JSON, with ``pushed_by`` and ``pushed_at`` where another than its author pushed it here."""
+    return shown_all(commits, porcelain.pushes_of(repo, [raw for raw, _ in commits]))
 
 
 def _at(repo: Repo, rev: str | None) -> str | None:
@@ -72,9 +78,10 @@ def facts(repo: Repo, rev: str | None, query: str, offset: int, limit: int) -> d
         ids = [node_id for node_id, node in porcelain.show(repo, at).items() if _matches(node, needle)]
     else:
         ids = porcelain.ls(repo, at)
-    blamed = porcelain.blame_many(repo, ids[offset:offset + limit], at)
-    rows = [{**found.node.to_dict(), "time": found.time, "set_by": commit.to_dict(found.commit)}
-            for found, commit in blamed.values()]
+    blamed = list(porcelain.blame_many(repo, ids[offset:offset + limit], at).values())
+    setters = _commits(repo, [(found.commit, commit) for found, commit in blamed])
+    rows = [{**found.node.to_dict(), "time": found.time, "set_by": set_by}
+            for (found, _), set_by in zip(blamed, setters, strict=True)]
     return {"commit": at, "total": len(ids), "offset": offset, "limit": limit, "facts": rows}
 
 
@@ -117,16 +124,18 @@ def timeline(repo: Repo, node_id: str, rev: str | None, limit: int) -> dict[str,
     found = porcelain.timeline(repo, node_id, rev, limit=limit)
     if not found.entries and rev is None:
         raise CommandError(f'no fact "{node_id}" in the history of HEAD; check the id in the memory view', "not_found")
+    pairs = _commits(repo, [pair for entry in found.entries
+                            for pair in ((entry.commit, entry.commit_obj), (entry.origin, entry.origin_obj))])
     return {
         "id": node_id,
         "entries": [{
-            "commit": entry.commit_obj.to_dict(entry.commit),
-            "origin": entry.origin_obj.to_dict(entry.origin),
+            "commit": pairs[2 * n],
+            "origin": pairs[2 * n + 1],
             "kind": entry.kind,
             "value": _node(entry.value),
             "previous": _node(entry.previous),
             "diff": value_diff(entry.previous, entry.value),
-        } for entry in found.entries],
+        } for n, entry in enumerate(found.entries)],
         "next": found.next.hex() if found.next is not None else None,
     }
 
@@ -134,15 +143,14 @@ def timeline(repo: Repo, node_id: str, rev: str | None, limit: int) -> dict[str,
 def blame(repo: Repo, node_id: str, rev: str | None) -> dict[str, Any]:
     """Why the fact holds its value at ``rev`` (default HEAD): the commit that set it and its provenance."""
     found, _ = porcelain.blame(repo, node_id, rev)
-    raw, commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
-    return {**found.to_dict(), "commit": commit.to_dict(raw)}
+    return {**found.to_dict(), "commit": _commits(repo, porcelain.log(repo, rev=found.commit.hex(), limit=1))[0]}
 
 
 def when(repo: Repo, node_id: str, value: Any, rev: str | None) -> dict[str, Any]:
     """The first commit on ``rev``'s first-parent history (default HEAD) where ``node_id`` equals ``value``."""
     found = porcelain.bisect(repo, node_id, content_equals(node_id, value), bad=rev, include_root=True)
-    raw, commit = porcelain.log(repo, rev=found.commit.hex(), limit=1)[0]
-    return {"commit": commit.to_dict(raw), "blame": found.blame.to_dict() if found.blame is not None else None}
+    commit = _commits(repo, porcelain.log(repo, rev=found.commit.hex(), limit=1))[0]
+    return {"commit": commit, "blame": found.blame.to_dict() if found.blame is not None else None}
 
 
 def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool = False,
@@ -168,7 +176,8 @@ def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool
     with repo.backend.read():
         marks = {raw: _checkpoint_threads(repo.changes_of(raw)) for raw, _ in page}
     return {"commit": at, "offset": offset, "thread": thread,
-            "commits": [{**c.to_dict(raw), "threads": marks[raw]} for raw, c in page],
+            "commits": [{**shown, "threads": marks[raw]} for (raw, _), shown in zip(page, _commits(repo, page),
+                                                                                      strict=True)],
             "more": len(entries) > offset + limit}
 
 
@@ -204,7 +213,7 @@ def commit_changes(repo: Repo, rev: str, offset: int, limit: int) -> dict[str, A
     """One commit and a page of its change set: each node added, modified or removed, before and after."""
     found = porcelain.changes(repo, rev, offset, limit)
     return {
-        "commit": found.commit_obj.to_dict(found.commit),
+        "commit": _commits(repo, [(found.commit, found.commit_obj)])[0],
         "total": found.total,
         "offset": offset,
         "changes": [{**change.to_dict(), "diff": value_diff(change.old, change.new)} for change in found.changes],

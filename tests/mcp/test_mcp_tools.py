@@ -71,7 +71,7 @@ async def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(
     assert isinstance(at_first, mnem_bridge.MemoryNode) and at_first.provenance.agent_step == "s1"
     assert await memory.recall_at(first, "seats") is None
     assert await memory.whats_new(batch) == {"plan": "modified", "seats": "added"}
-    assert [c.id for c in await memory.history()] == [batch, first]
+    assert [c["id"] for c in await memory.history()] == [batch, first]
     assert (await memory.forget(notices, "seats"))["commit"] == bridge_store.head_commit()
 
 

@@ -94,7 +94,7 @@ def test_a_schema_1_store_gains_the_lease_and_vector_tables_once(tmp_path: Path)
         conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     assert ok("--json", "ls", "--live", cwd=store).json == ["fact"]
     with pg_stores.connect(pg_stores.url_of(store)) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
     assert ok("verify", cwd=store).code == 0
 

@@ -3,7 +3,8 @@
 ``--json`` answers the SDK's ``Blame`` (``{"commit", "node", "time"}``) plus
 ``author``, the blamed commit's author: provenance says where a value came
 from, the author says which agent wrote it (an extension; the text output
-is upstream's, without it).
+is upstream's, without it); and ``pushed_by`` / ``pushed_at`` when someone
+other than the author pushed that commit into this store (``pushed``).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import argparse
 
 from ... import porcelain
 from ...blame import Blame
+from ...pushed import shown
 from ..context import Context, Outcome
 from ..render import DIM, ID, WARN, Painter, compact, first_line, fmt_time, short
 
@@ -39,4 +41,5 @@ def _render(found: Blame, message: str, paint: Painter) -> str:
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Blame one node: the commit that set its current value, and that value's provenance."""
     found, commit = porcelain.blame(ctx.repo(), args.node_id, args.rev)
-    return Outcome({**found.to_dict(), "author": commit.author}, _render(found, commit.message, ctx.paint))
+    pushed = shown(commit, porcelain.pushes_of(ctx.repo(), [found.commit]).get(found.commit))
+    return Outcome({**found.to_dict(), "author": commit.author, **pushed}, _render(found, commit.message, ctx.paint))

@@ -1,6 +1,9 @@
 """``mnem log [REV]``: history from HEAD (or, an extension, from ``REV``), newest first.
 
-Extensions filter it by what each commit changed (``--touching PREFIX``,
+With ``--json``, a commit that someone other than its author pushed into
+this store carries ``pushed_by`` and ``pushed_at`` (``pushed``; an
+extension: the text output stays upstream's).  Extensions filter it by
+what each commit changed (``--touching PREFIX``,
 ``--thread T``), so a person debugging a LangGraph run sees one thread's
 checkpoints and the memory commits between them on one timeline, and by
 when it was made (``--since TIME``, ``--until TIME``).
@@ -11,6 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ... import porcelain
+from ...pushed import shown_all
 from ..context import Context, Outcome, wall_time
 from ..render import first_line, fmt_time, message_lines, short
 
@@ -48,7 +52,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """List commits from HEAD (or ``REV``), newest first, in full or one line each."""
     entries = porcelain.log(ctx.repo(), first_parent=args.first_parent, limit=args.max_count, rev=args.rev,
                             touching=args.touching, threads=args.thread, since=args.since, until=args.until)
-    data = [commit.to_dict(raw) for raw, commit in entries]
+    data = shown_all(entries, porcelain.pushes_of(ctx.repo(), [raw for raw, _ in entries]))
     if not entries:  # a filter that matched nothing prints nothing, as git's does
         filtered = args.touching or args.thread or args.since is not None or args.until is not None
         return Outcome(data, "" if filtered else "no commits yet\n")

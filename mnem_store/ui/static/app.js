@@ -56,6 +56,8 @@ async function api(path, params) {
 }
 
 const short = (id) => id.slice(0, 12);
+// Who made a commit: its author, and who pushed it into this store when that was someone else.
+const byline = (commit) => (commit.pushed_by ? `${commit.author} (pushed by ${commit.pushed_by})` : commit.author);
 // "as of" a commit (its id shortened) or of a branch (its name whole): what an `at` in a URL names.
 const asOf = (at) => (/^[0-9a-f]{4,64}$/.test(at) ? ["as of commit ", el("code", {}, short(at))] : ["as of ", el("code", {}, at)]);
 const when = (ms) => new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
@@ -151,7 +153,7 @@ const FACT_COLUMNS = [
     label, shown: (fact) => fact.provenance[name] !== null, cell: (fact) => el("td", {}, words(fact.provenance[name] ?? "")),
   })),
   { label: "set by", cell: (fact) => el("td", { class: "set-by" },
-    el("span", { class: "word" }, el("span", { class: "author" }, fact.set_by.author), " in ",
+    el("span", { class: "word" }, el("span", { class: "author" }, byline(fact.set_by)), " in ",
       el("a", { href: href("/commit/" + fact.set_by.id), "aria-label": `commit ${short(fact.set_by.id)}: ${firstLine(fact.set_by.message)}` },
         el("code", {}, short(fact.set_by.id).slice(0, 8)))),
     " ", el("span", { class: "word" }, "at ", el("span", { class: "time" }, when(fact.time))) ) },
@@ -212,11 +214,11 @@ async function factView(params) {
     const commit = blame.value.commit;
     why.append(el("div", { class: "blame" },
       jsonValue("p", blame.value.node.content, "value"),
-      el("p", {}, "Set by ", commitLink(commit), ` by ${commit.author} at ${when(commit.time)}`),
+      el("p", {}, "Set by ", commitLink(commit), ` by ${byline(commit)} at ${when(commit.time)}`),
       provenanceList(blame.value.node)));
   } else if (first.value.entries[0].kind === "removed") {  // it was in memory once: the timeline says when it left
     why.append(el("p", {}, at ? "Not in memory at this commit: " : "Not in memory now: ", "it was removed by ",
-      commitLink(first.value.entries[0].commit), ` by ${first.value.entries[0].commit.author}.`));
+      commitLink(first.value.entries[0].commit), ` by ${byline(first.value.entries[0].commit)}.`));
   } else {
     why.append(failure(blame.reason));
   }
@@ -244,9 +246,9 @@ function timelineEntry(id, entry) {
   const item = el("li", { class: `step ${entry.kind}` },
     el("h3", {}, `${entry.kind} at ${when(entry.commit.time)}`),
     value ? jsonValue("p", value.content, "value") : el("p", { class: "dim" }, "(removed from memory)"),
-    el("p", {}, "Commit ", commitLink(entry.commit), ` by ${entry.commit.author}`),
+    el("p", {}, "Commit ", commitLink(entry.commit), ` by ${byline(entry.commit)}`),
     entry.origin.id !== entry.commit.id
-      ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), ` by ${entry.origin.author}, merged here`)
+      ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), ` by ${byline(entry.origin)}, merged here`)
       : null,
     value ? provenanceList(value) : null,
     diffTable(entry.diff, "Changed from the value before"));
@@ -257,7 +259,7 @@ function timelineEntry(id, entry) {
       answer.replaceChildren("Searching…");
       try {
         const found = await api("/api/when", { id, value: JSON.stringify(value.content), at: entry.commit.id });
-        answer.replaceChildren("First held at ", commitLink(found.commit), ` by ${found.commit.author} (${when(found.commit.time)})`);
+        answer.replaceChildren("First held at ", commitLink(found.commit), ` by ${byline(found.commit)} (${when(found.commit.time)})`);
       } catch (error) {
         answer.replaceChildren(failure(error));
       }
@@ -330,7 +332,7 @@ async function historyView(params) {
         (tips.get(commit.id) || []).map((name) => el("span", { class: "branch" }, name)),
         commit.parents.length > 1 ? el("span", { class: "merge" }, "merge") : null,
         checkpointMarker(at, commit.threads),
-        el("span", { class: "dim" }, ` ${commit.author} · ${when(commit.time)}`)));
+        el("span", { class: "dim" }, ` ${byline(commit)} · ${when(commit.time)}`)));
     }
     if (!thread) drawGraph(graph, loaded);  // a filtered list skips commits, so its parents' edges would mislead
     more.hidden = !data.more;
@@ -421,6 +423,7 @@ async function commitView(id, params) {
     el("dl", { class: "meta" },
       el("dt", {}, "id"), el("dd", {}, el("code", {}, commit.id)),
       el("dt", {}, "author"), el("dd", {}, commit.author),
+      commit.pushed_by ? [el("dt", {}, "pushed by"), el("dd", {}, `${commit.pushed_by} at ${when(commit.pushed_at)}`)] : null,
       el("dt", {}, "time"), el("dd", {}, when(commit.time)),
       el("dt", {}, "parents"), el("dd", {}, commit.parents.length ? commit.parents.map((p) => [el("a", { href: href("/commit/" + p) }, el("code", {}, short(p))), " "]) : "none (the first commit)")),
     el("p", {}, el("a", { href: href("/", { at: commit.id }) }, "See the memory at this commit")),

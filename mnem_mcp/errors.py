@@ -30,9 +30,12 @@ import logging
 import re
 import secrets
 from collections.abc import Callable, Iterable
-from typing import Final
+from typing import Any, Final
 
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
 import mnem_bridge
@@ -45,12 +48,14 @@ __all__ = [
     "UNEXPECTED",
     "USAGE",
     "Redaction",
+    "coded_refusals",
     "error_code",
     "error_text",
     "resource_error",
     "scope_error",
     "told",
     "tool_error",
+    "unknown_resource",
     "unknown_tool",
     "usage_error",
 ]
@@ -63,6 +68,8 @@ USAGE = mnem_bridge.UsageError.code
 INSUFFICIENT_SCOPE = "insufficient_scope"
 #: Code for anything unforeseen (upstream's fallback code); the traceback stays in the server log.
 UNEXPECTED = mnem_bridge.MnemError.code
+#: Code for a thing asked for that does not exist (a resource no URI of the server names).
+NOT_FOUND = mnem_bridge.NotFoundError.code
 
 #: How many argument problems one ``usage`` text lists (pydantic reports each union arm separately).
 MAX_PROBLEMS = 3
@@ -250,10 +257,21 @@ def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> 
     Returns:
         The ``ToolError`` to raise, its text starting ``usage: ``.
     """
+    shown, unknown = _problems(error, "arguments")
+    takes = f" ({tool} takes {', '.join(arguments)})" if unknown else ""
+    logger.info("tool %s refused its arguments: %s", tool, shown)
+    return _refusal(f"{USAGE}: {tool}: {_cut(shown, 'message')}{takes}")
+
+
+def _problems(error: ValidationError, whole: str) -> tuple[str, bool]:
+    """Each problem of ``error`` as ``where: what`` (at most ``MAX_PROBLEMS``), and whether a top-level key is unknown.
+
+    ``whole`` names the value itself, for a problem with no location.
+    """
     problems: list[str] = []
     unknown = False
     for problem in error.errors(include_url=False, include_context=False, include_input=False):
-        where = ".".join(str(part) for part in problem["loc"]) or "arguments"
+        where = ".".join(str(part) for part in problem["loc"]) or whole
         if problem["type"] == "extra_forbidden":
             unknown = unknown or len(problem["loc"]) == 1
             said = "unknown argument" if len(problem["loc"]) == 1 else "unknown key"
@@ -267,9 +285,7 @@ def usage_error(tool: str, error: ValidationError, arguments: Iterable[str]) -> 
     shown = "; ".join(problems[:MAX_PROBLEMS])
     if len(problems) > MAX_PROBLEMS:
         shown += f"; and {len(problems) - MAX_PROBLEMS} more"
-    takes = f" ({tool} takes {', '.join(arguments)})" if unknown else ""
-    logger.info("tool %s refused its arguments: %s", tool, shown)
-    return _refusal(f"{USAGE}: {tool}: {_cut(shown, 'message')}{takes}")
+    return shown, unknown
 
 
 def unknown_tool(name: str, known: Iterable[str]) -> ToolError:
@@ -284,6 +300,60 @@ def unknown_tool(name: str, known: Iterable[str]) -> ToolError:
     """
     logger.info("unknown tool %r (the tools are %s)", name[:200], ", ".join(known))
     return _refusal(f"{USAGE}: Unknown tool: {_cut(name, 'message')}")
+
+
+def unknown_resource(uri: str, known: Iterable[str]) -> ResourceNotFoundError:
+    """The error for a read of a URI that names no resource of this server, naming the ones it has.
+
+    The SDK's own answer (``Unknown resource: URI``, JSON-RPC -32602) carries
+    no code; this one is ``resource_error``'s kind: the same -32602, its text
+    starting ``not_found: ``.
+
+    Args:
+        uri: The URI the client asked for.
+        known: The resources' URIs and URI templates.
+
+    Returns:
+        The ``ResourceNotFoundError`` to raise.
+    """
+    logger.info("unknown resource %r", uri[:200])
+    return ResourceNotFoundError(f"{NOT_FOUND}: no resource {_cut(uri, 'message')}; the resources are "
+                                 f"{', '.join(known)}")
+
+
+async def coded_refusals(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """Server middleware: the SDK's own refusals of a request, with a code like every other refusal.
+
+    The SDK answers a method it does not serve with ``Method not found``
+    (-32601) and parameters that break a method's schema with ``Invalid
+    request parameters`` (-32602, saying nothing of which), neither with a
+    code.  The JSON-RPC codes stay; the message becomes ``usage: `` and what
+    was wrong, as a refused tool argument is told (``usage_error``).  Every
+    other outcome passes through unchanged.
+
+    Args:
+        ctx: The request's context.
+        call_next: The rest of the chain.
+
+    Returns:
+        The rest of the chain's result.
+
+    Raises:
+        MCPError: The request was refused.
+    """
+    try:
+        return await call_next(ctx)
+    except ValidationError as exc:  # the params broke the method's schema
+        shown, _ = _problems(exc, "params")
+        logger.info("%s refused its params: %s", ctx.method, shown)
+        raise MCPError(code=INVALID_PARAMS, message=f"{USAGE}: {_cut(ctx.method, 'message')}: "
+                       f"{_cut(shown, 'message')}", data="") from exc
+    except MCPError as exc:
+        if exc.error.code != METHOD_NOT_FOUND:
+            raise
+        logger.info("unknown method %r", ctx.method[:200])
+        raise MCPError(code=METHOD_NOT_FOUND, message=f"{USAGE}: this server has no method "
+                       f"{_cut(ctx.method, 'message')}", data=exc.error.data) from exc
 
 
 def resource_error(exc: BaseException, uri: str, redaction: Redaction | None = None) -> ResourceError:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
@@ -30,18 +30,29 @@ from typing import Any, Concatenate, Literal, ParamSpec, TypeVar, get_type_hints
 from mcp.server import CacheHint
 from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
+from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Context, MCPServer, ResourceSecurity
-from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.server.mcpserver.resources.templates import ResourceSecurityError
 from mcp.types import CallToolResult, InputRequiredResult
 from mcp.types import Tool as ListedTool
-from pydantic import ValidationError
+from pydantic import AnyUrl, ValidationError
 
 import mnem_bridge
 
 from . import identity, resources
 from .answers import answer
 from .binding import Binding, StoreBinding, locate_store
-from .errors import Redaction, resource_error, scope_error, tool_error, unknown_tool, usage_error
+from .errors import (
+    Redaction,
+    coded_refusals,
+    resource_error,
+    scope_error,
+    tool_error,
+    unknown_resource,
+    unknown_tool,
+    usage_error,
+)
 from .models import result_schema
 from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
 
@@ -103,6 +114,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._published: dict[str, dict[str, Any] | None] = {}  # each memory tool's outputSchema, by name
+        self.middleware.append(coded_refusals)
 
     def add_memory_tool(self, method: Callable[..., Awaitable[Any]], spec: ToolSpec) -> None:
         """Add ``method`` as the tool ``spec`` describes, its value answered by ``answers.answer``.
@@ -188,6 +200,30 @@ class MnemServer(MCPServer[dict[str, Any]]):
             if isinstance(exc.__cause__, ValidationError):
                 raise usage_error(name, exc.__cause__, taken[name]) from exc
             raise tool_error(exc.__cause__ or exc, name, self.redaction) from exc
+
+    async def read_resource(
+        self, uri: AnyUrl | str, context: Context[dict[str, Any], Any] | None = None
+    ) -> Iterable[ReadResourceContents] | InputRequiredResult:
+        """Read a resource; a URI that names none is ``not_found``, naming the ones there are (``errors``).
+
+        Args:
+            uri: The resource's URI.
+            context: The request's context (``None``: a read with no session).
+
+        Returns:
+            The resource's contents.
+
+        Raises:
+            ResourceError: The URI names no resource, or reading it failed (``errors.resource_error``).
+        """
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError as exc:
+            if exc.__cause__ is not None and not isinstance(exc.__cause__, ResourceSecurityError):
+                raise  # a resource that exists, whose read found nothing: already coded (``resource_error``)
+            known = [str(r.uri) for r in await self.list_resources()]
+            known += [t.uri_template for t in await self.list_resource_templates()]
+            raise unknown_resource(str(uri), known) from exc
 
     async def run_stdio_async(self) -> None:
         """Serve over standard input and output, awaited on the event loop where they allow it (``stdio``)."""

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
@@ -103,3 +106,31 @@ async def fail(client: Client, tool: str, **arguments: Any) -> str:
     assert result.is_error, result.structured_content
     assert result.structured_content is None
     return result.content[0].text
+
+
+#: How long ``AnswerReader`` waits for an answer before it fails the test: only a hang reaches it.
+DEADLINE = 60.0
+
+
+@dataclass
+class AnswerReader:
+    """A raw stdio server's answers, one JSON-RPC message per line, each read waiting at most ``DEADLINE`` s.
+
+    The wait ends when the answer arrives; the deadline only turns a dropped line into a failure.
+    """
+
+    fd: int
+    buffer: bytes = b""
+
+    def next(self) -> dict[str, Any]:
+        deadline = time.monotonic() + DEADLINE
+        while b"\n" not in self.buffer:
+            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
+            assert ready, f"no answer within {DEADLINE} s: the server dropped the line"
+            chunk = os.read(self.fd, 1 << 16)
+            assert chunk, "the server closed its output"
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        message: dict[str, Any] = json.loads(line)
+        assert message.get("jsonrpc") == "2.0" and ("result" in message) != ("error" in message), message
+        return message

@@ -11,16 +11,13 @@ written to the store.
 
 A real ``mnem-mcp`` runs over pipes; the test writes raw bytes to its stdin
 and reads its stdout.  Every read waits for the answer to arrive, bounded by
-a generous deadline that fails the test (``AnswerReader``): nothing is timed.
+a generous deadline that fails the test (``mcp_support.AnswerReader``): nothing is timed.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import select
 import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,34 +27,11 @@ import pytest
 from conftest import store_fingerprint
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from mcp_support import MNEM_MCP, server_env
+from mcp_support import MNEM_MCP, AnswerReader, server_env
 
 from mnem_bridge.text import is_utf8
 
 PARSE_ERROR, INVALID_REQUEST = -32700, -32600
-#: How long an answer may take before the test fails: only a hang reaches it.
-DEADLINE = 60.0
-
-
-@dataclass
-class AnswerReader:
-    """The server's answers, one JSON-RPC message per line, each read waiting at most ``DEADLINE`` seconds."""
-
-    fd: int
-    buffer: bytes = b""
-
-    def next(self) -> dict[str, Any]:
-        deadline = time.monotonic() + DEADLINE
-        while b"\n" not in self.buffer:
-            ready, _, _ = select.select([self.fd], [], [], max(0.0, deadline - time.monotonic()))
-            assert ready, f"no answer within {DEADLINE} s: the server dropped the line"
-            chunk = os.read(self.fd, 1 << 16)
-            assert chunk, "the server closed its output"
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        message: dict[str, Any] = json.loads(line)
-        assert message.get("jsonrpc") == "2.0" and ("result" in message) != ("error" in message), message
-        return message
 
 
 @dataclass

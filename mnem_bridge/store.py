@@ -1277,8 +1277,14 @@ class Store:
         return base64.b64decode(doc["pack"])
 
     def receive_pack(self, pack: bytes, branch: str, old: str | None, new: str, *,
-                     force: bool = False) -> dict[str, Any]:
+                     force: bool = False, pusher: str | None = None, own_commits_only: bool = False) -> dict[str, Any]:
         """Take a pack and move ``branch`` from ``old`` (None: it must not exist) to ``new``, by compare-and-swap.
+
+        ``pusher`` (feature ``receive-pusher``) names who sent the push: the
+        store records it with the move and the commits it brought, and ``log``
+        / ``blame`` show it beside an author it differs from
+        (``log_attributed``); with ``own_commits_only`` a commit ``pusher`` did
+        not author is refused.
 
         Returns:
             ``{"branch", "old", "new", "status", "commits", "objects"}`` as ``mnem receive-pack --json`` prints it.
@@ -1286,9 +1292,19 @@ class Store:
         Raises:
             ConflictError: The branch is no longer at ``old``, or the move is not a fast-forward and not forced.
             CorruptStoreError: The pack did not verify; nothing was written.
+            InvalidRefError: With ``own_commits_only``, the pack brings a commit ``pusher`` did not author (the
+                message names it and its author); nothing was written.
+            ContractError: ``pusher`` with a ``mnem`` that cannot record it (no ``receive-pusher`` feature):
+                nothing is run, so no push goes in unrecorded or unchecked.
+            UsageError: ``own_commits_only`` without ``pusher``.
         """
-        request = {"pack": base64.b64encode(pack).decode("ascii"), "branch": branch, "old": old, "new": new,
-                   "force": force}
+        request: dict[str, Any] = {"pack": base64.b64encode(pack).decode("ascii"), "branch": branch, "old": old,
+                                   "new": new, "force": force}
+        if own_commits_only and pusher is None:
+            raise UsageError("own_commits_only compares each commit's author with the pusher: give pusher")
+        if pusher is not None:
+            self._require("receive-pusher", "cannot record who pushed")
+            request.update(pusher=pusher, own_commits_only=own_commits_only)
         return self._serving_call(dict, "receive-pack", payload=encode_json(request))
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:

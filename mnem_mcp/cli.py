@@ -111,6 +111,9 @@ def parser() -> argparse.ArgumentParser:
                       help="with --auth jwt: one store per value of this token claim (e.g. tenant, or sub for one "
                       "per identity); --store is then a template holding {tenant}, e.g. /srv/mnem/{tenant} or "
                       "postgresql://host/db?store={tenant}, and a value must be 1-58 of a-z 0-9 _ -")
+    http.add_argument("--push-own-commits-only", action="store_true",
+                      help="refuse a push (mnem push to this server) that brings a commit its pusher did not author: "
+                      "with --auth jwt the pusher is the token's subject, else --author")
     http.add_argument("--max-stores", type=_count, metavar="N",
                       help="with --store-per: keep at most N stores' mnem workers running, closing the least "
                       "recently used first (default 32)")
@@ -166,7 +169,8 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's
 
     sdk_loaded.set()
-    server = build_server(location.path, tools=args.tools, binding=binding, author=args.author, **_auth(args))
+    server = build_server(location.path, tools=args.tools, binding=binding, author=args.author,
+                          push_own_commits_only=args.push_own_commits_only, **_auth(args))
     return server, args
 
 
@@ -176,7 +180,8 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     if args.transport == "stdio":
         given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
-                 **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores}
+                 **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores,
+                 "--push-own-commits-only": args.push_own_commits_only}
         named = [name for name, value in given.items() if value]
         return None if not named else f"{', '.join(named)} apply to HTTP only: add --transport streamable-http"
     host = args.host or HOST
@@ -237,7 +242,8 @@ def _build_tenants(args: argparse.Namespace) -> MnemServer:
     from .server import build_server
 
     server = build_server(args.store, tools=args.tools, mnem=args.mnem, timeout=args.timeout, store_per=args.store_per,
-                          max_stores=args.max_stores, create=args.create, **_auth(args))
+                          max_stores=args.max_stores, create=args.create,
+                          push_own_commits_only=args.push_own_commits_only, **_auth(args))
     logger.info("serving one store per token claim: %r", server.binding)
     return server
 

@@ -16,7 +16,13 @@ and with ``--auth jwt`` a bearer token (``401`` naming the metadata without
 one), ``mnem:read`` for every route and ``mnem:write`` to push (``403
 insufficient_scope``); the store is the one the token maps to
 (``binding_for_request``: with ``--store-per``, the token's tenant), never
-one the request names.  A failure is answered as JSON ``{"error": {"code",
+one the request names.  A push the store takes records who sent it, the
+token's subject (else the server's ``--author``, which every unauthenticated
+write records), with the time and the commits it brought (``mnem
+receive-pack``'s ``pusher``), so ``why`` and ``history`` name the pusher
+beside an author the commits merely claim; with ``--push-own-commits-only``
+a push that brings a commit its pusher did not author is refused.  A
+failure is answered as JSON ``{"error": {"code",
 "message"}}`` with the engine's code, which the engine's peer raises as the
 same typed error; the message is told as to any remote client
 (``errors.Redaction``: no path, URL, binary or rerun line of the server's),
@@ -39,6 +45,7 @@ from starlette.routing import Route
 
 import mnem_bridge
 
+from . import identity
 from .errors import UNEXPECTED, Redaction, error_code, told
 from .identity import READ_SCOPE, WRITE_SCOPE
 from .server import MnemServer
@@ -141,7 +148,9 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         if "branch" not in query or "new" not in query:
             raise mnem_bridge.UsageError("a push names ?branch=B&old=ID&new=ID&force=0|1")
         result = await store_call(mnem_bridge.Store.receive_pack, await request.body(), query["branch"],
-                                  query.get("old") or None, query["new"], force=query.get("force") == "1")
+                                  query.get("old") or None, query["new"], force=query.get("force") == "1",
+                                  pusher=identity.author(server.author),
+                                  own_commits_only=server.push_own_commits_only)
         return JSONResponse(result)
 
     base = path.rstrip("/") + "/sync"

@@ -110,6 +110,11 @@ class MnemServer(MCPServer[dict[str, Any]]):
     #: How failures are told: ``None`` tells the local user everything (stdio); ``http.app`` sets one for remote
     #: clients, which are never told the server's paths, URLs or rerun lines (``errors.Redaction``).
     redaction: Redaction | None = None
+    #: Who writes are by when a request carries no token (``identity.default_author``), set by ``build_server``:
+    #: pushes record it as their pusher then, as tools record it as their author.
+    author: str = identity.AUTHOR
+    #: Whether a push may bring only commits its pusher authored (``mnem-mcp --push-own-commits-only``).
+    push_own_commits_only: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -245,6 +250,7 @@ def build_server(
     store_per: str | None = None,
     max_stores: int | None = None,
     create: bool = False,
+    push_own_commits_only: bool = False,
 ) -> MnemServer:
     """The ``mnem-mcp`` server for one store, or for one store per token (``store_per``).
 
@@ -276,6 +282,8 @@ def build_server(
         max_stores: With ``store_per``: how many stores' ``mnem`` workers are kept (default
             ``tenants.DEFAULT_MAX_STORES``).
         create: With ``store_per``: create a PostgreSQL store on its first use (a folder is created anyway).
+        push_own_commits_only: Over HTTP, refuse a push (``remote_sync``) that brings a commit its pusher (the
+            token's subject, else ``author``) did not author.
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
@@ -323,7 +331,9 @@ def build_server(
         token_verifier=token_verifier,
     )
     server.binding = serving
-    memory = MemoryTools(serving, identity.default_author(author))
+    server.author = identity.default_author(author)
+    server.push_own_commits_only = push_own_commits_only
+    memory = MemoryTools(serving, server.author)
     for spec in TOOLS:
         if tools == "all" or not spec.harness:
             server.add_memory_tool(getattr(memory, spec.method.__name__), spec)

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Protocol
 
+from . import pushed
 from .errors import CommandError, CorruptStoreError, InvalidRefError, printable
 from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
@@ -141,20 +142,31 @@ def upload(repo: Repo, wants: list[bytes], haves: list[bytes]) -> tuple[bytes, i
         return pack(repo, commits), len(commits)
 
 
-def receive(repo: Repo, blob: bytes, update: Update) -> Received:
+def receive(repo: Repo, blob: bytes, update: Update, *, pusher: str | None = None,
+            own_commits_only: bool = False) -> Received:
     """Take a pack and move one branch (one write of ``repo``; see the module's docstring).
+
+    With ``pusher`` (who sent the push: a server's caller), the same write
+    records who pushed the move and the commits the pack brought
+    (``pushed.record``); with ``own_commits_only`` too, a pack that brings a
+    commit someone else authored is refused (``pushed.refuse_foreign``).
 
     Raises:
         CommandError: ``conflict``: the branch is no longer at ``update.old``,
-            or the move is not a fast-forward and not forced.
+            or the move is not a fast-forward and not forced; ``invalid_ref``:
+            with ``own_commits_only``, a commit ``pusher`` did not author.
         InvalidRefError: A bad branch name.
         CorruptStoreError: The pack did not verify, or ``new`` is not a
             commit the store holds with its whole history once the pack is in
             (``transfer.check_tips``).
     """
     validate_branch_name(update.branch)
+    if own_commits_only and pusher is None:
+        raise ValueError("own_commits_only needs the pusher")
     with repo.backend.write():
         sent = unpack(repo, blob)
+        if own_commits_only and pusher is not None:
+            pushed.refuse_foreign(repo, pusher, sent.ids)
         current = repo.branch_tip(update.branch)
         if current != update.old:
             shown = current.hex()[:12] if current is not None else "nothing"
@@ -168,6 +180,8 @@ def receive(repo: Repo, blob: bytes, update: Update) -> Received:
                                "conflict")
         if current != update.new:
             repo.move_branch(update.branch, current, update.new)
+        if pusher is not None and (sent.ids or current != update.new):
+            pushed.record(repo, pusher, update.branch, current, update.new, sent.ids)
         status = ("up-to-date" if current == update.new else "created" if current is None
                   else "fast-forwarded" if forward else "forced")
         return Received(sent, status)

@@ -41,10 +41,14 @@ PACK_VERSION = 1
 
 
 class Sent(NamedTuple):
-    """What one transfer wrote on the receiver: commits, and objects of every kind (commits among them)."""
+    """What one transfer wrote on the receiver: commits, objects of every kind (commits among them), and ids.
+
+    ``ids`` are the commits written, parents first: what a push brought, which ``pushed`` records.
+    """
 
     commits: int
     objects: int
+    ids: tuple[bytes, ...] = ()
 
 
 def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[tuple[bytes, Commit]]:
@@ -149,6 +153,7 @@ def unpack(dst: Repo, blob: bytes) -> Sent:
     entries, node_list = _read(blob)
     nodes = dict(_node(data) for data in node_list)
     commits = objects = 0
+    written: list[bytes] = []
     for entry in entries:
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
             raise _refused("holds a malformed commit entry")
@@ -171,7 +176,8 @@ def unpack(dst: Repo, blob: bytes) -> Sent:
             raise _refused(f"holds commit {hex_id(raw)}, which did not encode back to its id")
         commits += 1
         objects += 1
-    return Sent(commits, objects)
+        written.append(raw)
+    return Sent(commits, objects, tuple(written))
 
 
 def _node(data: Any) -> tuple[bytes, bytes]:

@@ -77,7 +77,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
             "ls-objects",
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last",
-            "write-reserved"]
+            "write-reserved", "receive-pusher"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -6,6 +6,10 @@ git's HTTP backend runs ``git receive-pack``.  It reads
 (JSON on stdin) and, in one write, takes the pack and moves the branch from
 ``old`` to ``new``: refused with ``conflict`` when the branch is elsewhere
 or the move is not a fast-forward and not forced (``peers.receive``).
+``"pusher"`` (feature ``receive-pusher``) names who sent the push: the same
+write records that name, the time, the move and the commits the pack
+brought (``pushed``), and with ``"own_commits_only": true`` a pack bringing
+a commit someone else authored is ``invalid_ref`` and nothing is written.
 """
 
 from __future__ import annotations
@@ -37,7 +41,23 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     old = commit_ids({"old": [] if request.get("old") is None else [request["old"]]}, "old")
     new = commit_ids({"new": [request.get("new")]}, "new")[0]
     update = peers.Update(request["branch"], old[0] if old else None, new, request.get("force", False))
-    received = peers.receive(ctx.repo(), blob, update)
+    pusher, own = _pusher(request)
+    received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own)
     doc = {"branch": update.branch, "old": old[0].hex() if old else None, "new": new.hex(), **received.to_dict()}
     return Outcome(doc, f"{update.branch}: {received.status} ({received.sent.commits} commit(s), "
                         f"{received.sent.objects} object(s))\n")
+
+
+def _pusher(request: dict[str, object]) -> tuple[str | None, bool]:
+    """Who sent the push (``"pusher"``, recorded with it), and whether only their own commits may go in.
+
+    Raises:
+        UsageError: ``"pusher"`` is not a non-empty text, ``"own_commits_only"`` not a boolean, or
+            ``"own_commits_only"`` is true without a pusher to compare the authors with.
+    """
+    pusher, own = request.get("pusher"), request.get("own_commits_only", False)
+    if pusher is not None and not (isinstance(pusher, str) and pusher):
+        raise UsageError('"pusher" names who sent the push: a non-empty text')
+    if not isinstance(own, bool) or (own and pusher is None):
+        raise UsageError('"own_commits_only" is true or false, and true needs "pusher"')
+    return pusher, own

@@ -7,9 +7,12 @@ every tool may be called.  Over HTTP with ``--auth jwt`` the SDK's bearer
 middleware puts the verified token in a context variable that follows the
 request into its tool call (``get_access_token``), so a write records the
 token's subject (``sub``, else its client id), whatever the server was
-started with; no tool argument names an author, so a client cannot claim
-another.  ``history``, ``why`` and ``mnem blame`` then say who made each
-commit.
+started with; no tool argument names an author, so a client cannot write
+as another.  ``history``, ``why`` and ``mnem blame`` then say who made each
+commit.  A push (``remote_sync``) is the one way in for commits made
+elsewhere, which keep the authors they were made with: the store records
+the pusher beside them (``author`` again: the token's subject, else the
+server's own author), and ``history`` and ``why`` name it where it differs.
 
 Scopes: ``mnem:read`` lets a token use the server at all (the HTTP layer
 answers ``403 insufficient_scope`` without it); the tools that change

@@ -8,7 +8,8 @@ missing required arguments, unknown ones, and strings of a few MB.  Each
 call must end in one of:
 
 * success, with structured content that is right for the tool (a write's
-  value reads back exactly through ``recall``; a read has the result shape);
+  value reads back exactly through ``recall``, type for type; a value with
+  an integer beyond 64 bits is never a success: it would have been rounded);
 * an ``isError`` result whose one text block starts ``<code>: `` with a code
   from the contract's taxonomy and then says something, and no traceback.
 
@@ -65,8 +66,10 @@ hostile_text = st.one_of(st.sampled_from(STRINGS), st.text(ANY_CHAR, max_size=10
                          st.sampled_from([("x", 2 << 20), ("é", 300_000)]).map(lambda unit: unit[0] * unit[1]))
 #: Object keys: the SDK's client cannot serialise a lone surrogate in a key (values it sends as escapes).
 key_text = hostile_text.filter(is_utf8)
-json_scalar = (st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1)
-               | st.floats(allow_nan=False, allow_infinity=False) | hostile_text)
+#: Integers past 64 bits, which no store keeps exactly: a write holding one must be refused, never rounded.
+BEYOND_64_BITS = [2**64, -(2**63) - 1, 10**30, -(10**400)]
+json_scalar = (st.none() | st.booleans() | st.integers(-(2**63), 2**64 - 1) | st.sampled_from(BEYOND_64_BITS)
+               | st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from([-0.0, 5e-324]) | hostile_text)
 json_value = st.recursive(json_scalar, lambda inner: st.lists(inner, max_size=3)
                           | st.dictionaries(key_text, inner, max_size=3), max_leaves=6)
 #: Something of the wrong JSON type for almost any parameter.
@@ -75,15 +78,22 @@ wrong_type = st.sampled_from([0, -1, 10**30, 1.5, True, None, [], ["a"], {}, {"i
 
 
 
-def as_stored(value: Any) -> Any:
-    """``value`` as upstream stores it: an integer beyond 64 bits becomes a float, as serde_json parses it."""
+def exact(value: Any) -> bool:
+    """Whether every integer in ``value`` fits 64 bits: what a store keeps exactly (docs/differences.md)."""
     if isinstance(value, dict):
-        return {key: as_stored(item) for key, item in value.items()}
+        return all(exact(item) for item in value.values())
     if isinstance(value, list):
-        return [as_stored(item) for item in value]
-    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value <= 2**64 - 1:
-        return float(value)
-    return value
+        return all(exact(item) for item in value)
+    return not isinstance(value, int) or isinstance(value, bool) or -(2**63) <= value <= 2**64 - 1
+
+
+def written(tool: str, arguments: dict[str, Any]) -> list[Any]:
+    """The contents a write tool was asked to store."""
+    if tool in ("remember", "revise"):
+        return [arguments.get("content")]
+    if tool == "remember_many" and isinstance(arguments.get("items"), list):
+        return [item.get("content") for item in arguments["items"] if isinstance(item, dict)]
+    return []
 
 
 @dataclass
@@ -169,13 +179,13 @@ def check_success(session: Session, tool: str, arguments: dict[str, Any], conten
         assert session.ok("history", limit=1)[0]["id"] == content["commit"]
     if tool in ("remember", "revise"):
         node = session.ok("recall", id=arguments["id"])
-        assert strict_equal(node["content"], as_stored(arguments["content"])), (arguments, node)
+        assert strict_equal(node["content"], arguments["content"]), (arguments, node)
         assert node["provenance"]["source"] == arguments.get("source")
     elif tool == "remember_many":
         last = {item["id"]: item for item in arguments["items"]}
         for node_id, item in last.items():
             node = session.ok("recall", id=node_id)
-            assert strict_equal(node["content"], as_stored(item["content"])), (item, node)
+            assert strict_equal(node["content"], item["content"]), (item, node)
     elif tool == "forget":
         assert session.ok("recall", id=arguments["id"]) is None
     elif tool in ("recall", "recall_at"):
@@ -213,6 +223,7 @@ def one_hostile_call(session: Session, tool: str, arguments: dict[str, Any]) -> 
         assert store_fingerprint(session.root) == before, (tool, arguments, result.content[0].text)
     else:
         event(f"{tool}: ok")
+        assert all(exact(content) for content in written(tool, arguments)), ("stored a number it rounds", arguments)
         check_success(session, tool, arguments, json.loads(result.content[0].text))
     assert session.ok("recall", id="plan")["id"] == "plan"  # still serving
 
@@ -243,4 +254,19 @@ def test_an_error_about_a_huge_argument_stays_readable(session: Session) -> None
         text = result.content[0].text
         check_error_text(text)
         assert "more characters; the server log has the whole" in text, text[:300]
+    assert session.ok("recall", id="plan")["content"] == "pro"
+
+
+@pytest.mark.parametrize("number", BEYOND_64_BITS, ids=["2^64", "-2^63-1", "10^30", "-10^400"])
+def test_an_integer_beyond_64_bits_is_refused_by_every_write_tool(session: Session, number: int) -> None:
+    """Never stored as the nearest float: a ``usage`` error saying to store it as a string, and nothing written."""
+    before = store_fingerprint(session.root)
+    for tool, arguments in (("remember", {"id": "n", "content": {"n": number}}),
+                            ("revise", {"id": "plan", "content": [1, number]}),
+                            ("remember_many", {"items": [{"id": "a", "content": 1}, {"id": "n", "content": number}]})):
+        result = session.call(tool, arguments)
+        assert result.is_error, (tool, result.content[0].text)
+        text = result.content[0].text
+        assert check_error_text(text) == "usage" and "store it as a string" in text, text
+        assert store_fingerprint(session.root) == before
     assert session.ok("recall", id="plan")["content"] == "pro"

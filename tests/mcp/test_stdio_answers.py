@@ -221,3 +221,15 @@ def test_every_line_gets_an_answer_and_a_refusal_changes_nothing(server: Server,
     event(f"{spoiler}: {'error ' + str(answer['error']['code']) if 'error' in answer else 'result'}")
     if "error" in answer or answer["result"].get("isError"):
         assert store_fingerprint(server.folder) == before, line[:200]
+
+
+@pytest.mark.parametrize("literal", [b"NaN", b"Infinity", b"-Infinity", b"1e400", b"[1, -1e400]"])
+def test_a_number_no_json_model_holds_is_a_usage_error_over_the_wire(server: Server, literal: bytes) -> None:
+    """The SDK's parser reads ``NaN`` and ``1e400`` (as inf); the tool refuses them, typed, writing nothing."""
+    before = store_fingerprint(server.folder)
+    server.send(b'{"jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "remember", '
+                b'"arguments": {"id": "n", "content": ' + literal + b"}}}")
+    answer = server.until(5)[5]
+    assert answer["result"]["isError"], answer
+    assert answer["result"]["content"][0]["text"].startswith("usage: content must be JSON-serialisable: "), answer
+    assert store_fingerprint(server.folder) == before

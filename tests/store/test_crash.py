@@ -73,7 +73,8 @@ def test_one_shot_writers_killed_at_random(store):
         else:
             assert stopped.stopped and status == -signal.SIGKILL, (status, stopped)
             killed_mid_write += stopped.during_write
-    assert acknowledged and killed_mid_write > KILLS // 4  # a write's transaction is about half its steps: many kills land in it
+    # a write's transaction is about half its steps, so many kills land in it
+    assert acknowledged and killed_mid_write > KILLS // 4
     check_whole(store, acknowledged)
 
 

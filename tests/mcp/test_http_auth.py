@@ -11,6 +11,10 @@ subject as its commit author.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -20,6 +24,7 @@ import httpx2
 import jwt
 import pytest
 from conftest import new_store, run_mnem
+from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from http_support import READ_WRITE, HttpServer, Issuer, connect, free_port
 from mcp_support import call, fail
@@ -110,6 +115,28 @@ def _other_key() -> ec.EllipticCurvePrivateKey:
     return ec.generate_private_key(ec.SECP256R1())
 
 
+def _segment(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def _forged(issuer: Issuer, alg: str) -> str:
+    """A token with every claim right, signed as an attacker without the issuer's private key can.
+
+    ``none``: no signature at all.  ``HS256``: an HMAC keyed with the issuer's
+    *public* key (what anyone can fetch from its JWKS), the algorithm-confusion
+    attack on a verifier that would take the published key as an HMAC secret.
+    PyJWT refuses to make either, so the token is put together by hand.
+    """
+    claims = {"iss": issuer.url, "aud": issuer.audience, "exp": 10**10, "sub": "mallory", "scope": READ_WRITE}
+    header = _segment(json.dumps({"alg": alg, "kid": KID, "typ": "at+jwt"}).encode())
+    signing_input = f"{header}.{_segment(json.dumps(claims).encode())}"
+    if alg == "none":
+        return f"{signing_input}."
+    public = issuer.key.public_key().public_bytes(serialization.Encoding.PEM,
+                                                   serialization.PublicFormat.SubjectPublicKeyInfo)
+    return f"{signing_input}.{_segment(hmac.new(public, signing_input.encode(), hashlib.sha256).digest())}"
+
+
 @pytest.mark.parametrize("make", [
     pytest.param(lambda issuer: None, id="no-token"),
     pytest.param(lambda issuer: issuer.mint(expires_in=-120), id="expired"),
@@ -121,6 +148,8 @@ def _other_key() -> ec.EllipticCurvePrivateKey:
                                             "scope": READ_WRITE}, SHARED_SECRET, algorithm="HS256",
                                            headers={"kid": KID}), id="shared-secret"),
     pytest.param(lambda issuer: "not.a.jwt", id="garbage"),
+    pytest.param(lambda issuer: _forged(issuer, "none"), id="alg-none"),
+    pytest.param(lambda issuer: _forged(issuer, "HS256"), id="hs256-keyed-with-the-public-key"),
 ])
 def test_a_bad_token_is_refused_with_a_pointer_to_the_metadata(setup: Setup, make: Any) -> None:
     response = post(setup, make(setup.issuer))

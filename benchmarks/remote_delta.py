@@ -18,6 +18,7 @@ writes ``benchmarks/results/remote_delta.md``.
 from __future__ import annotations
 
 import argparse
+import io
 import signal
 import socket
 import statistics
@@ -57,7 +58,9 @@ def commit(repo: Repo, n: int) -> None:
 
 def pack_bytes(repo: Repo, want: bytes, have: bytes | None) -> int:
     with repo.backend.read():
-        return len(pack(repo, missing(repo, [want], [] if have is None else [have])))
+        out = io.BytesIO()
+        pack(repo, missing(repo, [want], [] if have is None else [have]), out)
+        return out.tell()
 
 
 def main() -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any
 
-__all__ = ["EPOCH_BITS", "GENERATION_KEY", "MEMO_LIMIT", "Kept", "Shelf", "epoch"]
+__all__ = ["EPOCH_BITS", "GENERATION_KEY", "MEMO_LIMIT", "ROWS", "Kept", "Shelf", "epoch"]
 
 #: The ``meta`` row holding the generation: ``epoch << EPOCH_BITS | writes in that epoch``.
 GENERATION_KEY = "generation"
@@ -35,6 +35,10 @@ EPOCH_BITS = 32
 
 #: Entries the memo may hold before a read starts it over (rows, ids and a few decoded values).
 MEMO_LIMIT = 20_000
+#: The memo's entries (keyed ``(kind, ...)``) that are rows any statement can read again, even inside the write
+#: that wrote them: dropping them midway (``Kept.shed``) costs a query for each asked again, never a wrong answer.
+#: The rest (locks held, HEAD, branch tips a write moved) are what a transaction holds, and stay.
+ROWS = frozenset({"object", "graph", "segments"})
 
 
 def epoch(generation: int | None) -> int | None:
@@ -89,6 +93,17 @@ class Kept:
         if epoch(generation) != self._epoch:
             self._shelves.clear()
             self._epoch = epoch(generation)
+
+    def shed(self) -> None:
+        """Drop the memo's rows (``ROWS``), keeping the rest.
+
+        A write keeps every row it reads or writes until it ends, which is
+        right for a commit and unbounded for a write of a whole pack: that
+        one sheds as it goes (``transfer.unpack``), so its memory does not
+        grow with the pack.
+        """
+        for key in [key for key in self.memo if isinstance(key, tuple) and key[0] in ROWS]:
+            del self.memo[key]
 
     def forget_memo(self) -> None:
         """Empty the memo: a write begins or ends, and what it learns is its own (the next read learns afresh)."""

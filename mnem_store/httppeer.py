@@ -21,22 +21,16 @@ set), ``store_io`` when it cannot be reached.
 from __future__ import annotations
 
 import json
-import os
-import urllib.error
-import urllib.request
-from typing import Any, Final
+import tempfile
+from typing import Any, BinaryIO, Final
 from urllib.parse import urlencode
 
 from .errors import CommandError, MnemError, StoreIoError, UsageError, printable
 from .peers import STATUSES, Advert, Received, Update
+from .remotehttp import TOKEN_ENV, Answer, request
 from .transfer import Sent
 
-__all__ = ["TIMEOUT", "TOKEN_ENV", "HttpPeer"]
-
-#: The variable holding the bearer token sent to HTTP remotes.
-TOKEN_ENV: Final = "MNEM_TOKEN"
-#: Seconds one request may take (a clone of a long history is one request).
-TIMEOUT: Final = 300.0
+__all__ = ["HttpPeer"]
 
 
 def _codes(cls: type[MnemError]) -> set[str]:
@@ -52,22 +46,47 @@ class HttpPeer:
     """A peer reached over HTTP (see the module's docstring)."""
 
     def __init__(self, url: str) -> None:
-        self.url = url.rstrip("/")
+        self.remote = url.rstrip("/")
+        #: Where the sync requests go: the remote's URL, or where its advertisement was redirected within its origin.
+        self.url = self.remote
+        #: The largest pack the server takes in a push, as its advertisement says (older servers do not say).
+        self.max_pack: int | None = None
 
     def advertise(self) -> Advert:
-        """See ``peers.Peer``."""
-        return Advert.from_dict(self._json(self._request("GET", "refs")))
+        """See ``peers.Peer``; the requests after it go where the advertisement was answered."""
+        answer = self._request("GET", "refs", follow=True)
+        if not answer.url.endswith("/sync/refs"):
+            raise StoreIoError(f"the remote {self.remote} redirected its advertisement to {answer.url}, which is not "
+                               "a mnem-mcp endpoint's; give the remote the URL of the endpoint itself")
+        self.url = answer.url.removesuffix("/sync/refs")
+        doc = self._json(answer.body)
+        limit = doc.get("max_pack") if isinstance(doc, dict) else None
+        self.max_pack = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
+        return Advert.from_dict(doc)
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> bytes:
-        """See ``peers.Peer``."""
+    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
+        """See ``peers.Peer``: the pack is spooled to an unnamed temporary file as it arrives."""
         body = json.dumps({"want": [w.hex() for w in wants], "have": [h.hex() for h in haves]}).encode()
-        return self._request("POST", "upload", body, "application/json")
+        spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
+        try:
+            self._request("POST", "upload", body, "application/json", sink=spool)
+        except BaseException:
+            spool.close()
+            raise
+        spool.seek(0)
+        return spool
 
-    def receive(self, blob: bytes, update: Update) -> Received:
-        """See ``peers.Peer``."""
+    def receive(self, blob: BinaryIO, update: Update) -> Received:
+        """See ``peers.Peer``; a pack over the limit the server advertised is refused before it is sent."""
+        size = blob.seek(0, 2)
+        blob.seek(0)
+        if self.max_pack is not None and size > self.max_pack:
+            raise UsageError(f"the pack is {size} bytes and the remote {self.remote} takes at most {self.max_pack} "
+                             "in a push (its mnem-mcp --max-pack); ask its operator to raise --max-pack, or push a "
+                             "shorter stretch of history at a time")
         query = urlencode({"branch": update.branch, "old": update.old.hex() if update.old is not None else "",
                            "new": update.new.hex(), "force": int(update.force)})
-        doc = self._json(self._request("POST", f"receive?{query}", blob, "application/cbor"))
+        doc = self._json(self._request("POST", f"receive?{query}", blob, "application/cbor").body)
         try:
             if doc["status"] not in STATUSES:  # printed as it is: only a status a receive can have passes
                 raise ValueError(f"status {doc['status']!r}")
@@ -78,45 +97,34 @@ class HttpPeer:
     def close(self) -> None:
         """Nothing is held open between requests."""
 
-    def _request(self, method: str, path: str, body: bytes | None = None, kind: str | None = None) -> bytes:
-        """One request's answer body; a refusal raised as its typed error."""
-        headers = {"Accept": "application/json, application/cbor"}
-        if kind is not None:
-            headers["Content-Type"] = kind
-        token = os.environ.get(TOKEN_ENV)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        request = urllib.request.Request(f"{self.url}/sync/{path}", data=body, headers=headers, method=method)
-        try:
-            with urllib.request.urlopen(request, timeout=TIMEOUT) as answer:
-                data: bytes = answer.read()
-                return data
-        except urllib.error.HTTPError as exc:
-            raise self._refusal(exc) from None
-        except (urllib.error.URLError, OSError) as exc:
-            reason = getattr(exc, "reason", exc)
-            raise StoreIoError(f"cannot reach the remote {self.url}: {reason}; check the URL and that its "
-                               "server is running") from None
+    def _request(self, method: str, path: str, body: bytes | BinaryIO | None = None, kind: str | None = None, *,
+                 sink: BinaryIO | None = None, follow: bool = False) -> Answer:
+        """One request's answer (``remotehttp.request``); a refusal raised as its typed error."""
+        answer = request(method, f"{self.url}/sync/{path}", remote=self.remote, body=body, kind=kind, sink=sink,
+                         follow=follow)
+        if not 200 <= answer.status < 300:
+            raise self._refusal(answer)
+        return answer
 
-    def _refusal(self, exc: urllib.error.HTTPError) -> MnemError:
+    def _refusal(self, exc: Answer) -> MnemError:
         """The typed error an HTTP refusal stands for; the remote's words in it pass ``errors.printable``."""
         try:
-            doc = json.loads(exc.read() or b"null")
+            doc = json.loads(exc.body or b"null")
         except ValueError:
             doc = None
         error = doc.get("error") if isinstance(doc, dict) else None
-        if exc.code in (401, 403):
+        if exc.status in (401, 403):
             said = doc.get("error_description") if isinstance(doc, dict) else None
             said = said or (error.get("message") if isinstance(error, dict) else None) or exc.reason
-            need = "mnem:read mnem:write" if exc.code == 403 else "mnem:read (mnem:write to push)"
-            return UsageError(f"the remote {self.url} refused the request ({exc.code}: {printable(str(said))}); set "
+            need = "mnem:read mnem:write" if exc.status == 403 else "mnem:read (mnem:write to push)"
+            return UsageError(f"the remote {self.url} refused the request ({exc.status}: {printable(str(said))}); set "
                               f"{TOKEN_ENV} to a bearer token its issuer grants for it, with scope {need}")
         if isinstance(error, dict) and error.get("code") in _CODES and isinstance(error.get("message"), str):
             return CommandError(printable(error["message"]), error["code"])
-        if exc.code == 404:
+        if exc.status == 404:
             return StoreIoError(f"{self.url} does not serve Mnemosyne sync (404 for {printable(exc.url)}); give the "
                                 "URL of a mnem-mcp --transport streamable-http endpoint, e.g. http://HOST:PORT/mcp")
-        return StoreIoError(f"the remote {self.url} failed ({exc.code} {printable(str(exc.reason))})")
+        return StoreIoError(f"the remote {self.url} failed ({exc.status} {printable(str(exc.reason))})")
 
     def _json(self, data: bytes) -> Any:
         try:

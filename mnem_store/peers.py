@@ -20,7 +20,8 @@ on the store the caller's token maps to.  ``sync``'s verbs speak only to a
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple, Protocol
+from functools import partial
+from typing import Any, BinaryIO, NamedTuple, Protocol
 
 from . import pushed
 from .errors import CommandError, CorruptStoreError, InvalidRefError, printable
@@ -28,7 +29,7 @@ from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .location import address
 from .repo import Repo
-from .transfer import Sent, check_tips, missing, pack, unpack
+from .transfer import Sent, check_tips, missing, pack, spooled, unpack
 
 __all__ = ["STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
 
@@ -93,12 +94,12 @@ class Peer(Protocol):
         """The peer's format, HEAD and branch tips."""
         ...
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> bytes:
-        """A pack of the commits reachable from ``wants`` and not from ``haves``."""
+    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
+        """The pack of what ``wants`` reach and ``haves`` do not: a rewound file, the caller's to close."""
         ...
 
-    def receive(self, blob: bytes, update: Update) -> Received:
-        """Take a pack and move one branch by compare-and-swap, in one write of the peer."""
+    def receive(self, blob: BinaryIO, update: Update) -> Received:
+        """Take the pack in the file ``blob`` and move one branch by compare-and-swap, in one write of the peer."""
         ...
 
     def close(self) -> None:
@@ -127,8 +128,8 @@ def advertise(repo: Repo) -> Advert:
         return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()))
 
 
-def upload(repo: Repo, wants: list[bytes], haves: list[bytes]) -> tuple[bytes, int]:
-    """A pack for an asker, and how many commits it holds (one read of ``repo``).
+def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO) -> int:
+    """Write the pack for an asker to ``out``; how many commits it holds (one read of ``repo``).
 
     Raises:
         CommandError: ``not_found``: a wanted commit is not here (the asker's advertisement is stale).
@@ -139,10 +140,11 @@ def upload(repo: Repo, wants: list[bytes], haves: list[bytes]) -> tuple[bytes, i
                 raise CommandError(f"commit {want.hex()} is not in this store (its branches moved since they were "
                                    "advertised); fetch again", "not_found")
         commits = missing(repo, wants, haves)
-        return pack(repo, commits), len(commits)
+        pack(repo, commits, out)
+        return len(commits)
 
 
-def receive(repo: Repo, blob: bytes, update: Update, *, pusher: str | None = None,
+def receive(repo: Repo, blob: BinaryIO, update: Update, *, pusher: str | None = None,
             own_commits_only: bool = False) -> Received:
     """Take a pack and move one branch (one write of ``repo``; see the module's docstring).
 
@@ -197,11 +199,11 @@ class LocalPeer:
         """See ``Peer``."""
         return advertise(self.repo)
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> bytes:
+    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
         """See ``Peer``."""
-        return upload(self.repo, wants, haves)[0]
+        return spooled(partial(upload, self.repo, wants, haves))
 
-    def receive(self, blob: bytes, update: Update) -> Received:
+    def receive(self, blob: BinaryIO, update: Update) -> Received:
         """See ``Peer``."""
         return receive(self.repo, blob, update)
 

@@ -14,7 +14,8 @@ second, local write: if that is lost, the next fetch brings it back.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from functools import partial
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from .errors import CommandError, FormatVersionError, InvalidRefError
@@ -24,7 +25,7 @@ from .location import Address
 from .peers import Advert, LocalPeer, Peer, Update
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
-from .transfer import Sent, check_tips, missing, pack, unpack
+from .transfer import Sent, check_tips, missing, pack, spooled, unpack
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -163,7 +164,7 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
         wants = sorted({tip for tip in advert.branches.values() if repo.states.graph(tip) is None})
         haves = sorted({*held, *(tip for tip in advert.branches.values() if tip not in wants)})
     blob = peer.upload(wants, haves) if wants else None
-    with repo.backend.write():
+    with blob if blob is not None else nullcontext(), repo.backend.write():  # the pack's file is closed after
         remotes = repo.remotes()
         remote = find_remote(remotes, name)
         sent = unpack(repo, blob) if blob is not None else Sent(0, 0)
@@ -218,8 +219,9 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
                         f"run `mnem pull {name} {branch}` and push again, or overwrite with "
                         f"`mnem push --force-with-lease {name} {branch}`", "conflict")
                 haves = [t for t in advert.branches.values() if repo.states.graph(t) is not None]
-                blob = pack(repo, missing(repo, [tip], haves))
-            received = peer.receive(blob, Update(branch, old, tip, force=force_with_lease))
+                blob = spooled(partial(pack, repo, missing(repo, [tip], haves)))
+            with blob:
+                received = peer.receive(blob, Update(branch, old, tip, force=force_with_lease))
             status, sent = received.status, received.sent
     if remote.branches.get(branch) == tip:
         return Pushed(name, branch, status, old, tip, sent)
@@ -295,5 +297,6 @@ def clone(source: str, dest: Address) -> Cloned:
             new.move_branch(head.branch, None, tips[head.branch])
         new.set_head(head)
 
-    Repo.init(dest, populate).close()
+    with blob if blob is not None else nullcontext():
+        Repo.init(dest, populate).close()
     return Cloned(dest.shown if isinstance(dest, StoreUrl) else str(dest), origin, head, done[0])

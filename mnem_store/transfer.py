@@ -4,12 +4,21 @@ Ids are content addresses, so two stores agree on every id.  The receiver
 names what it has (*haves*: its branch tips, and where it last saw the
 sender's), and ``missing`` walks back from what it wants and stops at every
 commit a have already holds, so a transfer reads the difference, not the
-history.  ``pack`` writes those commits parents first as one CBOR blob:
-each commit's canonical bytes with its change rows against its first
-parent, and the node objects those changes set.  States travel as what
-they are here, change rows: ``unpack`` applies them to the first parent's
-state and checks the result against the commit's state id
-(``Repo.index_changes``), so a commit costs its changes, not its state.
+history.  ``pack`` writes those commits parents first as one CBOR map
+(``{"pack": 1, "format", "commits": [[commit bytes, change rows], ...],
+"nodes": [node bytes, ...]}``): each commit's canonical bytes with its
+change rows against its first parent, and the node objects those changes
+set.  States travel as what they are here, change rows: ``unpack`` applies
+them to the first parent's state and checks the result against the
+commit's state id (``Repo.index_changes``), so a commit costs its changes,
+not its state.
+
+A pack lives in a file (a temporary one, or the body an HTTP server
+spooled), never whole in memory: ``pack`` writes it entry by entry and
+``unpack`` reads it value by value (``cborstream``), so either side holds
+one object or one commit's changes at a time, however long the history.
+The layout is the one older senders write and older receivers read
+whole (``cbor2.loads``), so it needs no new version.
 
 The blob is the same whether the other store is a folder, a PostgreSQL
 store or an HTTP server (``peers``), and the receiver trusts none of it:
@@ -22,22 +31,31 @@ transaction, so a refused pack or a kill leaves the receiver as it was.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, NamedTuple
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import BinaryIO, NamedTuple
 
 import cbor2
 
 from .canonical import hex_id, object_id
+from .cborstream import ARRAY, MAP, MalformedError, Reader, head
 from .errors import CorruptStoreError, FormatVersionError
 from .graph import Graph
 from .layout import FORMAT_VERSION
 from .objects import Commit, MemoryNode, StoredObject, decode_object, encode_object
 from .repo import Repo
 
-__all__ = ["PACK_VERSION", "Sent", "check_tips", "missing", "pack", "unpack"]
+__all__ = ["MAX_CHANGES", "PACK_VERSION", "Sent", "check_tips", "missing", "pack", "spooled", "unpack"]
 
 #: The layout of a pack blob (its ``"pack"`` key); a receiver refuses any other.
 PACK_VERSION = 1
+#: The most change rows one commit of a received pack may carry.  A commit's rows are held in memory while its
+#: state is rebuilt (about 140 bytes each), so without a bound one commit of a pack could cost the receiver many
+#: times the pack's size; a million facts changed in one commit is far past what an agent's commit changes.
+MAX_CHANGES = 1_000_000
+#: An unpack sheds its write's memo of rows (``Kept.shed``) each time it has written this many objects or bytes.
+SHED_OBJECTS = 2_000
+SHED_BYTES = 1 << 20
 
 
 class Sent(NamedTuple):
@@ -79,10 +97,18 @@ def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[t
     return [(raw, found[raw]) for raw in order.static_order()]
 
 
-def pack(src: Repo, commits: list[tuple[bytes, Commit]]) -> bytes:
-    """The blob carrying ``commits`` (from ``missing``) and the node objects their changes set (a read of ``src``)."""
-    entries: list[list[Any]] = []
-    nodes: dict[bytes, bytes] = {}
+def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO) -> None:
+    """Write the pack carrying ``commits`` (from ``missing``) and the node objects their changes set to ``out``.
+
+    A read of ``src``.  Each commit entry is written as soon as it is made
+    and each node object is read from the store as it is written, so what
+    is held meanwhile is one commit's change rows and the ids of the nodes
+    still to send, never the pack.  The bytes are those of ``cbor2.dumps``
+    of the whole map (module's docstring), so any receiver reads them.
+    """
+    out.write(head(MAP, 4) + cbor2.dumps("pack") + cbor2.dumps(PACK_VERSION) + cbor2.dumps("format")
+              + cbor2.dumps(FORMAT_VERSION) + cbor2.dumps("commits") + head(ARRAY, len(commits)))
+    nodes: dict[bytes, bytes] = {}  # node object id -> the first commit that sets it, in the order they are sent
     for raw, _ in commits:
         row = src.states.graph(raw)
         found = src.objects.row(raw)
@@ -90,15 +116,31 @@ def pack(src: Repo, commits: list[tuple[bytes, Commit]]) -> bytes:
             raise CorruptStoreError(f"commit {hex_id(raw)} is not in the sending store (run `mnem verify` there)")
         changes = sorted((node_id, new) for node_id, (_, new) in src.states.change_set(row.key).items())
         for _, new in changes:
-            if new is not None and new not in nodes:
-                node = src.objects.row(new)
-                if node is None or node[2] is None:
-                    raise CorruptStoreError(f"the sending store lacks object {hex_id(new)}, which commit "
-                                            f"{hex_id(raw)} sets (run `mnem verify` there)")
-                nodes[new] = node[2]
-        entries.append([found[2], [[node_id, new] for node_id, new in changes]])
-    return cbor2.dumps({"pack": PACK_VERSION, "format": FORMAT_VERSION, "commits": entries,
-                        "nodes": list(nodes.values())})
+            if new is not None:
+                nodes.setdefault(new, raw)
+        out.write(cbor2.dumps([found[2], [[node_id, new] for node_id, new in changes]]))
+    out.write(cbor2.dumps("nodes") + head(ARRAY, len(nodes)))
+    for new, setter in nodes.items():
+        node = src.objects.row(new)
+        if node is None or node[2] is None:
+            raise CorruptStoreError(f"the sending store lacks object {hex_id(new)}, which commit {hex_id(setter)} "
+                                    "sets (run `mnem verify` there)")
+        out.write(cbor2.dumps(node[2]))
+
+
+def spooled(write: Callable[[BinaryIO], object]) -> BinaryIO:
+    """What ``write`` writes (a pack), in an unnamed temporary file, rewound: held on disk rather than in memory.
+
+    The caller closes it; the file has no name, so nothing is left behind even if this process is killed.
+    """
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
+    try:
+        write(out)
+    except BaseException:
+        out.close()
+        raise
+    out.seek(0)
+    return out
 
 
 def _refused(what: str) -> CorruptStoreError:
@@ -106,10 +148,8 @@ def _refused(what: str) -> CorruptStoreError:
                              "the sending store)")
 
 
-def _canonical(data: Any, kind: type[StoredObject]) -> tuple[bytes, StoredObject]:
+def _canonical(data: bytes, kind: type[StoredObject]) -> tuple[bytes, StoredObject]:
     """An object's id and value from its bytes, as they arrive: canonical, of ``kind``, hashing to the id."""
-    if not isinstance(data, bytes):
-        raise _refused("holds an object that is not bytes")
     raw = object_id(data)
     try:
         obj = decode_object(data)
@@ -121,76 +161,123 @@ def _canonical(data: Any, kind: type[StoredObject]) -> tuple[bytes, StoredObject
     return raw, obj
 
 
-def _read(blob: bytes) -> tuple[list[Any], list[Any]]:
-    """A pack's commit entries and node objects, its layout and store format checked."""
+def _key(reader: Reader, name: str) -> None:
+    if reader.text() != name:
+        raise MalformedError('its keys are not "pack", "format", "commits" and "nodes", in that order')
+
+
+def _header(reader: Reader) -> None:
+    """Read a pack's map header and its ``pack`` and ``format`` keys; stop before the commits."""
     try:
-        doc = cbor2.loads(blob)
-    except Exception:  # cbor2 raises several types for malformed input; all mean the same here
-        raise _refused("is not a pack (malformed CBOR)") from None
-    if not isinstance(doc, dict) or doc.get("pack") != PACK_VERSION:
-        raise _refused(f"is not a version {PACK_VERSION} pack")
-    fmt = doc.get("format")
-    if not isinstance(fmt, int):
-        raise _refused("names no store format")
+        if reader.map() != 4:
+            raise MalformedError("its map does not hold the four keys of a pack")
+        _key(reader, "pack")
+        if reader.uint() != PACK_VERSION:
+            raise MalformedError(f"it is not a version {PACK_VERSION} pack")
+        _key(reader, "format")
+        fmt = reader.uint()
+    except MalformedError as exc:
+        raise _refused(f"is not a pack ({exc})") from None
     if fmt > FORMAT_VERSION:
         raise FormatVersionError(fmt, FORMAT_VERSION)
-    commits, nodes = doc.get("commits"), doc.get("nodes")
-    if not isinstance(commits, list) or not isinstance(nodes, list):
-        raise _refused("lacks its commits or nodes")
-    return commits, nodes
 
 
-def unpack(dst: Repo, blob: bytes) -> Sent:
-    """Write a pack's commits and the objects they need into ``dst`` (inside ``dst``'s write).
+def _entry(reader: Reader) -> tuple[bytes, dict[str, bytes | None]]:
+    """One commit entry ``[commit bytes, [[node id, object id or null], ...]]``: the bytes and the change rows."""
+    if reader.array() != 2:
+        raise MalformedError("a commit entry is not a pair")
+    data = reader.bytes_()
+    count = reader.array()
+    if count > MAX_CHANGES:
+        raise _refused(f"has a commit changing {count} facts, more than the {MAX_CHANGES} one commit of a pack may "
+                       "change; split such a change into several commits")
+    changes: dict[str, bytes | None] = {}
+    for _ in range(count):
+        if reader.array() != 2:
+            raise MalformedError("a change row is not a pair")
+        node_id = reader.text()
+        new = reader.bytes_or_null()
+        if new is not None and len(new) != 32:
+            raise MalformedError("a change row names an object id that is not 32 bytes")
+        changes[node_id] = new
+    return data, changes
 
-    Commits ``dst`` already holds are skipped; so are node objects it holds.
+
+class _Shedding:
+    """Counts what an unpack writes and sheds the write's memo of rows (``Kept.shed``) every so often."""
+
+    def __init__(self, dst: Repo) -> None:
+        self.kept = dst.backend.kept
+        self.objects = self.bytes = 0
+
+    def wrote(self, size: int) -> None:
+        self.objects += 1
+        self.bytes += size
+        if self.objects >= SHED_OBJECTS or self.bytes >= SHED_BYTES:
+            self.kept.shed()
+            self.objects = self.bytes = 0
+
+
+def unpack(dst: Repo, blob: BinaryIO) -> Sent:
+    """Write the pack in the file ``blob`` into ``dst``: the commits it lacks and the objects they need.
+
+    Inside ``dst``'s write, so a refusal or a kill writes nothing.  The pack
+    is read item by item (``cborstream``) in two passes, because its node
+    objects come after the commits that set them: the first checks every
+    commit entry's shape and stores each node object ``dst`` lacks once it
+    has verified it, the second takes the commits, parents first.  Memory
+    holds one object or one commit's change rows at a time, whatever the
+    pack's size: the rows the write learns are shed as it goes (``_Shedding``).
 
     Raises:
-        CorruptStoreError: An object did not verify, a parent or a node is
-            neither in ``dst`` nor in the pack, or a state did not rebuild to its id.
+        CorruptStoreError: The bytes are not a pack, an object did not
+            verify, a parent or a node is neither in ``dst`` nor in the pack,
+            or a state did not rebuild to its id.
         FormatVersionError: The pack comes from a newer store format.
     """
-    entries, node_list = _read(blob)
-    nodes = dict(_node(data) for data in node_list)
+    reader = Reader(blob)
+    _header(reader)
+    shedding = _Shedding(dst)
     commits = objects = 0
     written: list[bytes] = []
-    for entry in entries:
-        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], list)):
-            raise _refused("holds a malformed commit entry")
-        raw, commit = _canonical(entry[0], Commit)
-        assert isinstance(commit, Commit)
-        if dst.states.graph(raw) is not None:
-            continue
-        for parent in commit.parents:
-            if dst.states.graph(parent) is None:
-                raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
-        changes = dict(_change(change) for change in entry[1])
-        for new in changes.values():
-            if new is not None and dst.objects.key(new) is None:
-                if new not in nodes:
-                    raise _refused(f"sends commit {hex_id(raw)} without node object {hex_id(new)}")
-                dst.objects.insert(new, "memory_node", nodes[new])
+    try:
+        _key(reader, "commits")
+        start = reader.tell()
+        for _ in range(reader.array()):
+            _entry(reader)
+        _key(reader, "nodes")
+        for _ in range(reader.array()):
+            data = reader.bytes_()
+            raw, _ = _canonical(data, MemoryNode)
+            if dst.objects.key(raw) is None:
+                dst.objects.insert(raw, "memory_node", data)
                 objects += 1
-        objects += 1 if dst.objects.key(commit.state) is None else 0
-        if dst.index_changes(commit, changes) != raw:
-            raise _refused(f"holds commit {hex_id(raw)}, which did not encode back to its id")
-        commits += 1
-        objects += 1
-        written.append(raw)
+                shedding.wrote(len(data))
+        if not reader.at_end():
+            raise MalformedError("bytes follow its last node object")
+        reader.seek(start)
+        for _ in range(reader.array()):
+            data, changes = _entry(reader)
+            raw, commit = _canonical(data, Commit)
+            assert isinstance(commit, Commit)
+            if dst.states.graph(raw) is not None:
+                continue
+            for parent in commit.parents:
+                if dst.states.graph(parent) is None:
+                    raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
+            for new in changes.values():
+                if new is not None and dst.objects.key(new) is None:
+                    raise _refused(f"sends commit {hex_id(raw)} without node object {hex_id(new)}")
+            objects += 1 if dst.objects.key(commit.state) is None else 0
+            if dst.index_changes(commit, changes) != raw:
+                raise _refused(f"holds commit {hex_id(raw)}, which did not encode back to its id")
+            commits += 1
+            objects += 1
+            written.append(raw)
+            shedding.wrote(len(data))
+    except MalformedError as exc:
+        raise _refused(f"is not a pack ({exc})") from None
     return Sent(commits, objects, tuple(written))
-
-
-def _node(data: Any) -> tuple[bytes, bytes]:
-    raw, _ = _canonical(data, MemoryNode)
-    return raw, data
-
-
-def _change(change: Any) -> tuple[str, bytes | None]:
-    """One change row ``[node id, object id or None]``, its types checked."""
-    if (isinstance(change, list) and len(change) == 2 and isinstance(change[0], str)
-            and (change[1] is None or (isinstance(change[1], bytes) and len(change[1]) == 32))):
-        return change[0], change[1]
-    raise _refused("holds a malformed change row")
 
 
 def check_tips(dst: Repo, tips: Iterable[tuple[str, bytes]], sender: str) -> None:

@@ -76,7 +76,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
             "ls-objects",
-            "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last",
+            "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
             "write-reserved", "receive-pusher"]
 
 

@@ -9,7 +9,10 @@ or the move is not a fast-forward and not forced (``peers.receive``).
 ``"pusher"`` (feature ``receive-pusher``) names who sent the push: the same
 write records that name, the time, the move and the commits the pack
 brought (``pushed``), and with ``"own_commits_only": true`` a pack bringing
-a commit someone else authored is ``invalid_ref`` and nothing is written.
+a commit someone else authored is ``invalid_ref`` and nothing is written.  With
+``--pack-file PATH`` (feature ``pack-file``) the pack is read from PATH, a
+file the server spooled the request's body into, and the request holds no
+``"pack"``: the pack is then read value by value, never whole in memory.
 """
 
 from __future__ import annotations
@@ -17,35 +20,50 @@ from __future__ import annotations
 import argparse
 import base64
 import binascii
+import io
+from typing import BinaryIO
 
 from ... import peers
-from ...errors import UsageError
+from ...errors import CommandError, UsageError
 from ..context import Context, Outcome, parse_json_arg, read_payload
 from .upload_pack import commit_ids
 
 
 def register(parser: argparse.ArgumentParser) -> None:
-    """``receive-pack`` takes its request on stdin only."""
+    """``receive-pack`` takes its request on stdin, and the pack there or in ``--pack-file``."""
+    parser.add_argument("--pack-file", metavar="PATH", help='read the pack from PATH instead of "pack" in the request')
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Take one pack and move one branch."""
     request = parse_json_arg(read_payload(None, ctx), "reading the push request")
+    inline = args.pack_file is None  # the pack is base64 in the request, else in the file
     if not isinstance(request, dict) or not isinstance(request.get("branch"), str) \
-            or not isinstance(request.get("pack"), str) or not isinstance(request.get("force", False), bool):
-        raise UsageError('the push request needs "pack" (base64), "branch", "old", "new" and optional "force"')
-    try:
-        blob = base64.b64decode(request["pack"], validate=True)
-    except binascii.Error:
-        raise UsageError('"pack" is not base64') from None
+            or isinstance(request.get("pack"), str) != inline or not isinstance(request.get("force", False), bool):
+        raise UsageError('the push request needs "branch", "old", "new", optional "force", and "pack" (base64) '
+                         "unless --pack-file names the pack's file")
     old = commit_ids({"old": [] if request.get("old") is None else [request["old"]]}, "old")
     new = commit_ids({"new": [request.get("new")]}, "new")[0]
     update = peers.Update(request["branch"], old[0] if old else None, new, request.get("force", False))
     pusher, own = _pusher(request)
-    received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own)
+    with _pack(request, args.pack_file) as blob:
+        received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own)
     doc = {"branch": update.branch, "old": old[0].hex() if old else None, "new": new.hex(), **received.to_dict()}
     return Outcome(doc, f"{update.branch}: {received.status} ({received.sent.commits} commit(s), "
                         f"{received.sent.objects} object(s))\n")
+
+
+def _pack(request: dict[str, object], path: str | None) -> BinaryIO:
+    """The pack to take: the file at ``path``, or the request's base64 ``"pack"`` in memory."""
+    if path is not None:
+        try:
+            return open(path, "rb")
+        except OSError as exc:
+            raise CommandError(f"reading the pack from {path}", "store_io", cause=exc.strerror or str(exc)) from None
+    try:
+        return io.BytesIO(base64.b64decode(str(request["pack"]), validate=True))
+    except binascii.Error:
+        raise UsageError('"pack" is not base64') from None
 
 
 def _pusher(request: dict[str, object]) -> tuple[str | None, bool]:

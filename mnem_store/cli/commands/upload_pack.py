@@ -4,23 +4,28 @@
 git's HTTP backend runs ``git upload-pack``.  With ``--advertise`` it prints
 the store's format, HEAD and branch tips; without, it reads
 ``{"want": [ID...], "have": [ID...]}`` (JSON on stdin) and answers with the
-pack of what the asker lacks, base64 in the JSON document.
+pack of what the asker lacks, base64 in the JSON document, or with
+``--pack-file PATH`` (feature ``pack-file``) written to PATH as it is made,
+so that neither this process nor the server holds the pack in memory.
 """
 
 from __future__ import annotations
 
 import argparse
 import base64
+import io
 from typing import Any
 
 from ... import peers
-from ...errors import UsageError
+from ...errors import CommandError, UsageError
 from ..context import Context, Outcome, parse_json_arg, read_payload
 
 
 def register(parser: argparse.ArgumentParser) -> None:
     """Add ``upload-pack``'s one option."""
     parser.add_argument("--advertise", action="store_true", help="print the format, HEAD and branch tips instead")
+    parser.add_argument("--pack-file", metavar="PATH",
+                        help="write the pack to PATH (created or emptied) instead of base64 in the answer")
 
 
 def commit_ids(doc: Any, key: str) -> list[bytes]:
@@ -49,6 +54,19 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         lines = [f"{tip.hex()}\t{name}\n" for name, tip in sorted(advert.branches.items())]
         return Outcome(advert.to_dict(), f"{advert.head.text}\tHEAD\n" + "".join(lines))
     request = parse_json_arg(read_payload(None, ctx), "reading the want/have request")
-    blob, commits = peers.upload(repo, commit_ids(request, "want"), commit_ids(request, "have"))
+    wants, haves = commit_ids(request, "want"), commit_ids(request, "have")
+    if args.pack_file is not None:
+        try:
+            with open(args.pack_file, "wb") as out:
+                commits = peers.upload(repo, wants, haves, out)
+                size = out.tell()
+        except OSError as exc:
+            raise CommandError(f"writing the pack to {args.pack_file}", "store_io",
+                               cause=exc.strerror or str(exc)) from None
+        return Outcome({"commits": commits, "bytes": size},
+                       f"{commits} commit(s), {size} byte(s) in {args.pack_file}\n")
+    buffer = io.BytesIO()
+    commits = peers.upload(repo, wants, haves, buffer)
+    blob = buffer.getvalue()
     return Outcome({"commits": commits, "bytes": len(blob), "pack": base64.b64encode(blob).decode("ascii")},
                    f"{commits} commit(s), {len(blob)} byte(s); the pack is in --json output\n")

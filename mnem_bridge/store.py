@@ -1276,15 +1276,34 @@ class Store:
         doc = self._serving_call(dict, "upload-pack", payload=encode_json({"want": list(want), "have": list(have)}))
         return base64.b64decode(doc["pack"])
 
-    def receive_pack(self, pack: bytes, branch: str, old: str | None, new: str, *,
+    def upload_pack_to(self, path: str | os.PathLike[str], want: Sequence[str], have: Sequence[str]) -> dict[str, Any]:
+        """``upload_pack``, written by ``mnem`` to the file ``path`` (created or emptied) as it is made.
+
+        Neither ``mnem`` nor this process holds the pack in memory, so an HTTP
+        server can stream a clone of any size from the file (feature ``pack-file``).
+
+        Returns:
+            ``{"commits": N, "bytes": N}``.
+
+        Raises:
+            UsageError: An id that is not a full commit id.
+            NotFoundError: A wanted commit is not in this store.
+        """
+        self._require("pack-file", "cannot write a pack to a file")
+        return self._serving_call(dict, "upload-pack", f"--pack-file={os.fspath(path)}",
+                                  payload=encode_json({"want": list(want), "have": list(have)}))
+
+    def receive_pack(self, pack: bytes | os.PathLike[str], branch: str, old: str | None, new: str, *,
                      force: bool = False, pusher: str | None = None, own_commits_only: bool = False) -> dict[str, Any]:
         """Take a pack and move ``branch`` from ``old`` (None: it must not exist) to ``new``, by compare-and-swap.
 
-        ``pusher`` (feature ``receive-pusher``) names who sent the push: the
-        store records it with the move and the commits it brought, and ``log``
-        / ``blame`` show it beside an author it differs from
-        (``log_attributed``); with ``own_commits_only`` a commit ``pusher`` did
-        not author is refused.
+        ``pack`` is the pack's bytes, or the path of a file holding it (feature
+        ``pack-file``): ``mnem`` then reads it from there value by value, so
+        neither process holds it in memory.  ``pusher`` (feature
+        ``receive-pusher``) names who sent the push: the store records it with
+        the move and the commits it brought, and ``log`` / ``blame`` show it
+        beside an author it differs from (``log_attributed``); with
+        ``own_commits_only`` a commit ``pusher`` did not author is refused.
 
         Returns:
             ``{"branch", "old", "new", "status", "commits", "objects"}`` as ``mnem receive-pack --json`` prints it.
@@ -1298,14 +1317,17 @@ class Store:
                 nothing is run, so no push goes in unrecorded or unchecked.
             UsageError: ``own_commits_only`` without ``pusher``.
         """
-        request: dict[str, Any] = {"pack": base64.b64encode(pack).decode("ascii"), "branch": branch, "old": old,
-                                   "new": new, "force": force}
+        request: dict[str, Any] = {"branch": branch, "old": old, "new": new, "force": force}
         if own_commits_only and pusher is None:
             raise UsageError("own_commits_only compares each commit's author with the pusher: give pusher")
         if pusher is not None:
             self._require("receive-pusher", "cannot record who pushed")
             request.update(pusher=pusher, own_commits_only=own_commits_only)
-        return self._serving_call(dict, "receive-pack", payload=encode_json(request))
+        if isinstance(pack, bytes):
+            request["pack"] = base64.b64encode(pack).decode("ascii")
+            return self._serving_call(dict, "receive-pack", payload=encode_json(request))
+        self._require("pack-file", "cannot read a pack from a file")
+        return self._serving_call(dict, "receive-pack", f"--pack-file={os.fspath(pack)}", payload=encode_json(request))
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:
         """The commit that introduced the node's value at ``at`` (default HEAD).

@@ -33,6 +33,7 @@ from urllib.parse import urlsplit
 import mnem_bridge
 
 from .binding import StoreBinding, StoreLocation, locate_store
+from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_PACK
 from .loopback import is_loopback
 
 if TYPE_CHECKING:
@@ -99,6 +100,12 @@ def parser() -> argparse.ArgumentParser:
                       help="also accept this browser Origin (repeatable)")
     http.add_argument("--grace", type=_seconds, metavar="SECONDS",
                       help=f"on SIGTERM, seconds to let calls in flight finish (default {GRACE:g})")
+    http.add_argument("--max-body", type=_size, metavar="BYTES",
+                      help=f"the largest request body the MCP endpoint takes, e.g. 64M (default "
+                      f"{DEFAULT_MAX_BODY >> 20}M); a larger one is answered 413 as it arrives")
+    http.add_argument("--max-pack", type=_size, metavar="BYTES",
+                      help=f"the largest pack a push may send, e.g. 4G (default {DEFAULT_MAX_PACK >> 30}G); spooled "
+                      "to a temporary file, never held in memory; a larger one is answered 413 as it arrives")
     http.add_argument("--auth", choices=("jwt", "none"),
                       help="required with HTTP: jwt checks bearer tokens from --issuer; none serves without "
                       "authentication, loopback only")
@@ -179,6 +186,7 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     jwt_only = {"--issuer": args.issuer, "--audience": args.audience, "--jwks-url": args.jwks_url}
     if args.transport == "stdio":
         given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
+                 "--max-body": args.max_body, "--max-pack": args.max_pack,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
                  **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores,
                  "--push-own-commits-only": args.push_own_commits_only}
@@ -291,7 +299,8 @@ def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
 
     serve(server, Listen(host=args.host or HOST, port=args.port or PORT, path=args.path or PATH,
                          allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
-                         grace=GRACE if args.grace is None else args.grace))
+                         grace=GRACE if args.grace is None else args.grace,
+                         max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK))
 
 
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
@@ -362,6 +371,15 @@ def _count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")
     return value
+
+
+def _size(text: str) -> int:
+    """A number of bytes, for ``--max-body``/``--max-pack``: digits, optionally followed by K, M or G (x 1024)."""
+    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:].upper(), 1)
+    digits = text[:-1] if scale > 1 else text
+    if not digits.isdigit() or int(digits) == 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of bytes, optionally with K, M or G, got {text}")
+    return int(digits) * scale
 
 
 def _seconds(text: str) -> float:

@@ -24,6 +24,11 @@ cache hints as over stdio.  This module adds what a network listener needs:
   answer is ``503`` with the reason (``auth.TokenRefusedError``).  The SDK builds
   the authentication middleware; ``explain_refusals`` gives it this error
   handler in place of Starlette's default ``400``.
+* **Bounded bodies.**  Every route's request body is held to a limit while
+  it streams in (``bodies.BodyLimits``, wrapped around the whole app):
+  ``--max-body`` for the MCP endpoint, ``--max-pack`` for a push, a small
+  fixed bound for the other sync routes, none at all for a ``GET``; over
+  it, ``413`` naming the limit and the option.
 * **Graceful shutdown.**  On SIGTERM (or Ctrl-C) uvicorn stops accepting
   connections and waits up to ``grace`` seconds for requests in flight;
   then the session tasks are cancelled.  A tool call already running on its
@@ -55,10 +60,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from .auth import TokenRefusedError
+from .bodies import BodyLimits
 from .errors import Redaction
 from .identity import SCOPES
+from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_PACK, Limit
 from .loopback import is_loopback
-from .remote_sync import sync_routes
+from .remote_sync import sync_limits, sync_routes
 from .server import MnemServer
 
 __all__ = [
@@ -90,6 +97,8 @@ class Listen:
         allowed_hosts: ``Host`` values accepted besides the loopback names and the audience's authority.
         allowed_origins: ``Origin`` values accepted likewise.
         grace: Seconds a shutdown waits for requests in flight.
+        max_body: The largest request body the MCP endpoint takes, in bytes (``--max-body``).
+        max_pack: The largest pack a push sends, in bytes (``--max-pack``).
     """
 
     host: str
@@ -98,6 +107,8 @@ class Listen:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     grace: float = 10.0
+    max_body: int = DEFAULT_MAX_BODY
+    max_pack: int = DEFAULT_MAX_PACK
 
 
 def security(listen: Listen, audience: str | None) -> TransportSecuritySettings:
@@ -180,6 +191,9 @@ def explain_refusals(app: Starlette, auth: AuthSettings) -> None:
 def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) -> Starlette:
     """The ASGI app ``serve`` runs: the SDK's Streamable HTTP app, with ``routes`` and the metadata before its own.
 
+    Every request's body is held to its route's limit (``bodies.BodyLimits``,
+    the outermost of the app's middleware).
+
     Args:
         server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
         listen: Where it will listen (the endpoint's path, the ``Host`` allow-list).
@@ -194,10 +208,12 @@ def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) ->
     server.redaction = Redaction(server.binding.internals)  # its clients are remote: never told its internals
     made = server.streamable_http_app(streamable_http_path=listen.path, transport_security=allowed,
                                       host=listen.host)
-    made.router.routes[0:0] = [*routes, *sync_routes(server, listen.path, allowed),
+    made.router.routes[0:0] = [*routes, *sync_routes(server, listen.path, allowed, listen.max_pack),
                                *(metadata_routes(auth) if auth is not None else ())]
     if auth is not None:
         explain_refusals(made, auth)
+    made.add_middleware(BodyLimits, default=Limit(listen.max_body, "one MCP message", "--max-body"),
+                        routes=sync_limits(listen.path, listen.max_pack))
     return made
 
 

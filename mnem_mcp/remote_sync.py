@@ -7,9 +7,20 @@ verbs of the store the request maps to, through the bridge like every tool
 (``mnem upload-pack`` / ``mnem receive-pack``, as git's HTTP backend runs
 git's), so a transfer is the engine's own, verified and one transaction:
 
-* ``GET  PATH/sync/refs``: the store's format, HEAD and branch tips;
-* ``POST PATH/sync/upload`` (JSON ``{"want", "have"}``): a pack;
+* ``GET  PATH/sync/refs``: the store's format, HEAD and branch tips, and
+  ``max_pack``, the largest pack a push may send (``--max-pack``), so that a
+  client refuses a larger one before sending it;
+* ``POST PATH/sync/upload`` (JSON ``{"want", "have"}``, at most ``MAX_IDS``
+  ids each): a pack;
 * ``POST PATH/sync/receive?branch&old&new&force`` (a pack): the push's result.
+
+A pack never sits in this process's memory: a push's body is spooled, as it
+arrives, to a private temporary file (``tempfile.mkstemp``: mode 0600,
+removed once answered) whose path ``mnem receive-pack --pack-file`` reads,
+and an upload's pack is written by ``mnem upload-pack --pack-file`` to
+another and streamed from there.  The paths are the server's own, never a
+client's words.  How large a body each route takes is ``sync_limits``
+(``bodies.BodyLimits`` enforces it for the whole app).
 
 The same rules as the MCP endpoint hold: the ``Host``/``Origin`` allow-list,
 and with ``--auth jwt`` a bearer token (``401`` naming the metadata without
@@ -32,15 +43,18 @@ and the server's log has the whole text.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+import os
+import tempfile
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any, BinaryIO, Final
 
 import orjson
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.routes import build_resource_metadata_url
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 import mnem_bridge
@@ -48,9 +62,10 @@ import mnem_bridge
 from . import identity
 from .errors import UNEXPECTED, Redaction, error_code, told
 from .identity import READ_SCOPE, WRITE_SCOPE
+from .limits import Limit
 from .server import MnemServer
 
-__all__ = ["STATUS", "sync_routes"]
+__all__ = ["MAX_IDS", "STATUS", "sync_limits", "sync_routes"]
 
 #: The HTTP status each error code is answered with (anything else: 500).
 STATUS: Final = {"usage": 400, "invalid_ref": 400, "not_found": 404, "no_store": 404, "conflict": 409,
@@ -59,6 +74,24 @@ STATUS: Final = {"usage": 400, "invalid_ref": 400, "not_found": 404, "no_store":
 logger = logging.getLogger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
+
+#: The most ids an upload request names in ``want``, and in ``have``: every branch of a store of ten thousand.
+MAX_IDS: Final = 10_000
+#: The most an upload request's body takes: ``MAX_IDS`` ids in each list (67 bytes each, quoted), with room to spare.
+UPLOAD_LIMIT: Final = 2 << 20
+#: Bytes read from a pack's file at a time, as it is streamed.
+_CHUNK: Final = 1 << 16
+
+
+def sync_limits(path: str, max_pack: int) -> dict[str, Limit]:
+    """The body limit of each sync route beneath the MCP endpoint at ``path`` that takes a body."""
+    base = _base(path)
+    return {f"{base}/receive": Limit(max_pack, "a push's pack", "--max-pack", streamed=True),
+            f"{base}/upload": Limit(UPLOAD_LIMIT, f"an upload request (at most {MAX_IDS} wants and {MAX_IDS} haves)")}
+
+
+def _base(path: str) -> str:
+    return path.rstrip("/") + "/sync"
 
 
 def _failure(exc: BaseException, redaction: Redaction, route: str) -> JSONResponse:
@@ -79,13 +112,14 @@ def _failure(exc: BaseException, redaction: Redaction, route: str) -> JSONRespon
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=STATUS.get(code, 500))
 
 
-def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettings) -> list[Route]:
+def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettings, max_pack: int) -> list[Route]:
     """The three sync routes beneath the MCP endpoint at ``path`` (see the module's docstring).
 
     Args:
         server: The built server: its store binding, and its auth settings (``--auth jwt``) when tokens are checked.
         path: The MCP endpoint's path (``Listen.path``).
         security: The listener's ``Host``/``Origin`` allow-list (``http.security``).
+        max_pack: The largest pack a push may send (``--max-pack``), which the advertisement names.
 
     Returns:
         The routes, for ``http.serve(routes=...)``.
@@ -129,7 +163,7 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         return await server.binding.binding_for_request().call(fn, *args, **kwargs)
 
     async def refs(request: Request) -> Response:
-        return JSONResponse(await store_call(mnem_bridge.Store.advertise))
+        return JSONResponse({**await store_call(mnem_bridge.Store.advertise), "max_pack": max_pack})
 
     async def upload(request: Request) -> Response:
         try:
@@ -140,20 +174,58 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
             raise mnem_bridge.UsageError(f'the upload request must be JSON {{"want": [...], "have": [...]}} ({exc})'
                                          ) from None
-        pack = await store_call(mnem_bridge.Store.upload_pack, want, have)
-        return Response(pack, media_type="application/cbor")
+        if len(want) > MAX_IDS or len(have) > MAX_IDS:
+            raise mnem_bridge.UsageError(f"an upload request names at most {MAX_IDS} wants and {MAX_IDS} haves; it "
+                                         f"named {len(want)} and {len(have)}")
+        fd, name = tempfile.mkstemp(prefix="mnem-mcp-upload-", suffix=".pack")
+        os.close(fd)
+        try:
+            await store_call(mnem_bridge.Store.upload_pack_to, name, want, have)
+            pack = open(name, "rb")  # noqa: SIM115 - closed by _streamed, once sent
+        finally:
+            os.unlink(name)  # the open file keeps its bytes until it is closed
+        size = os.fstat(pack.fileno()).st_size
+        return StreamingResponse(_streamed(pack), media_type="application/cbor",
+                                 headers={"Content-Length": str(size)})
 
     async def receive(request: Request) -> Response:
         query = request.query_params
         if "branch" not in query or "new" not in query:
             raise mnem_bridge.UsageError("a push names ?branch=B&old=ID&new=ID&force=0|1")
-        result = await store_call(mnem_bridge.Store.receive_pack, await request.body(), query["branch"],
-                                  query.get("old") or None, query["new"], force=query.get("force") == "1",
-                                  pusher=identity.author(server.author),
-                                  own_commits_only=server.push_own_commits_only)
+        try:
+            spooled = await _spool(request)
+        except ClientDisconnect:  # gone, or refused by bodies.BodyLimits, which then answers 413
+            return Response(status_code=400)
+        try:
+            result = await store_call(mnem_bridge.Store.receive_pack, spooled, query["branch"],
+                                      query.get("old") or None, query["new"], force=query.get("force") == "1",
+                                      pusher=identity.author(server.author),
+                                      own_commits_only=server.push_own_commits_only)
+        finally:
+            spooled.unlink()
         return JSONResponse(result)
 
-    base = path.rstrip("/") + "/sync"
+    base = _base(path)
     return [Route(f"{base}/refs", guarded(refs), methods=["GET"]),
             Route(f"{base}/upload", guarded(upload), methods=["POST"]),
             Route(f"{base}/receive", guarded(receive, writes=True), methods=["POST"])]
+
+
+async def _spool(request: Request) -> Path:
+    """The request's body, written to a private temporary file as it arrives (``bodies.BodyLimits`` bounds it)."""
+    fd, name = tempfile.mkstemp(prefix="mnem-mcp-push-", suffix=".pack")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            async for chunk in request.stream():
+                out.write(chunk)
+    except BaseException:
+        os.unlink(name)
+        raise
+    return Path(name)
+
+
+def _streamed(pack: BinaryIO) -> Iterator[bytes]:
+    """A pack's file in chunks, closed once sent or abandoned (Starlette iterates it on a worker thread)."""
+    with pack:
+        while chunk := pack.read(_CHUNK):
+            yield chunk

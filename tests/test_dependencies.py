@@ -49,6 +49,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("mnem_store/ui/", "ui"),
     ("mnem_mcp/http.py", "http"),
     ("mnem_mcp/remote_sync.py", "http"),
+    ("mnem_mcp/bodies.py", "http"),
     ("mnem_mcp/auth.py", "http"),
     ("mnem_mcp/dev_issuer.py", "http"),
     ("mnem_langgraph/embeddings.py", "embed"),  # wordllama: WordLlamaEmbeddings, a local model for index=

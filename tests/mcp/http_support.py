@@ -77,17 +77,19 @@ class HttpServer:
         port: The port (default: a free one).
         transport: The ``--transport`` value (``http`` is the short name of ``streamable-http``).
         program: The command that is ``mnem-mcp`` (default: the installed console script).
+        env: Variables for the server's environment besides ``PATH`` (``TMPDIR``, say).
     """
 
     def __init__(self, store: Path | str, auth: Sequence[str], *extra: str, port: int | None = None,
-                 transport: str = "streamable-http", program: Sequence[str] = (MNEM_MCP,)) -> None:
+                 transport: str = "streamable-http", program: Sequence[str] = (MNEM_MCP,),
+                 env: dict[str, str] | None = None) -> None:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}/mcp"
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - read back by stop()
         argv = [*program, "--store", str(store), "--transport", transport, "--port", str(self.port),
                 *auth, *extra]
         self.process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=self._stderr, env=server_env())
+                                        stderr=self._stderr, env=server_env(**(env or {})))
         self._wait_ready()
 
     def _wait_ready(self, timeout: float = 20.0) -> None:

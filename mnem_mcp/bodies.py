@@ -1,0 +1,165 @@
+"""A limit on the body of every request the HTTP transport serves, enforced while the body streams in.
+
+Without one, a client can make the server buffer whatever it sends: the MCP
+SDK reads a whole JSON-RPC message before parsing it, and a push's pack is
+read before the engine looks at it.  ``BodyLimits`` wraps the whole ASGI app
+(``http.app``), so no route can forget it:
+
+* A method that carries no body (``GET``, ``HEAD``, ``OPTIONS``,
+  ``DELETE``) may send none: the metadata, ``sync/refs``, the SDK's event
+  stream and session end take nothing.
+* Any other request gets its route's ``limits.Limit``: ``--max-body`` for
+  the MCP endpoint (and any other path), and what ``remote_sync.sync_limits``
+  sets for the sync routes (``--max-pack`` for a push, a small fixed bound
+  for ``sync/upload``'s list of ids).
+* A ``Content-Length`` over the limit is answered ``413`` before a byte of
+  the body is read.  A body without one (chunked) is counted as it is
+  read, and refused once it passes the limit: the server never holds more
+  than the limit of a body (uvicorn stops reading the socket while nobody
+  asks for more), and the connection is then closed.
+* A route whose app reads the whole body anyway (the MCP endpoint, the
+  upload's JSON) gets it read here first, up to its limit, so an app never
+  sees a body cut short.  A *streamed* route (a push, whose pack is
+  spooled to a file as it arrives) reads it itself; once the body passes
+  the limit, the route sees the client gone (``http.disconnect``), stops
+  and cleans up (the spooled file is removed), and then the answer is
+  ``413``.
+
+The ``413`` is JSON, ``{"error": {"code": "usage", "message", "limit",
+"option"}}``: the shape of every sync route's refusal (``mnem``'s HTTP peer
+reads it as a typed ``usage`` error), naming the limit in bytes and the
+option that raises it.  The limits themselves live in ``limits``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+import orjson
+
+from .limits import NO_BODY, Limit, shown
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+__all__ = ["BodyLimits"]
+
+logger = logging.getLogger(__name__)
+
+#: Methods that carry no body.
+_BODILESS: Final = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
+
+
+class BodyLimits:
+    """ASGI middleware: each request's body held to its route's ``Limit`` (see the module's docstring).
+
+    Args:
+        app: The app to guard.
+        default: The limit of a request with a body on any path not in ``routes``.
+        routes: Limits by exact path.
+    """
+
+    def __init__(self, app: ASGIApp, default: Limit, routes: Mapping[str, Limit]) -> None:
+        self.app = app
+        self.default = default
+        self.routes = dict(routes)
+
+    def limit_for(self, method: str, path: str) -> Limit:
+        """The limit of a ``method`` request to ``path``."""
+        return NO_BODY if method in _BODILESS else self.routes.get(path, self.default)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse a body over its limit before or while it is read; pass everything else on."""
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        limit = self.limit_for(scope["method"], scope["path"])
+        headers = dict(scope["headers"])
+        declared = headers.get(b"content-length", b"").decode("latin-1").strip()
+        chunked = b"transfer-encoding" in headers
+        if (declared.isdigit() and int(declared) > limit.size) or (limit.size == 0 and chunked):
+            await _refuse(scope, send, limit)
+            return
+        if limit.streamed:
+            await self._streamed(scope, receive, send, limit)
+        elif limit.size == 0:
+            await self.app(scope, receive, send)
+        else:
+            await self._read_first(scope, receive, send, limit)
+
+    async def _read_first(self, scope: Scope, receive: Receive, send: Send, limit: Limit) -> None:
+        """Read the body up to ``limit``, then hand it to the app as one message (or refuse it, unseen by the app)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return  # the client left before its body ended: there is no one to answer
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > limit.size:
+                await _refuse(scope, send, limit)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        whole: list[Message] = [{"type": "http.request", "body": b"".join(chunks), "more_body": False}]
+
+        async def replayed() -> Message:
+            return whole.pop() if whole else await receive()  # then, as before: a disconnect, when it comes
+
+        await self.app(scope, replayed, send)
+
+    async def _streamed(self, scope: Scope, receive: Receive, send: Send, limit: Limit) -> None:
+        """Count the body as the app reads it; past ``limit``, the app sees the client gone, then ``413``."""
+        counted = 0
+        state = {"started": False, "refused": False}
+
+        async def limited_receive() -> Message:
+            nonlocal counted
+            if state["refused"]:
+                return {"type": "http.disconnect"}
+            message = await receive()
+            if message["type"] == "http.request":
+                counted += len(message.get("body", b""))
+                if counted > limit.size:
+                    state["refused"] = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        async def guarded_send(message: Message) -> None:
+            if state["refused"]:
+                return  # the 413 is the answer: whatever the app says after seeing the client gone is dropped
+            if message["type"] == "http.response.start":
+                state["started"] = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except Exception:
+            if not state["refused"]:
+                raise
+            logger.debug("after a refused body, the app failed as its client had gone", exc_info=True)
+        if state["refused"] and not state["started"]:
+            await _refuse(scope, send, limit)
+
+
+async def _refuse(scope: Scope, send: Send, limit: Limit) -> None:
+    """Answer ``413`` naming the limit and its option, and close the connection."""
+    method, path = scope["method"], scope["path"]
+    if limit.size == 0:
+        message = f"{method} {path[:200]} takes no request body; send it without one"
+    else:
+        raise_it = f" ({limit.option}); send less, or ask the server's operator to raise {limit.option}" \
+            if limit.option is not None else "; send less"
+        message = f"the request's body is larger than {shown(limit.size)}, the most this server takes for " \
+                  f"{limit.what}{raise_it}"
+    logger.info("refused a request body over %d bytes: %s %s", limit.size, method, path[:200])
+    error: dict[str, Any] = {"code": "usage", "message": message, "limit": limit.size, "option": limit.option}
+    body = orjson.dumps({"error": error})
+    await send({"type": "http.response.start", "status": 413,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+                            (b"connection", b"close")]})
+    await send({"type": "http.response.body", "body": body})

@@ -7,7 +7,10 @@ Safety comes first because the page shows an agent's whole memory:
   any other is refused with 421, which defeats DNS rebinding (a foreign
   page whose name resolves to 127.0.0.1 still sends its own name).
 * Every route is a GET: a POST, PUT or DELETE is refused with 405 and
-  nothing in the app can write.
+  nothing in the app can write.  No request may carry a body: one that
+  announces any (a ``Content-Length`` above 0, or chunked) is refused with
+  413 before a byte of it is read, so nothing can make the server buffer
+  one.
 * Static files are read once from the package's ``static`` folder by a
   fixed list of names, so no URL reaches the file system; the store is the
   one opened at start-up, and URL parameters reach it only as query values.
@@ -40,7 +43,7 @@ from ..errors import MnemError
 from ..repo import Repo
 from . import params, queries
 
-__all__ = ["STATIC_FILES", "HostGuard", "create_app", "static_files"]
+__all__ = ["STATIC_FILES", "HostGuard", "NoBody", "create_app", "static_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -89,6 +92,25 @@ class HostGuard:
             if host not in self.allowed:
                 response = _error("usage", f"refused Host {host[:100]!r}: this server answers only "
                                   f"http://127.0.0.1:{self.port}/ (or localhost, [::1]); open that address", 421)
+                await response(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class NoBody:
+    """ASGI middleware: refuse (413) a request that announces a body, before reading any of it."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Refuse an HTTP request with a ``Content-Length`` above 0 or a chunked body; pass everything else on."""
+        if scope["type"] == "http":
+            headers = dict(scope["headers"])
+            if headers.get(b"content-length", b"0").strip() not in (b"", b"0") or b"transfer-encoding" in headers:
+                response = _error("usage", "mnem ui takes no request body: it is read-only, and every request is a "
+                                  "GET without one", 413)
+                response.headers["connection"] = "close"
                 await response(scope, receive, send)
                 return
         await self.app(scope, receive, send)
@@ -156,4 +178,4 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
                                                            params.offset(q), params.page_size(q, 50)))),
     ]
     handlers = {MnemError: mnem_error, HTTPException: http_error, Exception: internal_error}
-    return HostGuard(Starlette(routes=routes, exception_handlers=handlers), port)
+    return HostGuard(NoBody(Starlette(routes=routes, exception_handlers=handlers)), port)

@@ -34,6 +34,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "mcp_http_load": ([], ["--calls", "64"]),
     "http_tenants_load": ([], ["--clients", "5", "--writes", "20"]),
     "remote_delta": ([], ["--history", "1000", "--rounds", "5"]),
+    "sync_memory": ([], ["--random-mb", "32", "--commits", "20000"]),
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "search_speed": (["--postgres"], ["--quick"]),

@@ -4,12 +4,16 @@ The remote's address is the MCP endpoint's URL (``https://memory.example/mcp``),
 the one an MCP client is given; the sync requests live beneath it, so one
 resource URI and one token audience cover both (docs/remotes.md):
 
-* ``GET  URL/sync/refs``: the advertisement (``peers.Advert``), as JSON;
-* ``POST URL/sync/upload``: ``{"want": [...], "have": [...]}`` in, a pack out;
+* ``GET  URL/sync/refs``: the advertisement (``peers.Advert``), as JSON,
+  with ``max_pack``, the largest pack the server takes in a push;
+* ``POST URL/sync/upload``: ``{"want": [...], "have": [...]}`` in, a pack out
+  (spooled to a temporary file as it arrives);
 * ``POST URL/sync/receive?branch=B&old=ID&new=ID&force=0|1``: a pack in,
   ``peers.Received`` out.
 
-A bearer token, when ``$MNEM_TOKEN`` holds one, goes with every request;
+Each request goes through ``remotehttp``: a total deadline, a bounded
+answer, and the token kept to the remote's origin.  A bearer token, when
+``$MNEM_TOKEN`` holds one, goes with every request;
 the server maps it to the caller's store and checks its scopes
 (``mnem:read`` to fetch, ``mnem:write`` to push), so the token never sits
 in the store's remote settings.  A refusal comes back as a typed error:

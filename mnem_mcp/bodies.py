@@ -23,7 +23,9 @@ read before the engine looks at it.  ``BodyLimits`` wraps the whole ASGI app
   spooled to a file as it arrives) reads it itself; once the body passes
   the limit, the route sees the client gone (``http.disconnect``), stops
   and cleans up (the spooled file is removed), and then the answer is
-  ``413``.
+  ``413``.  So does any request without a token under ``--auth jwt``:
+  this middleware runs after the authentication middleware, and a request
+  that will be refused ``401`` has none of its body read for it.
 
 The ``413`` is JSON, ``{"error": {"code": "usage", "message", "limit",
 "option"}}``: the shape of every sync route's refusal (``mnem``'s HTTP peer
@@ -82,7 +84,9 @@ class BodyLimits:
         if (declared.isdigit() and int(declared) > limit.size) or (limit.size == 0 and chunked):
             await _refuse(scope, send, limit)
             return
-        if limit.streamed:
+        user = scope.get("user")  # set by the authentication middleware (--auth jwt), which runs first
+        anonymous = user is not None and not getattr(user, "is_authenticated", False)
+        if limit.streamed or anonymous:  # a request without a token is refused before its body is read: read none
             await self._streamed(scope, receive, send, limit)
         elif limit.size == 0:
             await self.app(scope, receive, send)

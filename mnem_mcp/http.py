@@ -179,20 +179,28 @@ def explain_refusals(app: Starlette, auth: AuthSettings) -> None:
         challenge = f'Bearer error="{refused.error}", error_description="{described}", resource_metadata="{metadata}"'
         return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": challenge})
 
+    i = _authentication(app)
+    backend = None if i is None else app.user_middleware[i].kwargs.get("backend")
+    if i is None or not isinstance(backend, AuthenticationBackend):
+        raise RuntimeError("the MCP SDK's app has no AuthenticationMiddleware whose refusals could be explained")
+    app.user_middleware[i] = Middleware(AuthenticationMiddleware, backend=backend, on_error=refusal)
+
+
+def _authentication(app: Starlette) -> int | None:
+    """Where the SDK's app has its authentication middleware (``--auth jwt``), if it has one."""
     for i, middleware in enumerate(app.user_middleware):
         factory: object = middleware.cls  # typed as a generic factory, compared here as the class it is
-        backend = middleware.kwargs.get("backend")
-        if factory is AuthenticationMiddleware and isinstance(backend, AuthenticationBackend):
-            app.user_middleware[i] = Middleware(AuthenticationMiddleware, backend=backend, on_error=refusal)
-            return
-    raise RuntimeError("the MCP SDK's app has no AuthenticationMiddleware whose refusals could be explained")
+        if factory is AuthenticationMiddleware:
+            return i
+    return None
 
 
 def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) -> Starlette:
     """The ASGI app ``serve`` runs: the SDK's Streamable HTTP app, with ``routes`` and the metadata before its own.
 
     Every request's body is held to its route's limit (``bodies.BodyLimits``,
-    the outermost of the app's middleware).
+    the first of the app's middleware after the authentication, so that it
+    knows a request without a token, whose body it then reads none of).
 
     Args:
         server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
@@ -212,8 +220,10 @@ def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) ->
                                *(metadata_routes(auth) if auth is not None else ())]
     if auth is not None:
         explain_refusals(made, auth)
-    made.add_middleware(BodyLimits, default=Limit(listen.max_body, "one MCP message", "--max-body"),
+    limits = Middleware(BodyLimits, default=Limit(listen.max_body, "one MCP message", "--max-body"),
                         routes=sync_limits(listen.path, listen.max_pack))
+    found = _authentication(made)
+    made.user_middleware.insert(0 if found is None else found + 1, limits)
     return made
 
 

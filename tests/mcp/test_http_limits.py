@@ -136,6 +136,13 @@ def test_a_chunked_body_is_cut_off_once_it_passes_the_limit_while_it_is_still_op
     assert list(hub.tmp.iterdir()) == []  # what a push spooled is gone
 
 
+@pytest.mark.parametrize("path", ["/mcp", "/mcp/sync/upload"])
+def test_a_request_without_a_token_is_refused_before_its_body_is_read(hub: Hub, path: str) -> None:
+    """Under the limit, but no token: 401 while the body has barely begun, so no anonymous body is buffered."""
+    status, doc = exchange(hub.port, head("POST", path, hub.port, None, f"Content-Length: {MAX_BODY}\n"), b"{" * 100)
+    assert status == 401, doc
+
+
 def test_a_get_may_not_send_a_chunked_body_either(hub: Hub) -> None:
     status, doc = exchange(hub.port, head("GET", "/mcp/sync/refs", hub.port, None, "Transfer-Encoding: chunked\n"))
     assert status == 413 and "takes no request body" in doc["error"]["message"]

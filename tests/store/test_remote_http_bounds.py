@@ -5,7 +5,8 @@ behaves as a hostile one would, reached by the real ``mnem``:
 
 * a pack larger than ``MNEM_MAX_PACK_BYTES`` is refused while it arrives
   (the server counts what it managed to send before ``mnem`` hung up), or
-  before any of it arrives when its ``Content-Length`` says so;
+  before any of it arrives when its ``Content-Length`` says so, and an
+  advertisement is refused once past the 16 MiB any JSON answer may hold;
 * a remote that sends its answer a byte at a time is cut off at the total
   deadline ``MNEM_REMOTE_TIMEOUT_MS`` (set small here: the assertion is the
   typed error naming it, and nothing written, never how long it took);
@@ -188,6 +189,18 @@ def test_a_pack_over_the_clients_limit_is_refused_and_nothing_is_written(
     # mnem hung up once past its limit (or at once): the server could send no more than that and what the two
     # sockets' buffers hold, nowhere near the 256 MB it had for it
     assert remote.sent < MiB + 32 * MiB
+
+
+def test_an_advertisement_longer_than_any_json_answer_needs_is_refused_as_it_arrives(
+        remotes: Callable[[], Remote], store: Path) -> None:
+    remote = remotes()
+    remote.routes["GET /mcp/sync/refs"] = remote.stream(256 * MiB)
+    ok("remote", "add", "hostile", remote.url, cwd=store)
+    before = store_fingerprint(store)
+    found = error(store, "fetch", "hostile", env={})
+    assert found["code"] == "store_io" and f"more than {16 * MiB} bytes" in found["message"]
+    assert store_fingerprint(store) == before
+    assert remote.sent < 16 * MiB + 32 * MiB  # read no further than the limit (and what the buffers hold)
 
 
 @pytest.mark.parametrize("what", ["head", "body"])

@@ -35,7 +35,7 @@ from typing import Any, Final
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp.types import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
 import mnem_bridge

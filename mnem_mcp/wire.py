@@ -29,9 +29,9 @@ import math
 from dataclasses import dataclass
 from typing import Any, Final
 
-import mcp_types
 import orjson
-from mcp_types import JSONRPCNotification
+from mcp import types as mcp_types
+from mcp.types import JSONRPCNotification
 
 from mnem_bridge.text import is_utf8
 

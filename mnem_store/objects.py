@@ -19,9 +19,11 @@ from .canonical import (
     parse_hex_id,
     sort_keys,
 )
-from .errors import CorruptStoreError
+from .errors import CorruptStoreError, UsageError
 
-__all__ = ["PROVENANCE_KEYS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "decode_object"]
+__all__ = [
+    "PROVENANCE_KEYS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "check_arrived", "decode_object",
+]
 
 CONTENT_KINDS = ("note", "claim")
 #: The name each provenance field is given by (``mnem add``'s flags, ``mnem write``'s keys, the labels of
@@ -233,6 +235,33 @@ class Commit(NamedTuple):
 
 
 StoredObject = MemoryNode | State | Commit
+
+#: How much of a refused node's reason ``check_arrived`` quotes.
+_SAID = 200
+
+
+def check_arrived(obj: StoredObject) -> None:
+    """Refuse an object another party sent whose content is not upstream's JSON data model.
+
+    Canonical CBOR carries more than JSON does: tags (a bignum, a date),
+    byte strings, integers past 64 bits.  A node holding one decodes and
+    encodes back to its own bytes, so its id checks out, yet no writer of
+    ours makes one and upstream cannot read it; a bignum would read back
+    through the bridge as a float.  Objects that arrive from elsewhere (a
+    pack, and every object ``verify`` reads) are held to what a write
+    accepts (``check_content``); reads of the store's own objects are not,
+    which keeps them cheap.
+
+    Raises:
+        CorruptStoreError: The node's content is not JSON a write would take.
+    """
+    if isinstance(obj, MemoryNode):
+        try:
+            check_content(obj.content, "its content")
+        except UsageError as exc:  # the text may quote what was sent: bounded, and escaped by repr
+            said = str(exc)
+            said = said if len(said) <= _SAID else f"{said[:_SAID]}..."
+            raise CorruptStoreError(f"bad object: a memory node whose content is not JSON ({said!r})") from None
 _KINDS: dict[str, type[StoredObject]] = {"memory_node": MemoryNode, "state": State, "commit": Commit}
 
 

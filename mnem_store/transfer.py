@@ -42,7 +42,7 @@ from .cborstream import ARRAY, MAP, MalformedError, Reader, head
 from .errors import CorruptStoreError, FormatVersionError
 from .graph import Graph
 from .layout import FORMAT_VERSION
-from .objects import Commit, MemoryNode, StoredObject, decode_object, encode_object
+from .objects import Commit, MemoryNode, StoredObject, check_arrived, decode_object, encode_object
 from .repo import Repo
 
 __all__ = ["MAX_CHANGES", "PACK_VERSION", "Sent", "check_tips", "missing", "pack", "spooled", "unpack"]
@@ -158,6 +158,10 @@ def _canonical(data: bytes, kind: type[StoredObject]) -> tuple[bytes, StoredObje
         same, obj = False, None
     if not same or not isinstance(obj, kind):
         raise _refused(f"holds object {hex_id(raw)}, which is not a canonical {kind.__name__}")
+    try:
+        check_arrived(obj)
+    except CorruptStoreError as exc:
+        raise _refused(f"holds object {hex_id(raw)}, whose content no write would store ({exc})") from None
     return raw, obj
 
 

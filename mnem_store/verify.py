@@ -22,7 +22,7 @@ import blake3
 
 from .backend import ChangeIndex, GraphRow
 from .errors import CorruptStoreError, MnemError
-from .objects import Commit, decode_object
+from .objects import Commit, check_arrived, decode_object
 from .remotes import SETTING
 from .repo import Repo, diff_nodes
 from .sql import unpack
@@ -104,6 +104,10 @@ def _objects(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             report.problems.append(Problem("object", raw.hex(), str(exc)))
             continue
         kinds[raw] = obj.kind
+        try:  # of the right kind, so what points at it is whole; its content is the problem
+            check_arrived(obj)
+        except MnemError as exc:
+            report.problems.append(Problem("object", raw.hex(), str(exc)))
         if isinstance(obj, Commit):
             commits[raw] = obj
 

@@ -25,6 +25,7 @@ __all__ = [
     "StoreExistsError",
     "StoreIoError",
     "UsageError",
+    "escaped",
     "printable",
     "rust_debug",
 ]
@@ -193,7 +194,7 @@ def rust_debug(text: str) -> str:
         if ch in named:
             out.append(named[ch])
         elif not ch.isprintable() or unicodedata.category(ch) in ("Mn", "Me"):
-            out.append(_escaped(ch))
+            out.append(escaped(ch))
         else:
             out.append(ch)
     out.append('"')
@@ -214,9 +215,9 @@ def printable(text: str) -> str:
     text enters the engine, so the text output and the ``--json`` message
     carry the same words.
     """
-    return "".join(ch if ch == " " or ch.isprintable() else _escaped(ch) for ch in text)
+    return "".join(ch if ch == " " or ch.isprintable() else escaped(ch) for ch in text)
 
 
-def _escaped(ch: str) -> str:
+def escaped(ch: str) -> str:
     r"""One character as ``\u{hex}`` (Rust's escape, which ``rust_debug`` and ``printable`` share)."""
     return f"\\u{{{ord(ch):x}}}"

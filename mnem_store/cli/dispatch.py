@@ -26,6 +26,7 @@ from ..repo import Repo
 from . import jsonout
 from .context import Context, Outcome, check_text
 from .parser import HelpShown, Parser
+from .render import terminal_safe
 
 if TYPE_CHECKING:
     from .parsecache import ParseCache
@@ -263,8 +264,8 @@ def invoke(
         if want_json:
             _emit(streams.stdout, _json_doc(outcome.data))
             return 0
-        _emit(streams.stdout, outcome.rendered())
-        _emit(streams.stderr, outcome.stderr)
+        _emit(streams.stdout, terminal_safe(outcome.rendered(), ctx.colour))
+        _emit(streams.stderr, terminal_safe(outcome.stderr, False))
         return outcome.exit_code
     except HelpShown as shown:
         _emit(streams.stdout, shown.text)
@@ -301,9 +302,11 @@ def _fail(exc: MnemError, want_json: bool, streams: Streams) -> int:
     if want_json:
         _emit(streams.stdout, error_document(exc))
     elif isinstance(exc, UsageError):
-        _emit(streams.stderr, f"error: {exc}\n")
+        _emit(streams.stderr, terminal_safe(f"error: {exc}\n", False))
     else:
         problems = exc.details().get("problems", [])  # verify: every problem, one per line
-        _emit(streams.stdout, "".join(f"{p['what']} {p['id']}: {p['message']}\n" for p in problems))
-        _emit(streams.stderr, f"Error: {exc}\n" + (f"\nCaused by:\n    {exc.cause}\n" if exc.cause else ""))
+        listed = "".join(f"{p['what']} {p['id']}: {p['message']}\n" for p in problems)
+        caused = f"\nCaused by:\n    {exc.cause}\n" if exc.cause else ""
+        _emit(streams.stdout, terminal_safe(listed, False))
+        _emit(streams.stderr, terminal_safe(f"Error: {exc}\n{caused}", False))
     return exc.exit_code

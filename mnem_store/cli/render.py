@@ -6,14 +6,27 @@ when stdout is a terminal and ``NO_COLOR`` is unset, as upstream does.
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Final
 
 from ..canonical import dump_compact, short
-from ..errors import rust_debug
+from ..errors import escaped, rust_debug
 
-__all__ = ["Painter", "compact", "first_line", "fmt_time", "marker", "message_lines", "rust_debug", "short"]
+__all__ = [
+    "Painter", "compact", "first_line", "fmt_time", "marker", "message_lines", "rust_debug", "short", "terminal_safe",
+]
 
 ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH = "75", "71", "167", "179", "245", "173", "140"
+
+#: Characters a terminal acts on rather than shows: C0 controls but tab and newline, DEL, C1 controls (an 8-bit
+#: CSI among them), and the invisible marks and overrides that reorder or hide text (bidi, zero-width, BOM,
+#: line and paragraph separators).
+_ACTING = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
+#: Those characters, found in text printed without colour (the empty group stands for the painter's codes).
+_PLAIN: Final = re.compile(f"(){_ACTING}")
+#: The same, when this process paints: its own colour codes (the palette above, and the reset) stay as they are.
+_PAINTED: Final = re.compile(
+    rf"(\x1b\[38;5;(?:{'|'.join((ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH))})m|\x1b\[0m)|{_ACTING}")
 
 
 class Painter:
@@ -29,6 +42,25 @@ class Painter:
     def change(self, text: str, kind: str) -> str:
         """``text`` in the colour of a change ``kind``: added, removed or modified."""
         return self({"added": GOOD, "removed": BAD, "modified": CHANGED}[kind], text)
+
+
+def terminal_safe(text: str, colour: bool) -> str:
+    r"""Text output with every character a terminal would act on written as ``\u{hex}``.
+
+    What a command prints quotes what others wrote: an agent's commit
+    message, a pusher's author, a node id, a provenance source.  An escape
+    sequence in one could clear the screen, a carriage return or a bidi
+    override could forge a line of output.  So the text mode's whole output
+    passes through here (``--json`` is data: JSON escapes controls itself),
+    keeping tab and newline, and with ``colour`` the painter's own codes.
+    Plain text reads as upstream prints it; only such characters differ
+    (docs/differences.md).  A message that spells one of the palette's
+    codes paints in our colours, which hides nothing.
+    """
+    found = _PAINTED if colour else _PLAIN
+    if found.search(text) is None:
+        return text
+    return found.sub(lambda match: match[1] or escaped(match[0]), text)
 
 
 def fmt_time(ms: int) -> str:

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 from ... import porcelain
-from ...errors import CommandError, printable, rust_debug
+from ...errors import CommandError, rust_debug
 from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Strategy
 from ...objects import MemoryNode
 from ...repo import default_author
@@ -85,15 +85,16 @@ def _resolution(flag: str, spec: str) -> tuple[str, Resolution]:
 
 
 def _conflict_block(outcome: porcelain.MergeOutcome, conflict: Conflict, paint: Painter) -> str:
-    """One conflict as upstream prints it, its id and values passed through ``printable``.
+    """One conflict as upstream prints it.
 
     The theirs side is often another party's (a remote's, when ``pull``
-    prints this), and an id or a string may hold characters a terminal acts
-    on; JSON output keeps them exact.
+    prints this); what in it a terminal would act on is escaped with the
+    rest of the text output (``render.terminal_safe``), and JSON output
+    keeps it exact.
     """
-    lines = [f"  {paint(ID, printable(conflict.id))} {paint(DIM, f'({conflict.kind})')}"]
+    lines = [f"  {paint(ID, conflict.id)} {paint(DIM, f'({conflict.kind})')}"]
     for label, raw in (("base:", conflict.base), ("ours:", conflict.ours), ("theirs:", conflict.theirs)):
-        shown = printable(compact(outcome.nodes[raw].content)) if raw is not None else "(deleted)"
+        shown = compact(outcome.nodes[raw].content) if raw is not None else "(deleted)"
         lines.append(f"    {paint(DIM, f'{label:<7}')} {shown}")
     return "\n".join(lines) + "\n"
 

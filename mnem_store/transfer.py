@@ -31,6 +31,7 @@ transaction, so a refused pack or a kill leaves the receiver as it was.
 
 from __future__ import annotations
 
+import heapq
 import tempfile
 from collections.abc import Callable, Iterable
 from typing import BinaryIO, NamedTuple
@@ -73,28 +74,57 @@ def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[t
     """The commits reachable from ``wants`` and not from ``haves``, parents before children (a read of ``src``).
 
     A have ``src`` does not hold is ignored (the receiver has commits of its
-    own).  A commit stops the walk when it is a have or an ancestor of one;
-    ``Graph.is_ancestor`` reads only the commits dated between the two, so
-    the walk costs the difference.
-    """
-    from graphlib import TopologicalSorter
+    own).  The asker chooses both lists, so the cost must not multiply
+    them: one walk visits each commit at most once, newest first by
+    corrected time (which grows along every parent link, so a commit comes
+    after all its children).  A commit reached from a have is marked
+    *held*, and so are its parents; one reached only from wants is sent.
+    When it comes out of the walk, every child has passed it its marks, so
+    it is sent only if no have reaches it.  The walk ends once nothing but
+    held commits is left in it: it reads the difference, and the held
+    commits dated above the oldest commit sent, whatever the number of haves
+    (git's ``rev-list WANTS --not HAVES``).
 
+    Raises:
+        CorruptStoreError: A wanted commit, or a parent the walk reaches, is not in ``src``'s commit graph.
+    """
+    held: dict[bytes, bool] = {}  # every commit the walk has reached: whether a have reaches it
+    queue: list[tuple[int, bytes]] = []
+    sent_left = 0  # commits in the queue not (yet) known to be held: the walk ends when there are none
+
+    def reach(raw: bytes, from_have: bool) -> None:
+        nonlocal sent_left
+        known = held.get(raw)
+        if known is None:
+            row = src.states.graph(raw)
+            if row is None:
+                if from_have:
+                    return
+                raise CorruptStoreError(f"commit {hex_id(raw)}, which the sending store's history names, is not in "
+                                        "its commit graph (run `mnem verify` there)")
+            held[raw] = from_have
+            sent_left += not from_have
+            heapq.heappush(queue, (-row.corrected, raw))
+        elif from_have and not known:
+            held[raw] = True
+            sent_left -= 1
+
+    for have in haves:
+        reach(have, True)
+    for want in wants:
+        reach(want, False)
     graph = Graph(src)
-    held = {raw for raw in haves if src.states.graph(raw) is not None}
-    found: dict[bytes, Commit] = {}
-    stack = list(wants)
-    while stack:
-        raw = stack.pop()
-        if raw in found or raw in held or any(graph.is_ancestor(raw, have) for have in held):
-            continue
-        if src.states.graph(raw) is None:
-            raise CorruptStoreError(f"commit {hex_id(raw)}, which the sending store's history names, is not in its "
-                                    "commit graph (run `mnem verify` there)")
-        commit = src.commit_obj(raw)
-        found[raw] = commit
-        stack.extend(commit.parents)
-    order = TopologicalSorter({raw: [p for p in c.parents if p in found] for raw, c in sorted(found.items())})
-    return [(raw, found[raw]) for raw in order.static_order()]
+    found: list[tuple[bytes, Commit]] = []
+    while queue and sent_left:
+        _, raw = heapq.heappop(queue)
+        is_held = held[raw]
+        if not is_held:
+            sent_left -= 1
+            found.append((raw, graph.commit(raw)))
+        for parent in graph.parents(raw):
+            reach(parent, is_held)
+    found.reverse()  # oldest first: a commit's parents came out of the walk after it
+    return found
 
 
 def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO) -> None:

@@ -31,7 +31,9 @@ from .location import address
 from .repo import Repo
 from .transfer import Sent, check_tips, missing, pack, spooled, unpack
 
-__all__ = ["STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload"]
+__all__ = [
+    "MAX_IDS", "STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload",
+]
 
 
 class Advert(NamedTuple):
@@ -85,6 +87,11 @@ class Received(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """``receive-pack --json`` (docs/cli-json.md) and the HTTP ``receive`` answer."""
         return {"status": self.status, "commits": self.sent.commits, "objects": self.sent.objects}
+
+
+#: The most ids one upload request names in each list (wants, haves): an HTTP server refuses more
+#: (``mnem_mcp.remote_sync.MAX_IDS``, the same number), so a fetch sends its wants in batches and its best haves.
+MAX_IDS = 10_000
 
 
 class Peer(Protocol):

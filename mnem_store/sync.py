@@ -13,16 +13,16 @@ second, local write: if that is lost, the next fetch brings it back.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
 from functools import partial
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from .errors import CommandError, FormatVersionError, InvalidRefError
 from .graph import Graph
 from .layout import FORMAT_VERSION, Head, StoreUrl
 from .location import Address
-from .peers import Advert, LocalPeer, Peer, Update
+from .peers import MAX_IDS, Advert, LocalPeer, Peer, Update
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
 from .transfer import Sent, check_tips, missing, pack, spooled, unpack
@@ -160,20 +160,49 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
     """
     advert = _advert(peer)
     with repo.backend.read():
-        held = [tip for _, tip in repo.branches()] + list(find_remote(repo.remotes(), name).branches.values())
         wants = sorted({tip for tip in advert.branches.values() if repo.states.graph(tip) is None})
-        haves = sorted({*held, *(tip for tip in advert.branches.values() if tip not in wants)})
-    blob = peer.upload(wants, haves) if wants else None
-    with blob if blob is not None else nullcontext(), repo.backend.write():  # the pack's file is closed after
-        remotes = repo.remotes()
-        remote = find_remote(remotes, name)
-        sent = unpack(repo, blob) if blob is not None else Sent(0, 0)
-        tips = advert.branches
-        check_tips(repo, tips.items(), f"the remote {name} ({remote.shown})")
-        moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
-                 if remote.branches.get(branch) != tip]
-        repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
+        # the best haves first: the remote's tips this store holds, where it last saw them, its own branches
+        haves = [*sorted(tip for tip in advert.branches.values() if tip not in wants),
+                 *sorted(find_remote(repo.remotes(), name).branches.values()),
+                 *sorted(tip for _, tip in repo.branches())]
+    with ExitStack() as packs:  # each pack's file is closed after the write
+        blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves)]
+        with repo.backend.write():
+            remotes = repo.remotes()
+            remote = find_remote(remotes, name)
+            sent = _taken(unpack(repo, blob) for blob in blobs)
+            tips = advert.branches
+            check_tips(repo, tips.items(), f"the remote {name} ({remote.shown})")
+            moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
+                     if remote.branches.get(branch) != tip]
+            repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
     return Fetched(name, sent, moved)
+
+
+def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes]) -> list[BinaryIO]:
+    """The packs of ``wants``: one upload per ``MAX_IDS`` wants, each naming the first ``MAX_IDS`` haves.
+
+    A peer takes at most ``MAX_IDS`` ids in each list.  A have left out
+    only makes a pack carry commits this store holds, which ``unpack``
+    skips; a later batch may carry commits an earlier one brought, skipped
+    the same way.
+    """
+    haves = list(dict.fromkeys(haves))[:MAX_IDS]
+    with ExitStack() as opened:  # a failed batch closes the packs before it
+        blobs = [opened.enter_context(peer.upload(wants[start:start + MAX_IDS], haves))
+                 for start in range(0, len(wants), MAX_IDS)]
+        opened.pop_all()
+    return blobs
+
+
+def _taken(sents: Iterable[Sent]) -> Sent:
+    """What several packs taken in one write wrote, added up."""
+    commits = objects = 0
+    ids: list[bytes] = []
+    for sent in sents:
+        commits, objects = commits + sent.commits, objects + sent.objects
+        ids.extend(sent.ids)
+    return Sent(commits, objects, tuple(ids))
 
 
 def fetch(repo: Repo, name: str = "origin") -> Fetched:
@@ -284,19 +313,21 @@ def clone(source: str, dest: Address) -> Cloned:
         if head.commit is not None and head.commit not in tips.values():
             raise CommandError("the source's HEAD is detached at a commit no branch holds; check out a branch "
                                "there and clone again", "invalid_ref")
-        blob = peer.upload(sorted(set(tips.values())), []) if tips else None
+        blobs = _uploads(peer, sorted(set(tips.values())), [])
     origin = Remote("origin", url, tips)
     done: list[Sent] = []
 
     def populate(backend: Backend) -> None:
         new = Repo(backend)
-        done.append(unpack(new, blob) if blob is not None else Sent(0, 0))
+        done.append(_taken(unpack(new, blob) for blob in blobs))
         check_tips(new, tips.items(), f"the remote {origin.shown}")
         new.set_remotes({"origin": origin})
         if head.branch is not None and head.branch in tips:
             new.move_branch(head.branch, None, tips[head.branch])
         new.set_head(head)
 
-    with blob if blob is not None else nullcontext():
+    with ExitStack() as packs:  # each pack's file is closed after the store is made
+        for blob in blobs:
+            packs.enter_context(blob)
         Repo.init(dest, populate).close()
     return Cloned(dest.shown if isinstance(dest, StoreUrl) else str(dest), origin, head, done[0])

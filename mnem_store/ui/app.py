@@ -7,10 +7,10 @@ Safety comes first because the page shows an agent's whole memory:
   any other is refused with 421, which defeats DNS rebinding (a foreign
   page whose name resolves to 127.0.0.1 still sends its own name).
 * Every route is a GET: a POST, PUT or DELETE is refused with 405 and
-  nothing in the app can write.  No request may carry a body: one that
-  announces any (a ``Content-Length`` above 0, or chunked) is refused with
-  413 before a byte of it is read, so nothing can make the server buffer
-  one.
+  nothing in the app can write.  No request may carry a body: a GET that
+  announces one (a ``Content-Length`` above 0, or chunked) is refused with
+  413; both refusals are made from the headers, before a byte of a body is
+  read, so nothing can make the server buffer one (``OnlyGets``).
 * Static files are read once from the package's ``static`` folder by a
   fixed list of names, so no URL reaches the file system; the store is the
   one opened at start-up, and URL parameters reach it only as query values.
@@ -43,7 +43,7 @@ from ..errors import MnemError
 from ..repo import Repo
 from . import params, queries
 
-__all__ = ["STATIC_FILES", "HostGuard", "NoBody", "create_app", "static_files"]
+__all__ = ["STATIC_FILES", "HostGuard", "OnlyGets", "create_app", "static_files"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,21 +97,34 @@ class HostGuard:
         await self.app(scope, receive, send)
 
 
-class NoBody:
-    """ASGI middleware: refuse (413) a request that announces a body, before reading any of it."""
+class OnlyGets:
+    """ASGI middleware: answer nothing but a GET or HEAD without a body, deciding from the headers alone.
+
+    Any other method is refused with 405 (the app is read-only), and a GET
+    that announces a body (a ``Content-Length`` above 0, or chunked) with
+    413; neither reads a byte of a body, so nothing can make the server
+    buffer one.
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Refuse an HTTP request with a ``Content-Length`` above 0 or a chunked body; pass everything else on."""
+        """Refuse another method, or a request announcing a body; pass everything else on."""
         if scope["type"] == "http":
             headers = dict(scope["headers"])
-            if headers.get(b"content-length", b"0").strip() not in (b"", b"0") or b"transfer-encoding" in headers:
-                response = _error("usage", "mnem ui takes no request body: it is read-only, and every request is a "
-                                  "GET without one", 413)
-                response.headers["connection"] = "close"
-                await response(scope, receive, send)
+            length = headers.get(b"content-length", b"0").strip()
+            announced = length not in (b"", b"0") or b"transfer-encoding" in headers
+            refusal = None
+            if scope["method"] not in ("GET", "HEAD"):
+                refusal = _error("usage", f"{scope['method']} is refused: mnem ui is read-only (GET only)", 405)
+            elif announced:
+                refusal = _error("usage", "mnem ui takes no request body: it is read-only, and every request is a "
+                                 "GET without one", 413)
+            if refusal is not None:
+                if announced:  # the body is never read: the connection cannot carry another request
+                    refusal.headers["connection"] = "close"
+                await refusal(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -148,8 +161,6 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
 
     async def http_error(request: Request, exc: Exception) -> Response:
         assert isinstance(exc, HTTPException)
-        if exc.status_code == 405:
-            return _error("usage", f"{request.method} is refused: mnem ui is read-only (GET only)", 405)
         if exc.status_code == 404 and exc.detail == "Not Found":  # no route matched: say where things are
             return _error("not_found", f"nothing at {request.url.path[:100]!r}: the page is at /, the API under "
                           "/api/ (docs/ui.md)", 404)
@@ -178,4 +189,4 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
                                                            params.offset(q), params.page_size(q, 50)))),
     ]
     handlers = {MnemError: mnem_error, HTTPException: http_error, Exception: internal_error}
-    return HostGuard(NoBody(Starlette(routes=routes, exception_handlers=handlers)), port)
+    return HostGuard(OnlyGets(Starlette(routes=routes, exception_handlers=handlers)), port)

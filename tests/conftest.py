@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import fuzzing
 import orjson
 import pg_stores
 import pytest
@@ -173,21 +174,26 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     workeroutput = getattr(session.config, "workeroutput", None)
-    if workeroutput is not None:  # an xdist worker: the controller reports its peak
+    if workeroutput is not None:  # an xdist worker: the controller reports its peak and its fuzz tally
         workeroutput["mnem_peak_workers"] = (_peak_workers, _peak_after)
+        workeroutput["mnem_fuzz_tried"] = dict(fuzzing.TRIED)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node: Any, error: Any) -> None:
     global _peak_workers, _peak_after
-    peak, after = getattr(node, "workeroutput", {}).get("mnem_peak_workers", (0, 0))
+    output = getattr(node, "workeroutput", {})
+    peak, after = output.get("mnem_peak_workers", (0, 0))
     _peak_workers, _peak_after = max(_peak_workers, peak), max(_peak_after, after)
+    fuzzing.TRIED.update(output.get("mnem_fuzz_tried", {}))
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     terminalreporter.write_line(
         f"mnem serve workers alive at the end of a test, per pytest process, at most: {_peak_workers} before the "
         f"ones it left open were closed, {_peak_after} after (bound {MAX_LIVE_WORKERS})")
+    for line in fuzzing.summary(fuzzing.TRIED):
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -28,6 +28,7 @@ import ormsgpack
 import pg_stores
 import pytest
 from conftest import BACKENDS, MNEM, new_store
+from fuzzing import tried
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from langgraph.checkpoint.base import empty_checkpoint
@@ -226,6 +227,7 @@ async def listed(saver: MnemosyneSaver) -> list[Any]:
 def test_a_malformed_node_is_a_typed_error_naming_it_and_the_rest_of_the_thread_reads(thread: Thread,
                                                                                       case: Any) -> None:
     kind, what, how, change = case
+    tried("checkpoint nodes")
     event(f"{kind}: {what}")
     thread.replace(kind, applied(thread.original[kind], how, change))
     node_id, saver = thread.ids[kind], thread.saver

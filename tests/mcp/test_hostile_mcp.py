@@ -44,6 +44,7 @@ import pg_stores
 import pytest
 from anyio.from_thread import BlockingPortal, start_blocking_portal
 from conftest import store_fingerprint, strict_equal
+from fuzzing import tried
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp import Client
@@ -232,6 +233,7 @@ def one_hostile_call(session: Session, tool: str, arguments: dict[str, Any]) -> 
                                                                    HealthCheck.too_slow])
 @given(data=st.data())
 def test_hostile_tool_arguments(session: Session, data: st.DataObject) -> None:
+    tried("mcp tool arguments")
     tool = data.draw(st.sampled_from(sorted(session.schemas)))
     one_hostile_call(session, tool, data.draw(arguments_for(session.schemas[tool])))
 
@@ -241,6 +243,7 @@ def test_hostile_tool_arguments(session: Session, data: st.DataObject) -> None:
        arguments=st.one_of(st.none(), st.just({}), st.dictionaries(key_text, json_value, max_size=3)))
 def test_missing_and_unknown_arguments_and_tools(session: Session, tool: str, arguments: dict[str, Any] | None) -> None:
     """No arguments at all, only unknown ones, or a tool that does not exist: a ``usage`` error, and still serving."""
+    tried("mcp tool arguments")
     one_hostile_call(session, tool, arguments or {})
 
 

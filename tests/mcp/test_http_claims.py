@@ -22,6 +22,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from fuzzing import tried
 from http_support import READ_WRITE, HttpServer, Issuer, free_port
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -140,6 +141,7 @@ def answered_as_its_claims_deserve(served: Served, claims: dict[str, Any]) -> No
 @given(claims=claim_sets)
 def test_every_malformed_claim_is_a_401_naming_it_and_no_token_is_a_500(served: Served, claims: dict[str, Any]
                                                                         ) -> None:
+    tried("token claims")
     answered_as_its_claims_deserve(served, claims)
 
 
@@ -147,6 +149,7 @@ def test_every_malformed_claim_is_a_401_naming_it_and_no_token_is_a_500(served: 
 @given(claims=claim_sets, tenant=st.just("acme") | values.filter(lambda value: not isinstance(value, str)))
 def test_with_a_store_per_tenant_a_malformed_claim_is_401_and_a_tenant_of_another_type_403(
         tenants: Served, claims: dict[str, Any], tenant: Any) -> None:
+    tried("token claims")
     answered_as_its_claims_deserve(tenants, {**claims, "tenant": tenant})
 
 

@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 import pytest
 from conftest import store_fingerprint
+from fuzzing import tried
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from mcp_support import MNEM_MCP, AnswerReader, server_env
@@ -195,6 +196,7 @@ def test_every_line_gets_an_answer_and_a_refusal_changes_nothing(server: Server,
     gets one JSON-RPC error before the ping's answer, written as the line is
     read, and an error leaves the store as it was.
     """
+    tried("stdio lines")
     ident = next(server.ids)
     params = {"tools/call": {"name": "remember", "arguments": {"id": "fuzz", "content": "pro"}},
               "resources/read": {"uri": "mnem://memory/plan", "x": "pro"}, "ping": {"x": "pro"}}[method]

@@ -26,6 +26,7 @@ import orjson
 import pg_stores
 import pytest
 from conftest import new_store, run_mnem, strict_equal
+from fuzzing import tried
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
@@ -197,6 +198,7 @@ def exact_int(literal: str) -> int | float:
 @given(document=documents, how=st.sampled_from(["write", "add"]))
 def test_documents_are_stored_exactly_or_refused_unchanged(seeded: Path, document: Any, how: str) -> None:
     """``mnem write`` / ``add`` documents with every kind of number: stored as parsed exactly, or a usage refusal."""
+    tried("write documents")
     text = dump(document)
     exact = json.loads(text, parse_int=exact_int)
     node = f"doc{next(IDS)}"

@@ -27,10 +27,20 @@ read before the engine looks at it.  ``BodyLimits`` wraps the whole ASGI app
   this middleware runs after the authentication middleware, and a request
   that will be refused ``401`` has none of its body read for it.
 
-The ``413`` is JSON, ``{"error": {"code": "usage", "message", "limit",
-"option"}}``: the shape of every sync route's refusal (``mnem``'s HTTP peer
-reads it as a typed ``usage`` error), naming the limit in bytes and the
-option that raises it.  The limits themselves live in ``limits``.
+A body must also arrive whole within ``--body-timeout`` seconds of the
+request's start, however it trickles: a client sending a byte a minute
+would otherwise hold a connection, and a spooled file, for ever (a timeout
+between reads never fires on it).  Past the deadline the request is
+answered ``408``, as a body over its limit is answered ``413``: an app
+reading the body itself sees the client gone first.  Once the body is in,
+the deadline no longer applies (a response may stream for as long as it
+needs).
+
+The ``413`` and ``408`` are JSON, ``{"error": {"code": "usage", "message",
+"limit", "option"}}``: the shape of every sync route's refusal (``mnem``'s
+HTTP peer reads it as a typed ``usage`` error), naming the limit (bytes, or
+seconds) and the option that raises it.  The limits themselves live in
+``limits``.
 """
 
 from __future__ import annotations
@@ -39,9 +49,10 @@ import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
+import anyio
 import orjson
 
-from .limits import NO_BODY, Limit, shown
+from .limits import DEFAULT_BODY_TIMEOUT, NO_BODY, Limit, shown
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -54,19 +65,26 @@ logger = logging.getLogger(__name__)
 _BODILESS: Final = frozenset({"GET", "HEAD", "OPTIONS", "DELETE"})
 
 
+class _LateBodyError(Exception):
+    """A request's body did not arrive whole before its deadline."""
+
+
 class BodyLimits:
-    """ASGI middleware: each request's body held to its route's ``Limit`` (see the module's docstring).
+    """ASGI middleware: each request's body held to its route's ``Limit`` and to a deadline (module docstring).
 
     Args:
         app: The app to guard.
         default: The limit of a request with a body on any path not in ``routes``.
         routes: Limits by exact path.
+        timeout: Seconds a request's whole body may take to arrive (``--body-timeout``).
     """
 
-    def __init__(self, app: ASGIApp, default: Limit, routes: Mapping[str, Limit]) -> None:
+    def __init__(self, app: ASGIApp, default: Limit, routes: Mapping[str, Limit],
+                 timeout: float = DEFAULT_BODY_TIMEOUT) -> None:
         self.app = app
         self.default = default
         self.routes = dict(routes)
+        self.timeout = timeout
 
     def limit_for(self, method: str, path: str) -> Limit:
         """The limit of a ``method`` request to ``path``."""
@@ -86,19 +104,42 @@ class BodyLimits:
             return
         user = scope.get("user")  # set by the authentication middleware (--auth jwt), which runs first
         anonymous = user is not None and not getattr(user, "is_authenticated", False)
-        if limit.streamed or anonymous:  # a request without a token is refused before its body is read: read none
-            await self._streamed(scope, receive, send, limit)
-        elif limit.size == 0:
+        if limit.size == 0:
             await self.app(scope, receive, send)
+            return
+        timed = self._timed(receive)
+        if limit.streamed or anonymous:  # a request without a token is refused before its body is read: read none
+            await self._streamed(scope, timed, send, limit)
         else:
-            await self._read_first(scope, receive, send, limit)
+            await self._read_first(scope, timed, send, limit)
+
+    def _timed(self, receive: Receive) -> Receive:
+        """``receive``, raising ``_LateBodyError`` when the body is not whole by the deadline; unbounded once it is."""
+        deadline = anyio.current_time() + self.timeout
+        whole = False
+
+        async def timed() -> Message:
+            nonlocal whole
+            if whole:
+                return await receive()
+            with anyio.move_on_after(deadline - anyio.current_time()):
+                message = await receive()
+                whole = message["type"] != "http.request" or not message.get("more_body", False)
+                return message
+            raise _LateBodyError
+
+        return timed
 
     async def _read_first(self, scope: Scope, receive: Receive, send: Send, limit: Limit) -> None:
         """Read the body up to ``limit``, then hand it to the app as one message (or refuse it, unseen by the app)."""
         chunks: list[bytes] = []
         size = 0
         while True:
-            message = await receive()
+            try:
+                message = await receive()
+            except _LateBodyError:
+                await self._late(scope, send)
+                return
             if message["type"] != "http.request":
                 return  # the client left before its body ended: there is no one to answer
             chunk = message.get("body", b"")
@@ -119,13 +160,17 @@ class BodyLimits:
     async def _streamed(self, scope: Scope, receive: Receive, send: Send, limit: Limit) -> None:
         """Count the body as the app reads it; past ``limit``, the app sees the client gone, then ``413``."""
         counted = 0
-        state = {"started": False, "refused": False}
+        state = {"started": False, "refused": False, "late": False}
 
         async def limited_receive() -> Message:
             nonlocal counted
             if state["refused"]:
                 return {"type": "http.disconnect"}
-            message = await receive()
+            try:
+                message = await receive()
+            except _LateBodyError:
+                state["refused"] = state["late"] = True
+                return {"type": "http.disconnect"}
             if message["type"] == "http.request":
                 counted += len(message.get("body", b""))
                 if counted > limit.size:
@@ -147,7 +192,16 @@ class BodyLimits:
                 raise
             logger.debug("after a refused body, the app failed as its client had gone", exc_info=True)
         if state["refused"] and not state["started"]:
-            await _refuse(scope, send, limit)
+            await (self._late(scope, send) if state["late"] else _refuse(scope, send, limit))
+
+    async def _late(self, scope: Scope, send: Send) -> None:
+        """Answer ``408``: the body did not arrive within ``--body-timeout``."""
+        method, path = scope["method"], scope["path"][:200]
+        logger.info("refused a request whose body took over %g s: %s %s", self.timeout, method, path)
+        message = (f"the request's body did not arrive within {self.timeout:g} seconds (--body-timeout); send it "
+                   "faster, or ask the server's operator to raise --body-timeout")
+        await _answer(send, 408, {"code": "usage", "message": message, "limit": self.timeout,
+                                  "option": "--body-timeout"})
 
 
 async def _refuse(scope: Scope, send: Send, limit: Limit) -> None:
@@ -161,9 +215,13 @@ async def _refuse(scope: Scope, send: Send, limit: Limit) -> None:
         message = f"the request's body is larger than {shown(limit.size)}, the most this server takes for " \
                   f"{limit.what}{raise_it}"
     logger.info("refused a request body over %d bytes: %s %s", limit.size, method, path[:200])
-    error: dict[str, Any] = {"code": "usage", "message": message, "limit": limit.size, "option": limit.option}
+    await _answer(send, 413, {"code": "usage", "message": message, "limit": limit.size, "option": limit.option})
+
+
+async def _answer(send: Send, status: int, error: dict[str, Any]) -> None:
+    """Answer ``{"error": error}`` with ``status``, and close the connection (the rest of the body is not read)."""
     body = orjson.dumps({"error": error})
-    await send({"type": "http.response.start", "status": 413,
+    await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                             (b"connection", b"close")]})
     await send({"type": "http.response.body", "body": body})

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import mnem_bridge
 
 from .binding import StoreBinding, StoreLocation, locate_store
-from .limits import DEFAULT_MAX_BODY, DEFAULT_MAX_PACK
+from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK
 from .loopback import is_loopback
 
 if TYPE_CHECKING:
@@ -106,6 +106,9 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--max-pack", type=_size, metavar="BYTES",
                       help=f"the largest pack a push may send, e.g. 4G (default {DEFAULT_MAX_PACK >> 30}G); spooled "
                       "to a temporary file, never held in memory; a larger one is answered 413 as it arrives")
+    http.add_argument("--body-timeout", type=_seconds, metavar="SECONDS",
+                      help=f"seconds a request's whole body may take to arrive (default {DEFAULT_BODY_TIMEOUT:g}); "
+                      "a slower one is answered 408")
     http.add_argument("--auth", choices=("jwt", "none"),
                       help="required with HTTP: jwt checks bearer tokens from --issuer; none serves without "
                       "authentication, loopback only")
@@ -186,7 +189,7 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     jwt_only = {"--issuer": args.issuer, "--audience": args.audience, "--jwks-url": args.jwks_url}
     if args.transport == "stdio":
         given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
-                 "--max-body": args.max_body, "--max-pack": args.max_pack,
+                 "--max-body": args.max_body, "--max-pack": args.max_pack, "--body-timeout": args.body_timeout,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
                  **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores,
                  "--push-own-commits-only": args.push_own_commits_only}
@@ -300,7 +303,8 @@ def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
     serve(server, Listen(host=args.host or HOST, port=args.port or PORT, path=args.path or PATH,
                          allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
                          grace=GRACE if args.grace is None else args.grace,
-                         max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK))
+                         max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK,
+                         body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT))
 
 
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:

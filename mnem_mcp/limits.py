@@ -9,12 +9,14 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["DEFAULT_MAX_BODY", "DEFAULT_MAX_PACK", "NO_BODY", "Limit", "shown"]
+__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_PACK", "NO_BODY", "Limit", "shown"]
 
 #: ``--max-body``: one JSON-RPC message to the MCP endpoint (a ``remember_many`` of thousands of facts fits).
 DEFAULT_MAX_BODY: Final = 16 << 20
 #: ``--max-pack``: one push's pack (about 3.8 million one-fact commits, at 277 bytes each: BENCHMARKS.md).
 DEFAULT_MAX_PACK: Final = 1 << 30
+#: ``--body-timeout``: seconds a request's whole body may take to arrive (a 1 GiB pack at 1.8 MB/s fits).
+DEFAULT_BODY_TIMEOUT: Final = 600.0
 
 
 class Limit(NamedTuple):

@@ -19,7 +19,7 @@ import socket
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 from conftest import new_store, run_mnem, store_fingerprint
@@ -196,3 +196,52 @@ def test_a_limit_must_be_a_positive_size(value: str, tmp_path: Path) -> None:
     done = subprocess.run([MNEM_MCP, "--store", str(tmp_path / "s"), "--transport", "http", "--auth", "none",
                            "--max-pack", value], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60)
     assert done.returncode == 2 and "--max-pack" in done.stderr and "positive number of bytes" in done.stderr
+
+
+class Slow(NamedTuple):
+    server: HttpServer
+    store: Path
+    tmp: Path
+
+    @property
+    def port(self) -> int:
+        return self.server.port
+
+
+@pytest.fixture(scope="module")
+def slow(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Slow]:
+    """A server whose request bodies must arrive within a second (``--body-timeout 1``), without tokens."""
+    root = tmp_path_factory.mktemp("slow")
+    store = new_store(root / "store", "sqlite")
+    tmp = root / "tmp"
+    tmp.mkdir()
+    server = HttpServer(store, ["--auth", "none"], "--body-timeout", "1", env={"TMPDIR": str(tmp)})
+    try:
+        yield Slow(server, store, tmp)
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize(("method", "path"), [ROUTES[0][:2], ROUTES[1][:2], ROUTES[2][:2]],
+                         ids=["mcp", "receive", "upload"])
+def test_a_body_that_trickles_past_the_deadline_is_answered_408_and_nothing_is_kept(
+        slow: Slow, method: str, path: str) -> None:
+    """Ten bytes of a hundred announced, then nothing: the server's own deadline answers, not the test's clock.
+
+    The socket stays open, so without the deadline the server would wait for the rest of the body for ever
+    (``exchange`` would fail at its 60 s timeout).
+    """
+    before = store_fingerprint(slow.store)
+    status, doc = exchange(slow.port, head(method, path, slow.port, None, "Content-Length: 100\n"), b"{" * 10)
+    assert status == 408, doc
+    error = doc["error"]
+    assert (error["code"], error["option"]) == ("usage", "--body-timeout") and "--body-timeout" in error["message"]
+    assert store_fingerprint(slow.store) == before
+    assert list(slow.tmp.iterdir()) == []  # what a push had spooled is gone
+
+
+def test_a_body_that_arrives_in_time_is_served_as_before(slow: Slow) -> None:
+    body = b'{"want": [], "have": [3]}'
+    status, doc = exchange(slow.port, head("POST", "/mcp/sync/upload", slow.port, None,
+                                           f"Content-Length: {len(body)}\n"), body)
+    assert status == 400 and doc["error"]["code"] == "usage"  # read whole, then refused for what it says

@@ -36,10 +36,17 @@ reading the body itself sees the client gone first.  Once the body is in,
 the deadline no longer applies (a response may stream for as long as it
 needs).
 
-The ``413`` and ``408`` are JSON, ``{"error": {"code": "usage", "message",
+At most ``--max-requests`` requests with a body are served at once; one
+more is answered ``503`` (code ``busy``, retry later) before any of its body
+is read.  The MCP endpoint's body is held in memory while its call runs, so
+without this bound the memory bodies take would grow with the number of
+clients; with it, it stays under ``--max-requests`` times ``--max-body``.
+(A pushed pack is spooled, never held.)
+
+The ``413``, ``408`` and ``503`` are JSON, ``{"error": {"code": "usage", "message",
 "limit", "option"}}``: the shape of every sync route's refusal (``mnem``'s
-HTTP peer reads it as a typed ``usage`` error), naming the limit (bytes, or
-seconds) and the option that raises it.  The limits themselves live in
+HTTP peer reads it as a typed error), naming the limit (bytes, seconds or
+requests) and the option that raises it.  The limits themselves live in
 ``limits``.
 """
 
@@ -52,7 +59,7 @@ from typing import TYPE_CHECKING, Any, Final
 import anyio
 import orjson
 
-from .limits import DEFAULT_BODY_TIMEOUT, NO_BODY, Limit, shown
+from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_REQUESTS, NO_BODY, Limit, shown
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -77,14 +84,18 @@ class BodyLimits:
         default: The limit of a request with a body on any path not in ``routes``.
         routes: Limits by exact path.
         timeout: Seconds a request's whole body may take to arrive (``--body-timeout``).
+        max_requests: Requests with a body served at once (``--max-requests``).
     """
 
     def __init__(self, app: ASGIApp, default: Limit, routes: Mapping[str, Limit],
-                 timeout: float = DEFAULT_BODY_TIMEOUT) -> None:
+                 timeout: float = DEFAULT_BODY_TIMEOUT, max_requests: int = DEFAULT_MAX_REQUESTS) -> None:
         self.app = app
         self.default = default
         self.routes = dict(routes)
         self.timeout = timeout
+        self.max_requests = max_requests
+        #: Requests with a body being served now (one event loop: no lock needed).
+        self.serving = 0
 
     def limit_for(self, method: str, path: str) -> Limit:
         """The limit of a ``method`` request to ``path``."""
@@ -107,11 +118,27 @@ class BodyLimits:
         if limit.size == 0:
             await self.app(scope, receive, send)
             return
-        timed = self._timed(receive)
-        if limit.streamed or anonymous:  # a request without a token is refused before its body is read: read none
-            await self._streamed(scope, timed, send, limit)
-        else:
-            await self._read_first(scope, timed, send, limit)
+        if self.serving >= self.max_requests:
+            await self._busy(scope, send)
+            return
+        self.serving += 1
+        try:
+            timed = self._timed(receive)
+            if limit.streamed or anonymous:  # a request without a token is refused before its body is read
+                await self._streamed(scope, timed, send, limit)
+            else:
+                await self._read_first(scope, timed, send, limit)
+        finally:
+            self.serving -= 1
+
+    async def _busy(self, scope: Scope, send: Send) -> None:
+        """Answer ``503``: ``--max-requests`` requests with a body are being served already."""
+        logger.warning("refused a request: %d requests with a body are being served (--max-requests): %s %s",
+                       self.serving, scope["method"], scope["path"][:200])
+        message = (f"the server is serving {self.max_requests} requests with a body already, the most it takes at "
+                   "once (--max-requests); retry shortly, or ask the server's operator to raise --max-requests")
+        await _answer(send, 503, {"code": "busy", "message": message, "limit": self.max_requests,
+                                  "option": "--max-requests"})
 
     def _timed(self, receive: Receive) -> Receive:
         """``receive``, raising ``_LateBodyError`` when the body is not whole by the deadline; unbounded once it is."""

@@ -33,7 +33,7 @@ from urllib.parse import urlsplit
 import mnem_bridge
 
 from .binding import StoreBinding, StoreLocation, locate_store
-from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK
+from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK, DEFAULT_MAX_REQUESTS
 from .loopback import is_loopback
 
 if TYPE_CHECKING:
@@ -109,6 +109,9 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--body-timeout", type=_seconds, metavar="SECONDS",
                       help=f"seconds a request's whole body may take to arrive (default {DEFAULT_BODY_TIMEOUT:g}); "
                       "a slower one is answered 408")
+    http.add_argument("--max-requests", type=_count, metavar="N",
+                      help=f"requests with a body served at once (default {DEFAULT_MAX_REQUESTS}); one more is "
+                      "answered 503, so bodies in memory stay under N x --max-body")
     http.add_argument("--auth", choices=("jwt", "none"),
                       help="required with HTTP: jwt checks bearer tokens from --issuer; none serves without "
                       "authentication, loopback only")
@@ -190,6 +193,7 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     if args.transport == "stdio":
         given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
                  "--max-body": args.max_body, "--max-pack": args.max_pack, "--body-timeout": args.body_timeout,
+                 "--max-requests": args.max_requests,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
                  **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores,
                  "--push-own-commits-only": args.push_own_commits_only}
@@ -304,7 +308,8 @@ def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
                          allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
                          grace=GRACE if args.grace is None else args.grace,
                          max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK,
-                         body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT))
+                         body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT,
+                         max_requests=args.max_requests or DEFAULT_MAX_REQUESTS))
 
 
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
@@ -370,7 +375,7 @@ def _author(text: str) -> str:
 
 
 def _count(text: str) -> int:
-    """A positive whole number, for ``--max-stores``."""
+    """A positive whole number, for ``--max-stores`` and ``--max-requests``."""
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, got {text}")

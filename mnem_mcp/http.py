@@ -63,7 +63,7 @@ from .auth import TokenRefusedError
 from .bodies import BodyLimits
 from .errors import Redaction
 from .identity import SCOPES
-from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK, Limit
+from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK, DEFAULT_MAX_REQUESTS, Limit
 from .loopback import is_loopback
 from .remote_sync import sync_limits, sync_routes
 from .server import MnemServer
@@ -100,6 +100,7 @@ class Listen:
         max_body: The largest request body the MCP endpoint takes, in bytes (``--max-body``).
         max_pack: The largest pack a push sends, in bytes (``--max-pack``).
         body_timeout: Seconds a request's whole body may take to arrive (``--body-timeout``).
+        max_requests: Requests with a body served at once (``--max-requests``).
     """
 
     host: str
@@ -111,6 +112,7 @@ class Listen:
     max_body: int = DEFAULT_MAX_BODY
     max_pack: int = DEFAULT_MAX_PACK
     body_timeout: float = DEFAULT_BODY_TIMEOUT
+    max_requests: int = DEFAULT_MAX_REQUESTS
 
 
 def security(listen: Listen, audience: str | None) -> TransportSecuritySettings:
@@ -223,7 +225,8 @@ def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) ->
     if auth is not None:
         explain_refusals(made, auth)
     limits = Middleware(BodyLimits, default=Limit(listen.max_body, "one MCP message", "--max-body"),
-                        routes=sync_limits(listen.path, listen.max_pack), timeout=listen.body_timeout)
+                        routes=sync_limits(listen.path, listen.max_pack), timeout=listen.body_timeout,
+                        max_requests=listen.max_requests)
     found = _authentication(made)
     made.user_middleware.insert(0 if found is None else found + 1, limits)
     return made

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from typing import Final, NamedTuple
 
-__all__ = ["DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_PACK", "NO_BODY", "Limit", "shown"]
+__all__ = [
+    "DEFAULT_BODY_TIMEOUT", "DEFAULT_MAX_BODY", "DEFAULT_MAX_PACK", "DEFAULT_MAX_REQUESTS", "NO_BODY", "Limit", "shown",
+]
 
 #: ``--max-body``: one JSON-RPC message to the MCP endpoint (a ``remember_many`` of thousands of facts fits).
 DEFAULT_MAX_BODY: Final = 16 << 20
@@ -17,6 +19,8 @@ DEFAULT_MAX_BODY: Final = 16 << 20
 DEFAULT_MAX_PACK: Final = 1 << 30
 #: ``--body-timeout``: seconds a request's whole body may take to arrive (a 1 GiB pack at 1.8 MB/s fits).
 DEFAULT_BODY_TIMEOUT: Final = 600.0
+#: ``--max-requests``: requests with a body served at once, so bodies held in memory stay under 64 x ``--max-body``.
+DEFAULT_MAX_REQUESTS: Final = 64
 
 
 class Limit(NamedTuple):

@@ -245,3 +245,30 @@ def test_a_body_that_arrives_in_time_is_served_as_before(slow: Slow) -> None:
     status, doc = exchange(slow.port, head("POST", "/mcp/sync/upload", slow.port, None,
                                            f"Content-Length: {len(body)}\n"), body)
     assert status == 400 and doc["error"]["code"] == "usage"  # read whole, then refused for what it says
+
+
+def test_one_request_more_than_max_requests_is_answered_503_before_its_body_is_read(tmp_path: Path) -> None:
+    """With ``--max-requests 1``, a request holds the one place while its body is open; the next gets 503 busy.
+
+    The first request asks ``Expect: 100-continue``, which the server answers when it starts reading the body,
+    so the test knows from the server itself that the place is taken before it sends the second.
+    """
+    store = new_store(tmp_path / "store", "sqlite")
+    server = HttpServer(store, ["--auth", "none"], "--max-requests", "1")
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=60) as held:
+            held.sendall(head("POST", "/mcp", server.port, None,
+                              "Content-Length: 100\nExpect: 100-continue\n").replace("\n", "\r\n").encode())
+            assert held.recv(64).startswith(b"HTTP/1.1 100 ")  # the server is reading its body now
+            status, doc = exchange(server.port, head("POST", "/mcp/sync/upload", server.port, None,
+                                                     "Content-Length: 2\n"), b"{}")
+            assert status == 503, doc
+            assert (doc["error"]["code"], doc["error"]["option"]) == ("busy", "--max-requests")
+        for _ in range(10_000):  # the held request has gone: its place is free once the server has seen it go
+            status, doc = exchange(server.port, head("POST", "/mcp/sync/upload", server.port, None,
+                                                     "Content-Length: 2\n"), b"{}")
+            if status != 503:
+                break
+        assert status == 400 and doc["error"]["code"] == "usage"  # served: read, then refused for what it says
+    finally:
+        server.stop()

@@ -75,7 +75,8 @@ logger = logging.getLogger(__name__)
 
 Handler = Callable[[Request], Awaitable[Response]]
 
-#: The most ids an upload request names in ``want``, and in ``have``: every branch of a store of ten thousand.
+#: The most ids an upload request names in ``want``, and in ``have``.  The engine's HTTP peer asks in batches of
+#: the same number (``mnem_store.peers.MAX_IDS``, which this package may not import), so no fetch is refused.
 MAX_IDS: Final = 10_000
 #: The most an upload request's body takes: ``MAX_IDS`` ids in each list (67 bytes each, quoted), with room to spare.
 UPLOAD_LIMIT: Final = 2 << 20

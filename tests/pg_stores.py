@@ -149,6 +149,21 @@ def connect(url: str) -> Any:
     return conn
 
 
+def downgrade(folder: Path, tables: tuple[str, ...], version: int) -> None:
+    """Make the store ``folder`` stands for look like one of schema ``version``: drop the later ``tables``."""
+    with connect(url_of(folder) or "") as conn:
+        for table in tables:
+            conn.execute(f'DROP TABLE "{table}"')
+        conn.execute("UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(version),))
+
+
+def schema_version(folder: Path) -> str:
+    """The schema version the store ``folder`` stands for records."""
+    with connect(url_of(folder) or "") as conn:
+        found: str = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+        return found
+
+
 #: Every table of a store, and the columns that order its rows.
 TABLES = {
     "meta": "key", "objects": "id", "refs": "name", "staging": "node_id", "tombstones": "node_id",

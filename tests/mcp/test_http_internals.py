@@ -88,21 +88,15 @@ def served(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Served]:
         issuer.close()
 
 
-def break_store(served: Served) -> None:
-    """Take the store away under the running server (its folder renamed, or its schema)."""
+def move_store(served: Served, *, away: bool) -> None:
+    """Take the store away under the running server (its folder renamed, or its schema), or put it back."""
     if served.store.startswith("postgresql://"):
+        names = [pg_stores.schema(served.store), f"away_{os.getpid()}"]
         with pg_stores.connect(served.store) as conn:
-            conn.execute(f'ALTER SCHEMA "{pg_stores.schema(served.store)}" RENAME TO "away_{os.getpid()}"')
+            conn.execute('ALTER SCHEMA "{}" RENAME TO "{}"'.format(*(names if away else names[::-1])))
     else:
-        shutil.move(Path(served.store) / ".mnem", Path(served.store) / "away")
-
-
-def mend_store(served: Served) -> None:
-    if served.store.startswith("postgresql://"):
-        with pg_stores.connect(served.store) as conn:
-            conn.execute(f'ALTER SCHEMA "away_{os.getpid()}" RENAME TO "{pg_stores.schema(served.store)}"')
-    else:
-        shutil.move(Path(served.store) / "away", Path(served.store) / ".mnem")
+        places = [Path(served.store) / ".mnem", Path(served.store) / "away"]
+        shutil.move(*(places if away else places[::-1]))
 
 
 async def test_no_answer_to_a_remote_client_shows_the_servers_internals_and_the_log_keeps_them(
@@ -129,7 +123,7 @@ async def test_no_answer_to_a_remote_client_shows_the_servers_internals_and_the_
                     content=b"\xa0"),  # an empty map: corrupt_store
     ]
     assert [response.status_code for response in refused] == [404, 400, 409, 422, 422], [r.text for r in refused]
-    break_store(served)
+    move_store(served, away=True)
     try:
         refused.append(served.sync("GET", "refs"))
         async with connect(served.server.url, served.token) as client:
@@ -139,7 +133,7 @@ async def test_no_answer_to_a_remote_client_shows_the_servers_internals_and_the_
                 await client.read_resource("mnem://memory")
             answers.append(str(broken.value))
     finally:
-        mend_store(served)
+        move_store(served, away=False)
     assert refused[-1].status_code >= 400, refused[-1].text
     answers += [response.text for response in refused]
     for answer in answers:

@@ -88,13 +88,10 @@ def test_many_stores_share_one_database_and_never_mix(tmp_path: Path) -> None:
 def test_a_schema_1_store_gains_the_lease_and_vector_tables_once(tmp_path: Path) -> None:
     store = new_store(tmp_path / "old", "postgresql")
     write(store, "before", 1000, {"fact": "kept"})
-    with pg_stores.connect(pg_stores.url_of(store)) as conn:
-        conn.execute("DROP TABLE leases")
-        conn.execute("DROP TABLE vectors")
-        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    pg_stores.downgrade(store, ("leases", "vectors", "pushes", "pushed_commits"), 1)
     assert ok("--json", "ls", "--live", cwd=store).json == ["fact"]
+    assert pg_stores.schema_version(store) == "3"
     with pg_stores.connect(pg_stores.url_of(store)) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
     assert ok("verify", cwd=store).code == 0
 

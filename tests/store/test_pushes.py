@@ -123,13 +123,10 @@ def test_a_schema_4_store_gains_the_push_tables_once(sqlite_store: Path, alices:
 def test_a_schema_2_postgresql_store_gains_the_push_tables_once(tmp_path: Path) -> None:
     store = new_store(tmp_path / "old", "postgresql")
     write(store, "c", 1000, {"k": "v"})
-    with pg_stores.connect(pg_stores.url_of(store)) as conn:
-        conn.execute("DROP TABLE pushes")
-        conn.execute("DROP TABLE pushed_commits")
-        conn.execute("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+    pg_stores.downgrade(store, ("pushes", "pushed_commits"), 2)
     assert len(ok("--json", "log", cwd=store).json) == 1
+    assert pg_stores.schema_version(store) == "3"
     with pg_stores.connect(pg_stores.url_of(store)) as conn:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("3",)
         assert conn.execute("SELECT count(*) FROM pushed_commits").fetchone() == (0,)
     ok("verify", cwd=store)
 

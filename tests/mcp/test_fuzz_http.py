@@ -110,7 +110,6 @@ def answered(response: httpx2.Response) -> None:
 @given(data=st.data())
 def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(target: Target,
                                                                          data: st.DataObject) -> None:
-    tried("sync requests")
     route = data.draw(st.sampled_from(["upload", "receive", "refs", "wrong-method"]))
     real_id = st.sampled_from(target.ids)
     some_id = real_id | st.text("0123456789abcdef", min_size=64, max_size=64) | st.text(max_size=70) | st.integers()
@@ -124,6 +123,7 @@ def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(targe
             st.fixed_dictionaries({"want": st.lists(some_id, max_size=4), "have": st.lists(some_id, max_size=4)})
             .map(lambda value: json.dumps(value).encode())))
         headers["content-type"] = data.draw(st.sampled_from(["application/json", "application/cbor", "text/plain"]))
+        tried("sync requests")
         response = target.client.post(url, content=body, headers=headers)
     elif route == "receive":
         right = {"branch": "main", "old": target.ids[2], "new": target.ids[4], "force": "0"}
@@ -131,12 +131,17 @@ def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(targe
             st.sampled_from(["branch", "old", "new", "force", "other"]),
             st.one_of(st.sampled_from(["main", "side", "", "0", "1"]), real_id, st.text(max_size=20)), max_size=5))
         headers["content-type"] = "application/cbor"
-        response = target.client.post(f"{url}?{urlencode(query)}", content=spoil(target.push, data), headers=headers)
+        body = spoil(target.push, data)
+        tried("sync requests")
+        response = target.client.post(f"{url}?{urlencode(query)}", content=body, headers=headers)
     elif route == "refs":
-        response = target.client.get(f"{url}?{quote(data.draw(st.text(max_size=20)), safe='=&')}", headers=headers)
+        query_text = quote(data.draw(st.text(max_size=20)), safe="=&")
+        tried("sync requests")
+        response = target.client.get(f"{url}?{query_text}", headers=headers)
     else:
         method, where = data.draw(st.sampled_from([("GET", "upload"), ("PUT", "receive"), ("POST", "refs"),
                                                    ("DELETE", "refs"), ("POST", "nothing")]))
+        tried("sync requests")
         response = target.client.request(method, f"{target.server.url}/sync/{where}", headers=headers)
     event(f"{route}: {response.status_code}")
     answered(response)
@@ -185,7 +190,6 @@ def mcp_body(data: st.DataObject, well_formed: bool) -> tuple[bytes, str | None,
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_mcp_endpoint_answers_any_body_and_headers_below_500(target: Target, data: st.DataObject) -> None:
-    tried("http bodies and headers")
     verb = data.draw(st.sampled_from(["POST", "POST", "POST", "GET", "DELETE"]))
     well_formed = data.draw(st.booleans())  # headers and body as a 2026-07-28 client sends them
     body, tool, method = mcp_body(data, well_formed) if verb == "POST" else (b"", None, "")
@@ -204,6 +208,7 @@ def test_the_mcp_endpoint_answers_any_body_and_headers_below_500(target: Target,
         if data.draw(st.booleans()):
             headers["mcp-session-id"] = data.draw(header_value)
     before = store_fingerprint(target.store)
+    tried("http bodies and headers")
     response = target.client.request(verb, target.server.url, content=body, headers=headers)
     event(f"{verb}: {response.status_code}")
     answered(response)

@@ -233,9 +233,10 @@ def one_hostile_call(session: Session, tool: str, arguments: dict[str, Any]) -> 
                                                                    HealthCheck.too_slow])
 @given(data=st.data())
 def test_hostile_tool_arguments(session: Session, data: st.DataObject) -> None:
-    tried("mcp tool arguments")
     tool = data.draw(st.sampled_from(sorted(session.schemas)))
-    one_hostile_call(session, tool, data.draw(arguments_for(session.schemas[tool])))
+    arguments = data.draw(arguments_for(session.schemas[tool]))
+    tried("mcp tool arguments")
+    one_hostile_call(session, tool, arguments)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -119,8 +119,8 @@ def spoiled(draw: st.DrawFn, blob: bytes) -> tuple[str, bytes]:
 @given(data=st.data())
 def test_a_spoiled_pack_is_taken_whole_or_refused_with_nothing_written(source_pack: bytes, store: Path,
                                                                        data: st.DataObject) -> None:
-    tried("packs")
     how, blob = data.draw(spoiled(source_pack))
+    tried("packs")
     before = store_fingerprint(store)
     repo = open_repo(store)
     try:

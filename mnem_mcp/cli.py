@@ -127,6 +127,9 @@ def parser() -> argparse.ArgumentParser:
     http.add_argument("--push-own-commits-only", action="store_true",
                       help="refuse a push (mnem push to this server) that brings a commit its pusher did not author: "
                       "with --auth jwt the pusher is the token's subject, else --author")
+    http.add_argument("--deny-non-fast-forwards", action="store_true",
+                      help="refuse a forced push (mnem push --force-with-lease), so no push rewrites a branch's "
+                      "history")
     http.add_argument("--max-stores", type=_count, metavar="N",
                       help="with --store-per: keep at most N stores' mnem workers running, closing the least "
                       "recently used first (default 32)")
@@ -183,7 +186,8 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
 
     sdk_loaded.set()
     server = build_server(location.path, tools=args.tools, binding=binding, author=args.author,
-                          push_own_commits_only=args.push_own_commits_only, **_auth(args))
+                          push_own_commits_only=args.push_own_commits_only,
+                          deny_non_fast_forwards=args.deny_non_fast_forwards, **_auth(args))
     return server, args
 
 
@@ -196,7 +200,8 @@ def _http_problem(args: argparse.Namespace) -> str | None:
                  "--max-requests": args.max_requests,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
                  **jwt_only, "--store-per": args.store_per, "--max-stores": args.max_stores,
-                 "--push-own-commits-only": args.push_own_commits_only}
+                 "--push-own-commits-only": args.push_own_commits_only,
+                 "--deny-non-fast-forwards": args.deny_non_fast_forwards}
         named = [name for name, value in given.items() if value]
         return None if not named else f"{', '.join(named)} apply to HTTP only: add --transport streamable-http"
     host = args.host or HOST
@@ -258,7 +263,8 @@ def _build_tenants(args: argparse.Namespace) -> MnemServer:
 
     server = build_server(args.store, tools=args.tools, mnem=args.mnem, timeout=args.timeout, store_per=args.store_per,
                           max_stores=args.max_stores, create=args.create,
-                          push_own_commits_only=args.push_own_commits_only, **_auth(args))
+                          push_own_commits_only=args.push_own_commits_only,
+                          deny_non_fast_forwards=args.deny_non_fast_forwards, **_auth(args))
     logger.info("serving one store per token claim: %r", server.binding)
     return server
 

@@ -193,13 +193,18 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         query = request.query_params
         if "branch" not in query or "new" not in query:
             raise mnem_bridge.UsageError("a push names ?branch=B&old=ID&new=ID&force=0|1")
+        force = query.get("force") == "1"
+        if force and server.deny_non_fast_forwards:  # before a byte of the pack is read
+            raise mnem_bridge.ConflictError("push refused: this server takes no forced push "
+                                            "(mnem-mcp --deny-non-fast-forwards), so no push rewrites a branch's "
+                                            "history; fetch, merge, and push again without --force-with-lease")
         try:
             spooled = await _spool(request)
         except ClientDisconnect:  # gone, or refused by bodies.BodyLimits, which then answers 413
             return Response(status_code=400)
         try:
             result = await store_call(mnem_bridge.Store.receive_pack, spooled, query["branch"],
-                                      query.get("old") or None, query["new"], force=query.get("force") == "1",
+                                      query.get("old") or None, query["new"], force=force,
                                       pusher=identity.author(server.author),
                                       own_commits_only=server.push_own_commits_only)
         finally:

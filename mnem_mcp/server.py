@@ -115,6 +115,8 @@ class MnemServer(MCPServer[dict[str, Any]]):
     author: str = identity.AUTHOR
     #: Whether a push may bring only commits its pusher authored (``mnem-mcp --push-own-commits-only``).
     push_own_commits_only: bool = False
+    #: Whether a forced push is refused, so no push rewrites a branch's history (``--deny-non-fast-forwards``).
+    deny_non_fast_forwards: bool = False
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -251,6 +253,7 @@ def build_server(
     max_stores: int | None = None,
     create: bool = False,
     push_own_commits_only: bool = False,
+    deny_non_fast_forwards: bool = False,
 ) -> MnemServer:
     """The ``mnem-mcp`` server for one store, or for one store per token (``store_per``).
 
@@ -284,6 +287,8 @@ def build_server(
         create: With ``store_per``: create a PostgreSQL store on its first use (a folder is created anyway).
         push_own_commits_only: Over HTTP, refuse a push (``remote_sync``) that brings a commit its pusher (the
             token's subject, else ``author``) did not author.
+        deny_non_fast_forwards: Over HTTP, refuse a forced push (``--force-with-lease``), so that no push
+            rewrites a branch's history (git's ``receive.denyNonFastForwards``).
 
     Returns:
         The server, ready for ``run("stdio")``, an in-process ``Client``, or ``call_tool``.
@@ -333,6 +338,7 @@ def build_server(
     server.binding = serving
     server.author = identity.default_author(author)
     server.push_own_commits_only = push_own_commits_only
+    server.deny_non_fast_forwards = deny_non_fast_forwards
     memory = MemoryTools(serving, server.author)
     for spec in TOOLS:
         if tools == "all" or not spec.harness:

@@ -141,3 +141,21 @@ async def test_without_authentication_the_pusher_is_the_servers_author(tmp_path:
         ok("push", "hub", "main", cwd=local)
         entries = logged(served.store)
         assert [entries[commit]["pushed_by"] for commit in commits] == ["ops", "ops"]
+
+
+def test_with_deny_non_fast_forwards_a_forced_push_is_refused_and_a_fast_forward_goes_in(tmp_path: Path) -> None:
+    """``--deny-non-fast-forwards`` (git's ``receive.denyNonFastForwards``): no push rewrites a branch's history."""
+    with hub(tmp_path, "sqlite", "--deny-non-fast-forwards", auth=False) as served:
+        local, _ = alices_work(tmp_path, served.server.url)
+        assert ok("--json", "push", "hub", "main", cwd=local).json["status"] == "created"
+        rewritten = new_store(tmp_path / "rewritten", "sqlite")  # another main, not descended from the hub's
+        write(rewritten, "bob: enterprise", 3000, {"plan": "enterprise"}, author="bob")
+        ok("remote", "add", "hub", served.server.url, cwd=rewritten)
+        ok("fetch", "hub", cwd=rewritten)
+        before = store_fingerprint(served.store)
+        forced = run_mnem("--json", "push", "--force-with-lease", "hub", "main", cwd=rewritten)
+        error = json.loads(forced.out)["error"]
+        assert forced.code != 0 and error["code"] == "conflict" and "--deny-non-fast-forwards" in error["message"]
+        assert store_fingerprint(served.store) == before
+        write(local, "alice: 50 seats", 4000, {"seats": 50}, author="alice")
+        assert ok("--json", "push", "hub", "main", cwd=local).json["status"] == "fast-forwarded"

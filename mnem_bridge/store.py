@@ -46,7 +46,15 @@ from .address import StoreUrl, is_url, store_address
 from .binary import FIX
 from .bisect import first_commit_where
 from .client import Mnem
-from .errors import ContractError, InvalidRefError, NoStoreError, ProtocolError, StoreExistsError, UsageError
+from .errors import (
+    ContractError,
+    InvalidRefError,
+    NoStoreError,
+    ProtocolError,
+    StoreExistsError,
+    StoreIoError,
+    UsageError,
+)
 from .models import (
     PROVENANCE_KEYS,
     Blame,
@@ -401,7 +409,12 @@ def creation_refused(path: Path) -> str | None:
 
 
 def _create(path: Path, client: Mnem | None) -> Store:
-    """``open(path, create=True)`` where no store is: create one if ``creation_refused`` allows it."""
+    """``open(path, create=True)`` where no store is: create one if ``creation_refused`` allows it.
+
+    A folder that may hold one but cannot be written (its parent is not
+    this user's to write, or is on a read-only file system) fails as the
+    binary's ``store_io``, to which the fix is added.
+    """
     refused = creation_refused(path)
     if refused is not None:
         raise NoStoreError(f"no mnemosyne store at {path}: {refused}")
@@ -409,6 +422,13 @@ def _create(path: Path, client: Mnem | None) -> Store:
         store = init(path, client=client)
     except StoreExistsError:  # another process created it first: use that one
         return open(path, client=client)
+    except StoreIoError as exc:
+        if type(exc) is not StoreIoError:  # busy, or the process failed (no binary): not about the folder
+            raise
+        fix = (f"; no store could be created at {path}: pass a folder you can write to, or have someone who can "
+               f"write there run `mnem init {path}`")
+        raise StoreIoError(exc.message + fix, detail=exc.detail + fix, command=exc.command, stderr=exc.stderr,
+                           exit_status=exc.exit_status) from exc
     logger.info("created a new store at %s (it did not exist yet)", path)
     return store
 

@@ -18,6 +18,13 @@ exceptions:
   ``store=`` would otherwise start an empty memory on a server that many
   agents share, and the ``no_store`` answer names the stores there are.
 
+Until the store has been opened once (``StoreBinding.settle``), every call
+tries that first use again, so each answers what start-up logged: why the
+store cannot be used and the fix, not the engine's generic "no store here"
+(whose ``mnem init`` fails inside another store).  Once the fix is made
+(``mnem init`` there, the missing folder made, the folder given to the
+server's user) the next call opens or creates the store, without a restart.
+
 An MCP client starts the server in a working directory of its choosing
 (Claude Desktop: ``/``), so a relative ``--store``/``$MNEM_STORE`` is taken
 against the working directory only where that can be what the user meant:
@@ -51,7 +58,8 @@ import platformdirs
 import mnem_bridge
 
 __all__ = [
-    "APP_NAME", "Binding", "StoreBinding", "StoreLocation", "default_store_path", "locate_store", "store_internals",
+    "APP_NAME", "Binding", "Origin", "StoreBinding", "StoreLocation", "default_store_path", "locate_store",
+    "store_internals",
 ]
 
 logger = logging.getLogger(__name__)
@@ -61,6 +69,9 @@ T = TypeVar("T")
 
 #: The platformdirs application name of the per-user data directory.
 APP_NAME = "mnemosyne"
+
+#: Which rule chose a store's location (``locate_store``).
+Origin = Literal["--store", "MNEM_STORE", "default"]
 
 
 def default_store_path() -> Path:
@@ -86,7 +97,7 @@ class StoreLocation:
     """
 
     path: Path | mnem_bridge.StoreUrl
-    origin: Literal["--store", "MNEM_STORE", "default"]
+    origin: Origin
     refused: str | None = None
 
 
@@ -201,17 +212,22 @@ class StoreBinding:
             created on first use without it (``create``).
         refused: Why ``path`` is not used (``StoreLocation.refused``): every call then answers ``no_store``
             with it.
+        origin: Which rule chose ``path`` (``StoreLocation.origin``): the store is created on its first use
+            (``settle``).  ``None`` (``build_server``'s own binding): it is used as it is, never created.
     """
 
     def __init__(
         self, path: Path | mnem_bridge.StoreUrl, binary: str | None = None,
         timeout: float = mnem_bridge.DEFAULT_TIMEOUT, *, create: bool = False, refused: str | None = None,
+        origin: Origin | None = None,
     ) -> None:
         self.path = path
         self.binary = binary
         self.timeout = timeout
         self.create_url = create
         self.refused = refused
+        self.origin = origin
+        self._settled = origin is None  # whether the store has been opened once (settle), or is never created
         self._client: mnem_bridge.Mnem | None = None
         self._lock = threading.Lock()
         self._ready = threading.Event()
@@ -283,8 +299,49 @@ class StoreBinding:
         if not getattr(self._starting, "active", False):
             self._ready.wait()
         self._check_refused()
-        with mnem_bridge.open(self.path, client=self._mnem(), exact=True) as store:
+        if not self._settled:
+            self.settle()  # the store's first use, again: it raises why the store cannot be used, as start-up logged
+        with self._exact() as store:
             yield store
+
+    def settle(self) -> str:
+        """The store's first use: open it, creating it first where the rule allows (``create``); its HEAD.
+
+        Start-up runs this (``mnem-mcp``: ``cli``), and until it has succeeded
+        once, every call runs it again (``open``), so a call answers the error
+        start-up logged, and a fix made meanwhile is seen by the next call.  A
+        store that goes missing after it has been used is not created again:
+        its memory is gone, and an empty store in its place would hide that.
+
+        Returns:
+            HEAD (one ``mnem`` call, which also proves the binary and the store work).
+
+        Raises:
+            mnem_bridge.MnemError: The store cannot be used: the message says why and what to do.
+        """
+        self._check_refused()
+        try:
+            head = self._head()
+        except mnem_bridge.NoStoreError:
+            self.created(self.create(parents=self.origin == "default"))
+            head = self._head()
+        self._settled = True
+        return head
+
+    def created(self, root: Path | mnem_bridge.StoreUrl) -> None:
+        """Log that ``settle`` created the store (``tenants.TenantBinding`` says whose store it is)."""
+        if self.origin == "default":
+            logger.info("created the default store at %s (use --store or MNEM_STORE for another)", root)
+        else:
+            logger.info("created a new store at %s (from %s): nothing was there yet", root, self.origin)
+
+    def _head(self) -> str:
+        with self._exact() as store:
+            return store.head()
+
+    def _exact(self) -> mnem_bridge.Store:
+        """The store at ``path`` exactly, through the shared client (a path walk, or nothing at all for a URL)."""
+        return mnem_bridge.open(self.path, client=self._mnem(), exact=True)
 
     def create(self, *, parents: bool = False) -> Path | mnem_bridge.StoreUrl:
         """Create the store at ``path`` on its first use.

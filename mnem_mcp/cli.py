@@ -179,7 +179,8 @@ def _build(argv: Sequence[str] | None) -> tuple[MnemServer, argparse.Namespace]:
     if args.store_per is not None:
         return _build_tenants(args), args
     location = locate_store(args.store)
-    binding = StoreBinding(location.path, args.mnem, args.timeout, create=args.create, refused=location.refused)
+    binding = StoreBinding(location.path, args.mnem, args.timeout, create=args.create, refused=location.refused,
+                           origin=location.origin)
     sdk_loaded = threading.Event()
     binding.start(lambda started: _announce(location, started, sdk_loaded))  # mnem starts while the SDK loads
     from .server import build_server  # the MCP SDK: most of the start-up, now beside mnem's
@@ -321,22 +322,16 @@ def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
     """Create the store on its first use, then log which store is served, or why it cannot be.
 
+    Why is logged once, here; every call answers the same error until the fix
+    is made, as ``StoreBinding.settle``, which this runs, runs again on each.
+
     It runs beside the main thread's import of the MCP SDK, so it imports
     nothing of it: two threads importing one package's modules can deadlock
     on Python's import locks.  The error text (``errors``, which uses the
     SDK's types) waits until the SDK has loaded.
     """
     try:
-        try:
-            head = _head(binding)
-        except mnem_bridge.NoStoreError:
-            if location.origin == "default":
-                root = binding.create(parents=True)
-                logger.info("created the default store at %s (use --store or MNEM_STORE for another)", root)
-            else:
-                root = binding.create()
-                logger.info("created a new store at %s (from %s): nothing was there yet", root, location.origin)
-            head = _head(binding)
+        head = binding.settle()
     except mnem_bridge.MnemError as exc:
         sdk_loaded.wait()
         from .errors import error_text
@@ -347,12 +342,6 @@ def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: thread
         )
         return
     logger.info("serving the store at %s (from %s), HEAD %s", location.path, location.origin, head)
-
-
-def _head(binding: StoreBinding) -> str:
-    """HEAD of the bound store: one ``mnem`` call that also proves the binary and the store work."""
-    with binding.open() as store:
-        return store.head()
 
 
 def _configure_logging(*, verbose: bool, echo: bool) -> None:

@@ -216,7 +216,7 @@ class TenantBinding(StoreBinding):
 
     def __init__(self, router: StoreRouter, tenant: str, path: Path | mnem_bridge.StoreUrl, binary: str | None,
                  timeout: float, *, create: bool) -> None:
-        super().__init__(path, binary, timeout, create=create)
+        super().__init__(path, binary, timeout, create=create, origin="--store")
         self.router = router
         self.tenant = tenant
         self.calls = 0  # calls running (and start-up's preparation): it is closed only at 0, under the router's lock
@@ -284,19 +284,23 @@ class TenantBinding(StoreBinding):
             "only with mnem-mcp --create); the server's log says why")
 
     def prepare(self) -> None:
-        """Create the store on its first use (``start`` runs this on a thread of its own, counted as a call)."""
+        """The store's first use (``settle``), then which store is served or why not, in that order.
+
+        ``start`` runs this on a thread of its own, counted as a call.
+        """
         try:
-            try:
-                with super().open() as store:
-                    store.head()
-            except mnem_bridge.NoStoreError:
-                root = self.create()
-                logger.info("created the store of %s %r at %s", self.router.claim, self.tenant, root)
+            self.settle()
         except mnem_bridge.MnemError as exc:  # every call answers it, so only logged here
             logger.warning("the store of %s %r at %s cannot be used: %s", self.router.claim, self.tenant, self.path,
                            exc)
+        else:
+            logger.info("serving the store of %s %r at %s", self.router.claim, self.tenant, self.path)
         finally:
             self.router.ended(self)
+
+    def created(self, root: Path | mnem_bridge.StoreUrl) -> None:
+        """Log that ``settle`` created this tenant's store."""
+        logger.info("created the store of %s %r at %s", self.router.claim, self.tenant, root)
 
 
 class StoreRouter:
@@ -371,7 +375,6 @@ class StoreRouter:
                 _, oldest = self._kept.popitem(last=False)
                 self._let_go.add(oldest)
                 self._close_if_idle(oldest)
-        logger.info("serving the store of %s %r at %s", self.claim, tenant, binding.path)
         binding.start(lambda _: binding.prepare())
         return binding
 

@@ -266,7 +266,7 @@ def _build_tenants(args: argparse.Namespace) -> MnemServer:
                           max_stores=args.max_stores, create=args.create,
                           push_own_commits_only=args.push_own_commits_only,
                           deny_non_fast_forwards=args.deny_non_fast_forwards, **_auth(args))
-    logger.info("serving one store per token claim: %r", server.binding)
+    logger.info("serving %s", server.binding)  # tenants.StoreRouter: the claim, the template, the limit
     return server
 
 

@@ -53,6 +53,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Concatenate, Final, ParamSpec, TypeVar
+from urllib.parse import quote
 
 from mcp.server.auth.middleware.auth_context import get_access_token
 
@@ -195,7 +196,10 @@ class StoreTemplate:
         return where
 
     def __str__(self) -> str:
-        return self.text
+        """The template as a log shows it: a URL without its password."""
+        if self.base is not None:
+            return self.text
+        return str(mnem_bridge.StoreUrl.parse(self.text)).replace(quote(TENANT_FIELD), TENANT_FIELD)
 
 
 class TenantBinding(StoreBinding):
@@ -338,6 +342,13 @@ class StoreRouter:
 
     def __repr__(self) -> str:
         return f"StoreRouter(claim={self.claim!r}, template={str(self.template)!r}, max_stores={self.max_stores})"
+
+    def __str__(self) -> str:
+        """What an operator reads at start-up: the claim, where the stores are, how many workers are kept."""
+        created = "each created on its first use" + (", in PostgreSQL only with --create"
+                                                      if self.template.base is None and not self.create else "")
+        return (f"one store per value of the token claim {self.claim!r}, at {self.template} ({created}); at most "
+                f"{self.max_stores} stores' mnem workers run at once")
 
     def binding_for_request(self) -> TenantBinding:
         """The binding of the store the current request's token maps to (HTTP routes resolve stores by this).

@@ -50,7 +50,7 @@ class Context:
     requests.
     """
 
-    __slots__ = ("_repo", "colour", "json", "opener", "stdin", "store_option")
+    __slots__ = ("_repo", "colour", "json", "opener", "stderr", "stdin", "store_option")
 
     def __init__(
         self,
@@ -59,10 +59,12 @@ class Context:
         stdin: BinaryIO | None = None,
         colour: bool = False,
         opener: Callable[[Address, bool], Repo] | None = None,
+        stderr: BinaryIO | None = None,
     ) -> None:
         self.json = json
         self.store_option = store_option
         self.stdin = stdin if stdin is not None else sys.stdin.buffer
+        self.stderr = stderr if stderr is not None else sys.stderr.buffer
         self.colour = colour
         self.opener = opener
         self._repo: Repo | None = None
@@ -110,12 +112,26 @@ class Context:
         self._repo = None
 
 
-def read_payload(file: str | None, ctx: Context) -> bytes:
-    """A command's JSON payload: from ``file``, or stdin when it is None or ``-`` (a read failure is ``store_io``)."""
+#: How a person ends what they type at a terminal.
+END_OF_INPUT = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D on a line of its own"
+
+
+def read_payload(file: str | None, ctx: Context, waiting: str | None = None) -> bytes:
+    """A command's JSON payload: from ``file``, or stdin when it is None or ``-`` (a read failure is ``store_io``).
+
+    A terminal on stdin would wait for the payload in silence, as if the
+    command hung: ``waiting`` (``"mnem write: reading WHAT"``) is then said on
+    stderr first, with how to end the input and the ``--file`` way round.
+    A pipe, a file or a worker's request is read without a word.
+    """
     try:
         if file is not None and file != "-":
             with open(file, "rb") as handle:
                 return handle.read()
+        if waiting is not None and ctx.stdin.isatty():
+            ctx.stderr.write(f"{waiting} from the terminal; end it with {END_OF_INPUT}, or pass --file FILE\n"
+                             .encode())
+            ctx.stderr.flush()
         return ctx.stdin.read()
     except OSError as exc:
         raise CommandError(f"reading {file}", "store_io", cause=exc.strerror or str(exc)) from None

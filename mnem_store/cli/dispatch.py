@@ -31,7 +31,8 @@ from .render import terminal_safe
 if TYPE_CHECKING:
     from .parsecache import ParseCache
 
-__all__ = ["COMMANDS", "FEATURES", "Streams", "build_parser", "error_document", "invoke", "main", "self_description"]
+__all__ = ["COMMANDS", "FEATURES", "PLUMBING", "Streams", "build_parser", "error_document", "invoke", "main",
+           "self_description"]
 
 #: Subcommand name -> (module under ``commands``, one-line help).
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -73,6 +74,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ui": ("ui", "Serve a local, read-only web page of the memory, its history and provenance (extension)."),
 }
 
+#: Verbs that programs run, not people (a remote's server side, the worker): left out of the list of verbs an
+#: unknown one is answered with, as git's short list leaves out its plumbing.
+PLUMBING = frozenset({"upload-pack", "receive-pack", "serve"})
+
 FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "reindex", "commit-time", "add-provenance",
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
@@ -86,7 +91,9 @@ def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:
         "--json", action="store_true", default=default, help="print one JSON document (see docs/cli-json.md)"
     )
     parser.add_argument(
-        "-C", "--store", dest="store", metavar="PATH", default=default, help="act as if started in PATH"
+        "-C", "--store", dest="store", metavar="PATH", default=default,
+        help="the store whose root is exactly PATH (or its .mnem folder, or a postgresql:// URL); nothing walks up "
+        "from it, unlike git's -C",
     )
     parser.add_argument(  # kept as text and checked by ``invoke``: a worker's parse cache then fills it in
         "--now", metavar="MS", default=default,
@@ -122,6 +129,7 @@ def build_parser(
     ``exclude`` leaves subcommands out (a worker drops ``serve``).
     """
     parser = Parser(prog="mnem", description="Version control for AI agent memory.")
+    parser.hidden = PLUMBING
     _global_options(parser, None)
     parser.add_argument("-V", "--version", action="store_true", help="print version")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
@@ -259,6 +267,7 @@ def invoke(
             stdin=streams.stdin,
             colour=streams.tty and "NO_COLOR" not in os.environ,
             opener=opener,
+            stderr=streams.stderr,
         )
         outcome: Outcome = _module(COMMANDS[args.command][0]).run(args, ctx)
         if want_json:

@@ -169,7 +169,8 @@ def refuse_reserved(payload: Payload) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
-    payload = parse_payload(read_payload(args.file, ctx))
+    payload = parse_payload(read_payload(args.file, ctx, 'mnem write: reading the JSON payload ({"put": [...], '
+                                                     '"delete": [...]})'))
     if not args.allow_reserved:
         refuse_reserved(payload)
     message = check_text(args.message, "--message")

@@ -91,7 +91,8 @@ def parser() -> argparse.ArgumentParser:
                       "endpoint")
     http.add_argument("--host", help=f"the interface to listen on (default {HOST}; anything but loopback needs "
                       "--auth jwt)")
-    http.add_argument("--port", type=_port, help=f"the TCP port (default {PORT})")
+    http.add_argument("--port", type=_port, help=f"the TCP port (default {PORT}); 0 picks a free one, and the "
+                      "log line says which")
     http.add_argument("--path", help=f"the MCP endpoint's path (default {PATH})")
     http.add_argument("--allowed-host", action="append", default=[], metavar="HOST[:PORT]",
                       help="also accept this Host header (repeatable; the loopback names and --audience's are "
@@ -196,7 +197,7 @@ def _http_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the HTTP options, as a usage message naming the fix; ``None`` when nothing is."""
     jwt_only = {"--issuer": args.issuer, "--audience": args.audience, "--jwks-url": args.jwks_url}
     if args.transport == "stdio":
-        given = {"--host": args.host, "--port": args.port, "--path": args.path, "--grace": args.grace,
+        given = {"--host": args.host, "--port": args.port is not None, "--path": args.path, "--grace": args.grace,
                  "--max-body": args.max_body, "--max-pack": args.max_pack, "--body-timeout": args.body_timeout,
                  "--max-requests": args.max_requests,
                  "--auth": args.auth, "--allowed-host": args.allowed_host, "--allowed-origin": args.allowed_origin,
@@ -204,7 +205,8 @@ def _http_problem(args: argparse.Namespace) -> str | None:
                  "--push-own-commits-only": args.push_own_commits_only,
                  "--deny-non-fast-forwards": args.deny_non_fast_forwards}
         named = [name for name, value in given.items() if value]
-        return None if not named else f"{', '.join(named)} apply to HTTP only: add --transport streamable-http"
+        verb = "applies" if len(named) == 1 else "apply"
+        return None if not named else f"{', '.join(named)} {verb} to HTTP only: add --transport streamable-http"
     host = args.host or HOST
     local = is_loopback(host)
     if args.auth is None:
@@ -309,14 +311,19 @@ def _auth(args: argparse.Namespace) -> dict[str, Any]:
 
 def _serve_http(args: argparse.Namespace, server: MnemServer) -> None:
     """Serve ``server`` over Streamable HTTP with the listener the options describe."""
-    from .http import Listen, serve
+    from .http import Listen, ListenError, serve
 
-    serve(server, Listen(host=args.host or HOST, port=args.port or PORT, path=args.path or PATH,
-                         allowed_hosts=tuple(args.allowed_host), allowed_origins=tuple(args.allowed_origin),
-                         grace=GRACE if args.grace is None else args.grace,
-                         max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK,
-                         body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT,
-                         max_requests=args.max_requests or DEFAULT_MAX_REQUESTS))
+    try:
+        serve(server, Listen(host=args.host or HOST, port=PORT if args.port is None else args.port,
+                             path=args.path or PATH, allowed_hosts=tuple(args.allowed_host),
+                             allowed_origins=tuple(args.allowed_origin),
+                             grace=GRACE if args.grace is None else args.grace,
+                             max_body=args.max_body or DEFAULT_MAX_BODY, max_pack=args.max_pack or DEFAULT_MAX_PACK,
+                             body_timeout=args.body_timeout or DEFAULT_BODY_TIMEOUT,
+                             max_requests=args.max_requests or DEFAULT_MAX_REQUESTS))
+    except ListenError as refused:  # a usage error found only now: exit as argparse's do
+        logger.error("%s", refused)
+        raise SystemExit(2) from None
 
 
 def _announce(location: StoreLocation, binding: StoreBinding, sdk_loaded: threading.Event) -> None:
@@ -355,10 +362,10 @@ def _configure_logging(*, verbose: bool, echo: bool) -> None:
 
 
 def _port(text: str) -> int:
-    """A TCP port number, for ``--port``."""
+    """A TCP port number, for ``--port``: 0 asks for a free one, as ``mnem ui --port 0`` does."""
     value = int(text)
-    if not 0 < value < 65536:
-        raise argparse.ArgumentTypeError(f"must be 1 to 65535, got {text}")
+    if not 0 <= value < 65536:
+        raise argparse.ArgumentTypeError(f"must be 0 to 65535 (0: any free port), got {text}")
     return value
 
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -69,7 +70,8 @@ from .remote_sync import sync_limits, sync_routes
 from .server import MnemServer
 
 __all__ = [
-    "LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "app", "explain_refusals", "metadata_routes", "security", "serve",
+    "LOOPBACK_HOSTS", "LOOPBACK_ORIGINS", "Listen", "ListenError", "app", "bind", "explain_refusals", "metadata_routes",
+    "security", "serve",
 ]
 
 logger = logging.getLogger(__name__)
@@ -232,6 +234,31 @@ def app(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) ->
     return made
 
 
+class ListenError(Exception):
+    """The listener's address cannot be bound (a port taken, an address not this machine's): the message says so."""
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host``:``port`` (0: a free port, which ``getsockname`` then names).
+
+    Bound here rather than by uvicorn, so the log line can name the port
+    ``--port 0`` got, and a taken port is refused before anything claims
+    to listen.
+
+    Raises:
+        ListenError: the address cannot be bound.
+    """
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ListenError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another with --port N, or "
+                          "--port 0 for any free port") from None
+    return sock
+
+
 def serve(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) -> None:
     """Serve until SIGTERM or Ctrl-C, then drain (see the module's docstring).
 
@@ -246,13 +273,21 @@ def serve(server: MnemServer, listen: Listen, routes: Sequence[BaseRoute] = ()) 
 
     Args:
         server: The built server; its ``settings.auth`` (``--auth jwt``) turns bearer checks on.
-        listen: Where to listen.
+        listen: Where to listen (port 0: a free one, named by the log line).
         routes: Extra Starlette routes, matched before the MCP endpoint and the metadata.
+
+    Raises:
+        ListenError: ``listen``'s address cannot be bound.
     """
     auth = server.settings.auth
-    served = app(server, listen, routes)
-    config = uvicorn.Config(served, host=listen.host, port=listen.port, log_config=None, access_log=False,
-                            timeout_graceful_shutdown=math.ceil(listen.grace), lifespan="on")
-    logger.info("listening on http://%s:%d%s (%s)", listen.host, listen.port, listen.path,
-                "bearer tokens required" if auth is not None else "no authentication")
-    uvicorn.Server(config).run()
+    sock = bind(listen.host, listen.port)
+    try:
+        served = app(server, listen, routes)
+        config = uvicorn.Config(served, host=listen.host, port=listen.port, log_config=None, access_log=False,
+                                timeout_graceful_shutdown=math.ceil(listen.grace), lifespan="on")
+        host = f"[{listen.host}]" if ":" in listen.host else listen.host
+        logger.info("listening on http://%s:%d%s (%s)", host, sock.getsockname()[1], listen.path,
+                    "bearer tokens required" if auth is not None else "no authentication")
+        uvicorn.Server(config).run(sockets=[sock])
+    finally:
+        sock.close()

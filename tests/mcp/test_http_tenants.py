@@ -258,7 +258,7 @@ async def test_clients_writing_at_once_to_one_store_and_to_many_lose_nothing(ten
 
 
 @pytest.mark.parametrize(("argv", "says"), [
-    (["--store", "/srv/{tenant}", "--store-per", "tenant"], "--store-per apply to HTTP only"),
+    (["--store", "/srv/{tenant}", "--store-per", "tenant"], "--store-per applies to HTTP only"),
     (["--transport", "http", "--auth", "none", "--store", "/srv/{tenant}", "--store-per", "tenant"],
      "it needs --transport streamable-http --auth jwt"),
     (["--transport", "http", "--auth", "jwt", "--issuer", "http://127.0.0.1:9", "--audience",

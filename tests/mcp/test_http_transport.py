@@ -51,7 +51,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Htt
      "--issuer go with --auth jwt"),
     (["--transport", "streamable-http", "--auth", "none", "--path", "mcp"], "--path must start with '/'"),
     (["--auth", "none", "--port", "9000"], "--port, --auth apply to HTTP only: add --transport streamable-http"),
-    (["--transport", "streamable-http", "--auth", "none", "--port", "70000"], "--port: must be 1 to 65535"),
+    (["--transport", "streamable-http", "--auth", "none", "--port", "70000"], "--port: must be 0 to 65535 (0: any free port), got 70000"),
     (["--transport", "http", "--auth", "jwt", "--issuer", "https://id.example.com", "--audience",
       "https://memory.example.com/mcp", "--author", "support-agent"],
      "with --auth jwt each token's subject is the author: drop --author"),

@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 
 import mnem_bridge
 
-__all__ = ["answer"]
+__all__ = ["answer", "plain"]
 
 
 def answer(value: Any) -> CallToolResult:
@@ -37,12 +37,28 @@ def answer(value: Any) -> CallToolResult:
     if isinstance(value, mnem_bridge.MemoryPage):
         text, structured = value.json, value.document
     else:
-        text = orjson.dumps(value, default=_to_dict, option=orjson.OPT_PASSTHROUGH_DATACLASS)
+        text = _encoded(value)
         structured = orjson.loads(text)
         if isinstance(value, list):
             structured = {"result": structured}
     return CallToolResult(content=[TextContent(type="text", text=text.decode().rstrip("\n"))],
                           structured_content=structured)
+
+
+def plain(value: Any) -> Any:
+    """A tool's return value as plain JSON data (dicts, lists, strings, numbers, booleans, ``None``).
+
+    What a client reads as the result (its structured content, a list not
+    wrapped): what upstream's ``do_*`` functions return (``operations``).
+    """
+    if isinstance(value, mnem_bridge.MemoryPage):
+        return dict(value.document)
+    return None if value is None else orjson.loads(_encoded(value))
+
+
+def _encoded(value: Any) -> bytes:
+    """``value`` as compact JSON, each bridge model as its ``to_dict()``."""
+    return orjson.dumps(value, default=_to_dict, option=orjson.OPT_PASSTHROUGH_DATACLASS)
 
 
 def _to_dict(value: Any) -> Any:

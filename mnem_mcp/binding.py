@@ -59,7 +59,7 @@ import mnem_bridge
 
 __all__ = [
     "APP_NAME", "Binding", "Origin", "StoreBinding", "StoreLocation", "default_store_path", "locate_store",
-    "store_internals",
+    "resolve_store_path", "store_internals",
 ]
 
 logger = logging.getLogger(__name__)
@@ -120,6 +120,25 @@ def locate_store(
     if environ.get("MNEM_STORE"):
         return _explicit(environ["MNEM_STORE"], "MNEM_STORE")
     return StoreLocation(default_store_path(), "default")
+
+
+def resolve_store_path(explicit: str | os.PathLike[str] | None = None) -> str:
+    """Upstream's helper: the store ``mnem-mcp`` would serve, as text (``locate_store``'s order).
+
+    Args:
+        explicit: The ``--store`` argument, if any.
+
+    Returns:
+        ``explicit``, else ``$MNEM_STORE``, else the per-user default store (upstream's last resort is ``.``),
+        absolute; a PostgreSQL store's URL as given, without its password.
+
+    Raises:
+        mnem_bridge.NoStoreError: A relative path where the working directory cannot be what was meant.
+    """
+    location = locate_store(explicit)
+    if location.refused is not None:
+        raise mnem_bridge.NoStoreError(location.refused)
+    return str(location.path)
 
 
 def _explicit(

@@ -48,6 +48,7 @@ __all__ = [
     "UNEXPECTED",
     "USAGE",
     "Redaction",
+    "ToolUsageError",
     "coded_refusals",
     "error_code",
     "error_text",
@@ -73,6 +74,15 @@ NOT_FOUND = mnem_bridge.NotFoundError.code
 
 #: How many argument problems one ``usage`` text lists (pydantic reports each union arm separately).
 MAX_PROBLEMS = 3
+
+
+class ToolUsageError(mnem_bridge.UsageError, ToolError):
+    """Arguments a tool refuses after the schema's check: the bridge's ``UsageError`` and the SDK's ``ToolError``.
+
+    A client is answered ``usage: ...`` (``error_code`` reads the bridge's
+    code); a direct caller of upstream's ``do_when_did`` catches the
+    ``ToolError`` upstream raises there (``operations``).
+    """
 
 
 def error_code(exc: BaseException) -> str:

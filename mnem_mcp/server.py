@@ -42,10 +42,11 @@ import mnem_bridge
 
 from . import identity, resources
 from .answers import answer
-from .binding import Binding, StoreBinding, locate_store
+from .binding import Binding, StoreBinding, locate_store, resolve_store_path
 from .errors import (
     Redaction,
     coded_refusals,
+    error_code,
     resource_error,
     scope_error,
     tool_error,
@@ -54,9 +55,30 @@ from .errors import (
     usage_error,
 )
 from .models import result_schema
+from .operations import (
+    do_branch,
+    do_commit_view,
+    do_forget,
+    do_history,
+    do_merge,
+    do_recall,
+    do_recall_at,
+    do_remember,
+    do_remember_many,
+    do_switch,
+    do_whats_new,
+    do_when_did,
+    do_why,
+)
 from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
 
-__all__ = ["INSTRUCTIONS", "MnemServer", "ToolSet", "build_server"]
+#: Upstream's public API lives in this module (its tests import ``server``): ``build_server``, the ``do_*``
+#: operations (``operations``), ``error_code`` and ``resolve_store_path``.
+__all__ = [
+    "INSTRUCTIONS", "MnemServer", "ToolSet", "build_server", "do_branch", "do_commit_view", "do_forget", "do_history",
+    "do_merge", "do_recall", "do_recall_at", "do_remember", "do_remember_many", "do_switch", "do_whats_new",
+    "do_when_did", "do_why", "error_code", "resolve_store_path",
+]
 
 logger = logging.getLogger(__name__)
 

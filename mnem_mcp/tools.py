@@ -11,9 +11,10 @@ what a signature cannot say: a title and the behaviour hints.
 repeats a tool's arguments.  ``revise`` is ``remember`` under a second
 name, title and description.
 
-The bodies are calls to the bridge, ``mnem_bridge``, on a store opened for
-the call (``StoreBinding.call``).  Failures are the bridge's typed
-``MnemError``s, raised unchanged; the server answers them as coded errors.
+Each body runs the tool's function of ``operations`` (what the tool does,
+over an open store, also published as upstream's ``do_<tool>``) on a store
+opened for the call (``StoreBinding.call``).  Failures are the bridge's
+typed ``MnemError``s, raised unchanged; the server answers them as coded errors.
 Writes go through ``mnem_bridge.agents`` (``merge`` through the store) and
 are exactly one commit each: nothing is ever left staged between calls
 (ADR-0016, "no staging over MCP").  None writes a reserved id (a LangGraph
@@ -33,20 +34,16 @@ from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
 
 import mnem_bridge
-from mnem_bridge import agents, reserved
 
-from . import identity, resources
+from . import identity, operations, resources
 from .binding import Binding
 from .models import (
-    DEFAULT_PAGE,
-    WHOLE,
     Absent,
     At,
     BranchCreated,
     BranchName,
     CommitRef,
     Content,
-    ContentResolution,
     Cursor,
     Equals,
     EventTime,
@@ -80,7 +77,6 @@ from .models import (
     ValidAt,
     Why,
     Written,
-    logged,
 )
 
 __all__ = ["TOOLS", "WRITES", "MemoryTools", "ToolSpec", "tool"]
@@ -184,11 +180,11 @@ class MemoryTools:
         fact became true earlier than now (a change that happened in March, learnt today), give event_time.
         Returns {commit}.
         """
-        commit = await self.binding.call(
-            agents.remember, id, content, source=source, step=step, observation=observation, tool_call=tool_call,
+        written = await self.binding.call(
+            operations.remember, id, content, source=source, step=step, observation=observation, tool_call=tool_call,
             note=note, summary=summary, author=identity.author(self.author), event_time=event_time)
         await _stale(ctx, [id])
-        return {"commit": commit}
+        return written
 
     revise = tool("Revise a belief", WRITE, name="revise", description=(
         "Change a fact you already hold: records the new value under the same id as its own commit; the old "
@@ -203,10 +199,10 @@ class MemoryTools:
         Each item is {id, content} plus optional source, step, observation, tool_call, note and event_time (when it
         became true, if before now). Returns {commit}.
         """
-        commit = await self.binding.call(agents.remember_many, [item.model_dump() for item in items],
-                                         summary=summary, author=identity.author(self.author))
+        written = await self.binding.call(operations.remember_many, [item.model_dump() for item in items],
+                                          summary=summary, author=identity.author(self.author))
         await _stale(ctx, [item.id for item in items])
-        return {"commit": commit}
+        return written
 
     @tool("Forget a fact", DESTRUCTIVE)
     async def forget(self, ctx: Ctx, id: ExistingNodeId, summary: Summary = None) -> Written:
@@ -215,9 +211,10 @@ class MemoryTools:
         `recall_at` and `why` at older commits still see it. Use it when a fact no longer holds and has no
         replacement. Fails with invalid_ref when nothing is remembered under that id. Returns {commit}.
         """
-        commit = await self.binding.call(agents.forget, id, summary=summary, author=identity.author(self.author))
+        written = await self.binding.call(operations.forget, id, summary=summary,
+                                          author=identity.author(self.author))
         await _stale(ctx, [id])
-        return {"commit": commit}
+        return written
 
     @tool("Recall memory", READ)
     async def recall(self, id: OptionalNodeId = None, prefix: Prefix = None, limit: PageLimit = None,
@@ -231,7 +228,8 @@ class MemoryTools:
         time), the answer is what was true then by the facts' event_time, by all you know now (id or prefix, no
         pages); to see what you knew at a time instead, use `recall_at` with commit 'main@{TIME}'.
         """
-        return await self.binding.call(_read, None, id, prefix, limit, cursor, valid_at)
+        return await self.binding.call(operations.recall, id, prefix=prefix, limit=limit, cursor=cursor,
+                                       valid_at=valid_at)
 
     @tool("Recall memory at a commit", READ)
     async def recall_at(self, commit: CommitRef, id: OptionalNodeId = None, prefix: Prefix = None,
@@ -243,7 +241,8 @@ class MemoryTools:
         '@{...}' alone for the current branch). Use it to see what you believed before a change. Same arguments and
         answers as `recall`, at that commit (valid_at: what was true then, as known at that commit).
         """
-        return await self.binding.call(_read, commit, id, prefix, limit, cursor, valid_at)
+        return await self.binding.call(operations.recall_at, commit, id, prefix=prefix, limit=limit, cursor=cursor,
+                                       valid_at=valid_at)
 
     @tool("Memory history", READ)
     async def history(self, limit: Limit = 20, since: Since = None, until: Until = None) -> list[Logged]:
@@ -254,8 +253,7 @@ class MemoryTools:
         state, message, author, time}] (as {result: [...]} in structured output); a commit that someone other
         than its author pushed here also has pushed_by.
         """
-        commits = await self.binding.call(mnem_bridge.Store.log_attributed, limit=limit, since=since, until=until)
-        return [logged(commit, pusher) for commit, pusher in commits]
+        return await self.binding.call(operations.history, limit, since=since, until=until)
 
     @tool("Why do I believe this?", READ)
     async def why(self, id: ExistingNodeId, at: At = None) -> Why:
@@ -265,11 +263,7 @@ class MemoryTools:
         belief looks wrong or needs a citation. Returns {commit, node, time, author}, and pushed_by when someone
         other than the author pushed that commit here; fails with invalid_ref when the fact is not in memory.
         """
-        blame, author, pusher = await self.binding.call(mnem_bridge.Store.blame_attributed, id, at=at)
-        why: Why = {"commit": blame.commit, "node": blame.node, "time": blame.time, "author": author}
-        if pusher is not None:
-            why["pushed_by"] = pusher.name
-        return why
+        return await self.binding.call(operations.why, id, at)
 
     @tool("When did this become true?", READ)
     async def when_did(self, id: ExistingNodeId, equals: Equals = None, absent: Absent = False,
@@ -283,15 +277,8 @@ class MemoryTools:
         set at that commit with its provenance (null for absent). Fails with invalid_ref when the condition does
         not hold now, or already holds where the search starts.
         """
-        chosen = [name for name, given in (("equals", equals is not None), ("absent", absent), ("present", present))
-                  if given]
-        if len(chosen) != 1:  # equals null is no condition: upstream forwards equals only when it is not null
-            said = "none" if not chosen else " and ".join(chosen)
-            raise mnem_bridge.UsageError(f"when_did needs exactly one of equals, absent or present (got {said})")
-        condition: dict[str, Any] = {"equals": equals} if equals is not None else {"absent": absent, "present": present}
-        commit, blame = await self.binding.call(mnem_bridge.Store.bisect_explain, id, **condition, good=good,
-                                                include_root=include_root)
-        return {"commit": commit, "blame": blame}
+        return await self.binding.call(operations.when_did, id, equals=equals, absent=absent, present=present,
+                                       good=good, include_root=include_root)
 
     @tool("What did a commit change?", READ)
     async def whats_new(self, commit: CommitRef) -> dict[str, mnem_bridge.ChangeKind]:
@@ -299,7 +286,7 @@ class MemoryTools:
 
         Returns {id: 'added' | 'modified' | 'removed'}.
         """
-        return reserved.visible(await self.binding.call(mnem_bridge.Store.changed_by, commit))
+        return await self.binding.call(operations.whats_new, commit)
 
     @tool("Create a memory branch", WRITE, harness=True)
     async def branch(self, name: BranchName, start: Start = None) -> BranchCreated:
@@ -308,8 +295,7 @@ class MemoryTools:
         Use it to explore a hypothesis away from the main line; then `switch` to it. Fails with invalid_ref when
         the name is taken. Returns {branch}.
         """
-        await self.binding.call(mnem_bridge.Store.new_branch, name, start=start)
-        return {"branch": name}
+        return await self.binding.call(operations.branch, name, start)
 
     @tool("Switch branch", IDEMPOTENT, harness=True)
     async def switch(self, ctx: Ctx, target: Target) -> Head:
@@ -318,9 +304,9 @@ class MemoryTools:
         Looking at a commit is read-only: writes fail until you switch to a branch again. Returns {head}: 'ref:
         <branch>', or a commit id when detached.
         """
-        head = await self.binding.call(_switch, target)
+        head = await self.binding.call(operations.switch, target)
         await _stale(ctx)
-        return {"head": head}
+        return head
 
     @tool("Merge a branch", IDEMPOTENT, harness=True)
     async def merge(self, ctx: Ctx, theirs: Theirs, resolutions: Resolutions = None, strategy: Strategy = None,
@@ -331,57 +317,14 @@ class MemoryTools:
         nothing is written and the result lists each with its base / ours / theirs, so call again with resolutions
         or a strategy. Returns {status, commit, conflicts}.
         """
-        reserved.refuse_reserved(resolutions or {}, "merge")  # a resolution's content would be a checkpoint's
-        settled = {node_id: mnem_bridge.MemoryNode(node_id, choice.content) if isinstance(choice, ContentResolution)
-                   else choice for node_id, choice in (resolutions or {}).items()}
-        outcome = await self.binding.call(mnem_bridge.Store.merge, theirs, resolutions=settled, strategy=strategy,
-                                          message=summary, author=identity.author(self.author))
+        outcome = await self.binding.call(operations.merge, theirs, resolutions=resolutions, strategy=strategy,
+                                          summary=summary, author=identity.author(self.author))
         await _stale(ctx)
         return outcome
 
 
 #: The tools that change memory or its branches: over HTTP with ``--auth jwt`` they need ``mnem:write``.
 WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only_hint)
-
-
-def _read(store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str | None, limit: int | None,
-          cursor: str | None, valid_at: int | str | None = None) -> Recalled:
-    """``recall``'s answer at ``at`` (``None``: current memory): one node, the memory, or a page of it.
-
-    ``prefix``, ``limit`` and ``cursor`` are extensions: ``prefix`` keeps the
-    ids that start with it, and a page ``{memory, next_cursor}`` is answered
-    only when ``limit`` or ``cursor`` asks for one.  ``valid_at`` (also an
-    extension) answers what was true then by event times instead
-    (``Store.memory_valid_at``), along the committed history of ``at`` or
-    HEAD.  A LangGraph checkpoint's nodes (``mnem_bridge.reserved``) are
-    graph state, not facts: they are never answered, not even by their id.
-    """
-    if valid_at is not None:
-        if limit is not None or cursor is not None or (id is not None and prefix is not None):
-            raise mnem_bridge.UsageError("recall: valid_at reads one fact (id) or the memory (prefix keeps some "
-                                         "ids), not pages: leave out limit and cursor")
-        if id is not None:
-            return None if reserved.is_reserved(id) else store.node_valid_at(id, valid_at, at=at)
-        held = reserved.visible(store.memory_valid_at(valid_at, at=at))
-        return held if prefix is None else {node_id: node for node_id, node in held.items()
-                                            if node_id.startswith(prefix)}
-    if id is not None:
-        if prefix is not None or limit is not None or cursor is not None:
-            raise mnem_bridge.UsageError("recall: give id for one fact, or prefix / limit / cursor, not both")
-        return None if reserved.is_reserved(id) else store.working_node(id, at=at)
-    if limit is not None or cursor is not None:
-        return reserved.visible_page(store.memory_page(limit=limit or DEFAULT_PAGE, cursor=cursor,
-                                                       prefixes=None if prefix is None else [prefix], at=at))
-    if prefix is not None:
-        page = store.memory_page(limit=WHOLE, prefixes=[prefix], at=at)
-        return reserved.visible(page.document["memory"])
-    return reserved.visible(store.working_memory() if at is None else store.state_at(at))
-
-
-def _switch(store: mnem_bridge.Store, target: str) -> str:
-    """Move HEAD to ``target`` and say where it points now, in one call."""
-    store.checkout(target)
-    return store.head()
 
 
 async def _stale(ctx: Ctx, node_ids: Iterable[str] = ()) -> None:

@@ -8,7 +8,10 @@ Extension (``mnem bisect --include-root``): upstream searches (good, bad],
 with good defaulting to the chain's root, so a predicate that already holds
 at the root has no answer and is refused.  With ``include_root`` and no
 ``good``, the root itself is a candidate: when the predicate holds there
-(and at bad), the root is the answer.
+(and at bad), the root is the answer.  A search without it that fails
+because the predicate already holds at the root it defaulted to says so,
+and names the opt-in in each interface's terms (``INCLUDE_ROOT``): the
+message is the one the CLI, the bridge and ``mnem-mcp``'s ``when_did`` show.
 """
 
 from __future__ import annotations
@@ -21,10 +24,17 @@ from .canonical import json_equal
 from .errors import InvalidRefError
 from .repo import Nodes, Repo
 
-__all__ = ["NodePredicate", "Predicate", "absent", "bisect", "content_equals", "present"]
+__all__ = ["INCLUDE_ROOT", "NodePredicate", "Predicate", "absent", "bisect", "content_equals", "present"]
 
 #: A question about one memory state; gets the store to load node contents when it needs them.
 Predicate = Callable[[Repo, Nodes], bool]
+
+#: What a search that started after the root (good by default) adds when the predicate already holds there.
+INCLUDE_ROOT = (
+    "; the search starts after the line's first commit, which holds already, so it cannot be the answer unless "
+    "you ask with include-root: `mnem bisect --include-root`, MCP `when_did` with `include_root: true`, "
+    "`Store.bisect_explain(..., include_root=True)`"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +82,7 @@ def bisect(
     when the predicate already holds there.
     """
     include_root = include_root and good is None
+    offer_root = good is None and not include_root  # a failure at the root it defaulted to names INCLUDE_ROOT
     bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
     if bad_raw is None:
         raise InvalidRefError("cannot bisect: HEAD has no commit")
@@ -89,7 +100,8 @@ def bisect(
         if holds(good_raw):
             return good_raw  # the root: nothing before it, so it is where the predicate first holds
     if good_raw == bad_raw:
-        raise InvalidRefError("bisect: good and bad are the same commit")
+        hint = INCLUDE_ROOT if offer_root and holds(good_raw) else ""
+        raise InvalidRefError(f"bisect: good and bad are the same commit{hint}")
     try:
         good_at = chain.index(good_raw)
     except ValueError:
@@ -97,7 +109,8 @@ def bisect(
             f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
         ) from None
     if holds(good_raw):
-        raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()})")
+        hint = INCLUDE_ROOT if offer_root else ""
+        raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()}){hint}")
     if not holds(bad_raw):
         raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
     candidates = chain[:good_at][::-1]

@@ -26,6 +26,7 @@ from mcp_support import call, connect, fail
 
 from mnem_mcp import TOOLS, build_server
 from mnem_mcp.server import MnemServer
+from mnem_store.bisect import INCLUDE_ROOT
 
 pytestmark = pytest.mark.anyio
 
@@ -170,13 +171,13 @@ async def test_when_did_answers_the_first_commit_only_with_include_root(store: P
         assert both.startswith("usage: "), both
 
 
-def test_mnem_bisect_include_root_is_an_extension_and_plain_bisect_is_unchanged(store: Path) -> None:
+def test_mnem_bisect_include_root_is_an_extension_plain_bisect_names_where_it_applies(store: Path) -> None:
     assert run_mnem("add", "plan", "pro", cwd=store).code == 0
     assert run_mnem("commit", "-m", "one", "--author", "t", cwd=store).code == 0
     root = json.loads(run_mnem("--json", "log", cwd=store).out)[0]["id"]
 
     same = run_mnem("bisect", "--node", "plan", "--present", cwd=store)
-    assert (same.code, same.err) == (1, "Error: invalid ref: bisect: good and bad are the same commit\n")
+    assert (same.code, same.err) == (1, f"Error: invalid ref: bisect: good and bad are the same commit{INCLUDE_ROOT}\n")
     found = run_mnem("--json", "bisect", "--node", "plan", "--present", "--include-root", cwd=store)
     assert found.code == 0 and json.loads(found.out)["commit"] == root
 
@@ -184,7 +185,7 @@ def test_mnem_bisect_include_root_is_an_extension_and_plain_bisect_is_unchanged(
     assert run_mnem("commit", "-m", "two", "--author", "t", cwd=store).code == 0
     true_at_good = run_mnem("bisect", "--node", "plan", "--present", cwd=store)
     assert (true_at_good.code, true_at_good.err) == (
-        1, f"Error: invalid ref: bisect: the predicate is already true at good ({root})\n")
+        1, f"Error: invalid ref: bisect: the predicate is already true at good ({root}){INCLUDE_ROOT}\n")
     text = run_mnem("bisect", "--node", "plan", "--equals", '"pro"', "--include-root", cwd=store)
     assert text.code == 0 and text.out.startswith(root[:12]) and "plan set here" in text.out
     false_at_bad = run_mnem("--json", "bisect", "--node", "plan", "--absent", "--include-root", cwd=store)

@@ -13,6 +13,8 @@ import pytest
 from conftest import BACKENDS, new_store, run_mnem
 from mnem_history import ok, write
 
+from mnem_store.bisect import INCLUDE_ROOT
+
 NO_PROVENANCE = {"agent_step": None, "observation": None, "tool_call": None, "source": None, "note": None}
 
 #: (time, {node: content}, extra ``add`` flags, message) for each commit of the buggy run.
@@ -233,8 +235,10 @@ def test_bisect_errors(store):
     assert run_mnem("bisect", "--node", "a", "--present", cwd=store).err == (
         "Error: invalid ref: cannot bisect: HEAD has no commit\n")
     root = write(store, "root", 1000, {"a": 1})
-    same = run_mnem("bisect", "--node", "a", "--present", cwd=store)
-    assert same.err == "Error: invalid ref: bisect: good and bad are the same commit\n"
+    same = run_mnem("bisect", "--node", "a", "--present", cwd=store)  # the root holds: the fix is named
+    assert same.err == f"Error: invalid ref: bisect: good and bad are the same commit{INCLUDE_ROOT}\n"
+    same_false = run_mnem("bisect", "--node", "zzz", "--present", cwd=store)  # it does not: upstream's text alone
+    assert same_false.err == "Error: invalid ref: bisect: good and bad are the same commit\n"
     ok("checkout", "-b", "side", cwd=store)
     side = write(store, "side", 2000, {"s": 1})
     ok("checkout", "main", cwd=store)
@@ -242,7 +246,10 @@ def test_bisect_errors(store):
     off_chain = run_mnem("bisect", "--node", "b", "--present", "--good", "side", cwd=store)
     assert off_chain.err == f"Error: invalid ref: bisect: {side} is not on {head}'s first-parent history\n"
     true_at_good = run_mnem("bisect", "--node", "a", "--present", cwd=store)
-    assert true_at_good.err == f"Error: invalid ref: bisect: the predicate is already true at good ({root})\n"
+    assert true_at_good.err == (
+        f"Error: invalid ref: bisect: the predicate is already true at good ({root}){INCLUDE_ROOT}\n")
+    given_good = run_mnem("bisect", "--node", "a", "--present", "--good", root, cwd=store)  # no opt-in with --good
+    assert given_good.err == f"Error: invalid ref: bisect: the predicate is already true at good ({root})\n"
     false_at_bad = run_mnem("bisect", "--node", "zzz", "--present", cwd=store)
     assert false_at_bad.err == f"Error: invalid ref: bisect: the predicate is false at bad ({head})\n"
     none = run_mnem("bisect", "--node", "a", cwd=store)

@@ -1,10 +1,12 @@
 """Commands that must be atomic under SIGKILL and on a full disk, and stores that must stay readable read-only.
 
-A. ``init``, ``checkout -b``, ``branch``, ``export -o`` and ``import`` are killed with SIGKILL at seeded
-   random moments, 200 times each (``checkout -b`` 300).  After every kill the store (if any) opens, verifies,
-   and HEAD names a branch that exists; an export file is one of the two whole exports; a store that ``init``
-   or ``import`` did not finish is absent and the same command then succeeds.  Temporary leftovers must be
-   cleaned by the next finished run of the same command.
+A. ``init``, ``checkout -b``, ``branch``, ``export -o`` and ``import`` are killed with SIGKILL, 200 times each
+   (``checkout -b`` 300), at steps of their own run (``killpoints``), not at moments: three quarters at the
+   steps of the command's work (every one of them when they are fewer), the rest anywhere from start-up to a
+   quarter past the end.  After every kill the store (if any) opens, verifies, and HEAD names a branch that
+   exists; an export file is one of the two whole exports; a store that ``init`` or ``import`` did not finish
+   is absent and the same command then succeeds.  Temporary leftovers must be cleaned by the next finished
+   run of the same command.
 B. The same commands on a small tmpfs filled to the last byte: a typed ``store_io`` error, nothing changed,
    nothing left behind, and the command works once there is space again.
 C. A store on a read-only file system or behind a read-only bind mount: every read answers as on the writable
@@ -21,11 +23,10 @@ import json
 import os
 import random
 import shutil
-import signal
-import statistics
 import subprocess
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, Self
 
+import killpoints
 import orjson
 import pytest
 from conftest import MNEM, Run, run_mnem, store_fingerprint
@@ -155,41 +157,13 @@ def check_copy(mnem: Mnem, store: Path, scratch: Path) -> tuple[dict[str, Any], 
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def kill_at_random(argv: list[str], rng: random.Random, limit: float) -> bool:
-    """Start ``argv`` and SIGKILL it ``uniform(0, limit)`` s later; True when it had already finished (exit 0)."""
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    out = err = b""
-    try:
-        time.sleep(rng.uniform(0.0, limit))
-        proc.send_signal(signal.SIGKILL)
-        out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode in (0, -signal.SIGKILL), (
-        f"{argv[1:]} failed by itself (exit {proc.returncode}): {out.decode()}{err.decode()}"
-    )
-    return proc.returncode == 0
+def tally(stopped: killpoints.Stopped) -> Counter[str]:
+    """One kill counted: whether it interrupted the command, and whether it fell inside the command's work."""
+    return Counter(interrupted=stopped.stopped, inside=stopped.inside)
 
 
-def kill_window(argvs: list[list[str]]) -> float:
-    """How long to wait at most before a kill: a bit more than the command takes when it is left to finish.
-
-    Measured on the spot (a ``mnem`` process start alone is ~60-100 ms here), so
-    that kills spread over the whole command, from start-up to its last write.
-    """
-    durations = []
-    for argv in argvs:
-        start = time.monotonic()
-        done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False)
-        durations.append(time.monotonic() - start)
-        assert done.returncode == 0, f"{argv[1:]}: {done.stdout.decode()}{done.stderr.decode()}"
-    return 1.15 * statistics.median(durations)
-
-
-def in_lanes(body: Callable[[int, threading.Event], int]) -> int:
-    """Run ``body(lane, stop)`` in LANES threads at once and sum what they return.
+def in_lanes(body: Callable[[int, threading.Event], Counter[str]]) -> Counter[str]:
+    """Run ``body(lane, stop)`` in LANES threads at once and add up the kills they counted.
 
     The first failure sets ``stop`` (the other lanes return at their next kill)
     and is the one raised.
@@ -198,7 +172,7 @@ def in_lanes(body: Callable[[int, threading.Event], int]) -> int:
     failures: list[BaseException] = []
     lock = threading.Lock()
 
-    def lane(index: int) -> int:
+    def lane(index: int) -> Counter[str]:
         try:
             return body(index, stop)
         except BaseException as exc:
@@ -218,7 +192,7 @@ def in_lanes(body: Callable[[int, threading.Event], int]) -> int:
         pool.shutdown(wait=True)
     if failures:
         raise failures[0]
-    return sum(future.result() for future in futures)
+    return sum((future.result() for future in futures), Counter())
 
 
 def fill(filler: Path) -> None:
@@ -314,12 +288,17 @@ def mount(*argv: str) -> None:
 
 
 def unmount(where: Path) -> bool:
-    for _ in range(20):
-        if subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode == 0:
-            return True
+    """Unmount ``where``, retrying while a process that is ending still uses it; lazily (False) if it never lets go.
+
+    The bound only ends a wait for a process that will not end; nothing is timed.
+    """
+    deadline = time.monotonic() + 60
+    while subprocess.run(["umount", str(where)], capture_output=True, check=False).returncode != 0:
+        if time.monotonic() > deadline:
+            subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)  # never leave it mounted
+            return False
         time.sleep(0.1)
-    subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)  # never leave it mounted
-    return False
+    return True
 
 
 @pytest.fixture
@@ -357,7 +336,7 @@ def mounts(tmp_path: Path):
 # ----------------------------------------------------------------------------- A. SIGKILL at random moments
 
 
-def made_or_absent(mnem: Mnem, box: Path, argv: list[str], clean: set[str]) -> str:
+def made_or_absent(mnem: Mnem, box: Path, args: list[str], clean: set[str]) -> str:
     """After a killed ``init``/``import`` into ``box/store``: a whole store, or none and the same command succeeds.
 
     Returns "made" or "absent".  When the command had to be run again, what it
@@ -368,51 +347,57 @@ def made_or_absent(mnem: Mnem, box: Path, argv: list[str], clean: set[str]) -> s
     if (root / ".mnem").exists():
         check_store(mnem, root)
         return "made"
-    again = mnem(*argv[1:])
+    again = mnem(*args)
     assert again.code == 0, f"a kill left no store at {root}, and then the same command fails: {again.out}{again.err}"
     assert entries(box) == clean, f"leftovers the finished run did not clean: {sorted(entries(box) ^ clean)}"
     check_store(mnem, root)
     return "absent"
 
 
+#: The work of a store-creating command: building the new store and publishing it (``init`` and ``import``).
+CREATE = "mnem_store/sqlite/backend.py:create"
+
+
 def creation_killed_at_random(tmp_path: Path, command: Callable[[Path], list[str]], seed: int,
                               check: Callable[[Mnem, Path], None] | None = None) -> None:
-    """Kill a store-creating command (``init``/``import``) at random moments: each time nothing or a whole store."""
+    """Kill a store-creating command (``init``/``import``) at steps of its run: each time nothing or a whole store."""
+    run = killpoints.measure(command(tmp_path / "timing" / "store"), marker=CREATE)
+    clean = entries(tmp_path / "timing")  # store, store/.mnem and what a finished run puts in it
+    points = killpoints.aimed(run, KILLS, random.Random(seed))
 
-    def lane(index: int, stop: threading.Event) -> int:
-        rng = random.Random(seed + index)
+    def lane(index: int, stop: threading.Event) -> Counter[str]:
         home = tmp_path / f"lane{index}"
         home.mkdir()
-        limit = kill_window([command(home / f"timing{i}" / "store") for i in range(3)])
-        clean = entries(home / "timing0")  # store, store/.mnem and what a finished run puts in it
-        interrupted = 0
+        kills: Counter[str] = Counter()
         with Checker() as mnem:
-            for n in range(KILLS // LANES):
+            for n, point in enumerate(points[index::LANES]):
                 if stop.is_set():
-                    return interrupted
+                    return kills
                 box = home / f"kill{n}"
                 box.mkdir()
-                argv = command(box / "store")
-                interrupted += not kill_at_random(argv, rng, limit)
-                made_or_absent(mnem, box, argv, clean)
+                args = command(box / "store")
+                kills += tally(killpoints.kill(args, point, CREATE))
+                made_or_absent(mnem, box, args, clean)
                 if check is not None:
                     check(mnem, box / "store")
         if check is not None:
             check(run_mnem, box / "store")  # and a one-shot process agrees with the checker
         check_store(run_mnem, box / "store")
-        return interrupted
+        return kills
 
-    assert in_lanes(lane) > KILLS // 4  # the kills really landed before the command had finished
+    kills = in_lanes(lane)
+    assert kills["interrupted"] > KILLS // 4  # the kills really landed before the command had finished
+    assert kills["inside"] > KILLS // 2  # most of them while it was building or publishing the store
 
 
 def test_init_killed_at_random(tmp_path: Path) -> None:
-    creation_killed_at_random(tmp_path, lambda where: [MNEM, "--json", "init", str(where)], 100)
+    creation_killed_at_random(tmp_path, lambda where: ["--json", "init", str(where)], 100)
 
 
 def test_import_killed_at_random(tmp_path: Path, history: History) -> None:
     creation_killed_at_random(
         tmp_path,
-        lambda where: [MNEM, "--json", "import", str(history.export), str(where)],
+        lambda where: ["--json", "import", str(history.export), str(where)],
         200,
         lambda mnem, root: holds_history(mnem, root, history),
     )
@@ -422,25 +407,28 @@ def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple
                                 kills: int = KILLS) -> None:
     """``checkout -b NAME`` or ``branch NAME`` killed on one store per lane, a new NAME each time."""
     switches = command[0] == "checkout"
+    marker = "mnem_store/porcelain.py:" + ("checkout" if switches else "branch_create")  # its one transaction
+    shutil.copytree(history.root, tmp_path / "timing")
+    run = killpoints.measure(["-C", str(tmp_path / "timing"), "--json", *command, "timing"], marker=marker)
+    points = killpoints.aimed(run, kills, random.Random(seed))
 
-    def lane(index: int, stop: threading.Event) -> int:
-        rng = random.Random(seed + index)
+    def lane(index: int, stop: threading.Event) -> Counter[str]:
         home = tmp_path / f"lane{index}"
         store = home / "store"
         shutil.copytree(history.root, store)
-        argv = [MNEM, "-C", str(store), "--json", *command]
-        limit = kill_window([[*argv, f"timing{i}"] for i in range(3)])
+        args = ["-C", str(store), "--json", *command]
+        assert run_mnem(*args, "warm").code == 0  # a finished run first: the files it keeps are there from now on
         clean = entries(store)
-        head = "timing2" if switches else history.head
-        made = {f"timing{i}" for i in range(3)}
-        interrupted = 0
+        head = "warm" if switches else history.head
+        made = {"warm"}
+        counted: Counter[str] = Counter()
         with Checker() as mnem:
-            for n in range(kills // LANES):
+            for n, point in enumerate(points[index::LANES]):
                 if stop.is_set():
-                    return interrupted
+                    return counted
                 name = f"kill{n}"
-                finished = kill_at_random([*argv, name], rng, limit)
-                interrupted += not finished
+                stopped = killpoints.kill([*args, name], point, marker)
+                counted += tally(stopped)
                 status, branches = check_copy(mnem, store, home / f"check{n}")
                 allowed = (head, name) if switches else (head,)
                 assert status["branch"] in allowed, f"HEAD is {status['head']!r} after {command} {name} was killed"
@@ -448,23 +436,25 @@ def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple
                 if name in branches:
                     made.add(name)
                 assert branches == {**history.branches, **{m: history.tip for m in made}}, "branches changed"
-                if finished:
+                if not stopped.stopped:
                     assert name in branches and status["branch"] == (name if switches else head)
                     assert entries(store) == clean, f"a finished run left {sorted(entries(store) ^ clean)}"
                 head = status["branch"]
         # a finished run cleans whatever temporary files the killed ones left
-        final = run_mnem(*argv[1:], f"final{index}")
+        final = run_mnem(*args, f"final{index}")
         assert final.code == 0, final.out
         assert entries(store) == clean, f"left behind: {sorted(entries(store) ^ clean)}"
         check_store(run_mnem, store)
-        return interrupted
+        return counted
 
-    assert in_lanes(lane) > kills // 4
+    counted = in_lanes(lane)
+    assert counted["interrupted"] > kills // 4
+    assert counted["inside"] > kills // 2  # most kills fell inside the command's transaction
 
 
 def test_checkout_b_killed_at_random(tmp_path: Path, history: History) -> None:
-    # 300 kills, not 200: in an engine that moves HEAD before the new branch is committed, the window is about a
-    # millisecond and ~1.5% of kills land in it (measured here); 300 kills miss it about one run in a hundred.
+    # 300 kills, not 200: three quarters of them, 225, cover every step of checkout's transaction (about 220
+    # here), so an engine that moves HEAD before the new branch is committed is killed between the two.
     new_branch_killed_at_random(tmp_path, history, ("checkout", "-b"), 300, kills=300)
 
 
@@ -472,10 +462,11 @@ def test_branch_killed_at_random(tmp_path: Path, history: History) -> None:
     new_branch_killed_at_random(tmp_path, history, ("branch",), 400)
 
 
-#: The export kills' export file is ~4 MB, so writing it takes a good part of the command and kills land
-#: while it is being written.  The contents are control characters: JSON spells each as ``\u00XX``, six bytes,
-#: while the store keeps them compressed, so the store stays small and quick to copy and verify.
+#: The export kills' export file is ~4 MB.  The contents are control characters: JSON spells each as ``\u00XX``,
+#: six bytes, while the store keeps them compressed, so the store stays small and quick to copy and verify.
 BIG_NODES, BIG_SIZE = 4, 170_000
+#: The work of ``export -o``: the temporary file written, synced and renamed over the old export.
+REPLACE = "mnem_store/portable.py:replace_file"
 
 
 def test_export_over_a_good_export_killed_at_random(tmp_path: Path) -> None:
@@ -488,46 +479,52 @@ def test_export_over_a_good_export_killed_at_random(tmp_path: Path) -> None:
     old, new = (tmp_path / "old.json").read_bytes(), (tmp_path / "new.json").read_bytes()
     assert old != new and len(old) > 4_000_000
     assert json.loads(old)["refs"] and json.loads(new)["refs"]  # both are whole exports
+    (tmp_path / "timing").mkdir()  # measured as the lanes run it: over the old export, alone in its folder
+    (tmp_path / "timing" / "backup.json").write_bytes(old)
+    run = killpoints.measure(["-C", str(source), "--json", "export", "-o", str(tmp_path / "timing" / "backup.json")],
+                             marker=REPLACE)
+    points = killpoints.aimed(run, KILLS, random.Random(500))
 
-    def lane(index: int, stop: threading.Event) -> int:
-        rng = random.Random(500 + index)
+    def lane(index: int, stop: threading.Event) -> Counter[str]:
         home = tmp_path / f"lane{index}"
         store = home / "store"
         shutil.copytree(source, store)
         out = home / "out"
         out.mkdir()
         backup = out / "backup.json"
-        argv = [MNEM, "-C", str(store), "--json", "export", "-o", str(backup)]
-        limit = kill_window([argv] * 3)
+        args = ["-C", str(store), "--json", "export", "-o", str(backup)]
+        assert run_mnem(*args).code == 0
         assert backup.read_bytes() == new
-        interrupted = 0
+        kills: Counter[str] = Counter()
         with Checker() as mnem:
-            for n in range(KILLS // LANES):
+            for n, point in enumerate(points[index::LANES]):
                 if stop.is_set():
-                    return interrupted
+                    return kills
                 if backup.read_bytes() != old:  # every kill replaces the old export
                     backup.with_name("reset").write_bytes(old)
                     os.replace(backup.with_name("reset"), backup)
-                finished = kill_at_random(argv, rng, limit)
-                interrupted += not finished
+                stopped = killpoints.kill(args, point, REPLACE)
+                kills += tally(stopped)
                 assert backup.exists(), f"kill {n} left no {backup.name}"
                 now = backup.read_bytes()
                 assert now in (old, new), (
                     f"kill {n} left {backup.name} neither the old nor the new export: {len(now)} bytes "
                     f"(old {len(old)}, new {len(new)})"
                 )
-                if finished:
+                if not stopped.stopped:
                     assert now == new
                     assert entries(out) == {"backup.json"}, f"a finished export left {sorted(entries(out))}"
                 check_copy(mnem, store, home / f"check{n}")
-        final = run_mnem(*argv[1:])
+        final = run_mnem(*args)
         assert final.code == 0, final.out
         assert backup.read_bytes() == new
         assert entries(out) == {"backup.json"}, f"the kills left {sorted(entries(out))}"
         check_store(run_mnem, store)
-        return interrupted
+        return kills
 
-    assert in_lanes(lane) > KILLS // 4
+    kills = in_lanes(lane)
+    assert kills["interrupted"] > KILLS // 4
+    assert kills["inside"] > KILLS // 2  # most kills fell while the file was written, synced or renamed
 
 
 # ----------------------------------------------------------------------------- B. a full disk

@@ -54,7 +54,7 @@ def test_one_shot_writers_killed_at_random(store):
     Stop points are drawn a quarter past a whole run's calls, so some writes finish and are acknowledged.
     """
     rng = random.Random(8)
-    span = max(killpoints.calls(write_args(store, 10_000 + n), payload(10_000 + n).encode()) for n in range(3))
+    span = max(killpoints.measure(write_args(store, 10_000 + n), payload(10_000 + n).encode()).steps for n in range(3))
     acknowledged, killed_mid_write = set(), 0
     for n in range(KILLS):
         read, write = os.pipe()
@@ -84,7 +84,7 @@ def request(store, n):
 
 def worker_calls(store, requests):
     """How many ``mnem_store`` calls a worker makes from start-up to the end of ``requests`` writes."""
-    return killpoints.calls(["serve", "--stdio"], b"".join(request(store, 20_000 + n) for n in range(requests)))
+    return killpoints.measure(["serve", "--stdio"], b"".join(request(store, 20_000 + n) for n in range(requests))).steps
 
 
 def test_a_worker_killed_at_random_between_and_during_requests(store):

@@ -9,11 +9,11 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import subprocess
-import threading
-import time
 from pathlib import Path
 
+import killpoints
 import pg_stores
 import pytest
 from conftest import MNEM, new_store, run_mnem
@@ -217,26 +217,50 @@ def test_a_worker_replaces_a_pooled_connection_the_server_ended(tmp_path: Path) 
     assert [c["message"] for c in ok("--json", "log", cwd=store).json] == ["after"]
 
 
-def test_sessions_ended_at_random_leave_whole_commits_and_every_acknowledged_write(tmp_path: Path) -> None:
+#: The writes one worker makes while its sessions are ended, and how many times they are ended.
+WRITES, ENDS = 150, 60
+
+
+def write_request(url: str, n: int) -> bytes:
+    """A worker's request line: write ``n``, a commit of three nodes (a half-made one would show as fewer)."""
+    payload = json.dumps({"put": [{"id": f"n{n}-{part}", "content": part} for part in range(3)]})
+    return json.dumps({"argv": ["-C", url, "--json", "write", "-m", f"w{n}"], "stdin": payload}).encode() + b"\n"
+
+
+def test_sessions_ended_at_chosen_steps_leave_whole_commits_and_every_acknowledged_write(tmp_path: Path) -> None:
+    """A worker's sessions are ended at seeded steps of its run (``killpoints``): it stops there, they end, it runs on.
+
+    The steps are drawn from a whole run of the same writes on another store, three quarters of them from the
+    first write's body to the last's, so many ends fall inside a commit's transaction.
+    """
+    scratch = pg_stores.address(new_store(tmp_path / "scratch", "postgresql"))
+    run = killpoints.measure(["serve", "--stdio"], b"".join(write_request(scratch, n) for n in range(WRITES)))
+    stops = killpoints.aimed(run, ENDS, random.Random(14))
     store = new_store(tmp_path / "store", "postgresql")
     url = pg_stores.address(store)
-    stop = threading.Event()
-    ended = [0]
-
-    def killer() -> None:
-        rng = random.Random(14)
-        while not stop.is_set():
-            time.sleep(rng.uniform(0.0, 0.05))
-            ended[0] += terminate_mnem_sessions()
-
-    worker = subprocess.Popen([MNEM, "serve", "--stdio"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    thread = threading.Thread(target=killer)
-    thread.start()
-    acknowledged, refused = set(), 0
+    report, reported = os.pipe()
+    resumed, resume = os.pipe()
+    worker = subprocess.Popen(killpoints.argv(stops, reported, ["serve", "--stdio"], resume=resumed),
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, pass_fds=(reported, resumed))
+    os.close(reported)
+    os.close(resumed)
+    assert worker.stdin is not None and worker.stdout is not None
+    acknowledged, refused, ended, inside = set(), 0, 0, 0
     try:
-        for n in range(150):
-            payload = json.dumps({"put": [{"id": f"n{n}-{part}", "content": part} for part in range(3)]})
-            answer = request(worker, ["-C", url, "--json", "write", "-m", f"w{n}"], payload)
+        for n in range(WRITES):
+            worker.stdin.write(write_request(url, n))
+            worker.stdin.flush()
+            while True:
+                ready, _, _ = select.select([report, worker.stdout], [], [], killpoints.HANG)
+                assert ready, "the worker neither answered nor reached a stop point"
+                if report not in ready:
+                    break
+                stopped = killpoints.said(report)
+                assert stopped.stopped, stopped
+                ended += terminate_mnem_sessions()  # while the worker waits at its step
+                inside += stopped.inside
+                os.write(resume, b"g")
+            answer = json.loads(worker.stdout.readline())
             if answer["exit"] == 0:
                 acknowledged.add(json.loads(str(answer["stdout"]))["commit"]["id"])
             else:
@@ -244,12 +268,11 @@ def test_sessions_ended_at_random_leave_whole_commits_and_every_acknowledged_wri
                 assert error["code"] in ("store_io", "busy"), error
                 refused += 1
     finally:
-        stop.set()
-        thread.join()
-        assert worker.stdin is not None
         worker.stdin.close()
-        worker.wait(timeout=30)
-    assert ended[0] > 10 and refused > 0  # sessions really ended, some of them mid-request
+        worker.wait(timeout=killpoints.HANG)
+        os.close(report)
+        os.close(resume)
+    assert ended > 10 and inside > 10 and refused > 0  # sessions really ended, many of them mid-commit
     assert ok("--json", "verify", cwd=store).json["refs"] == 1
     log = ok("--json", "log", "--first-parent", cwd=store).json
     assert acknowledged <= {c["id"] for c in log}

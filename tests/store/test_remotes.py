@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import random
+import shutil
 from pathlib import Path
 from typing import Any
 
+import killpoints
 import pg_stores
 import pytest
 from conftest import BACKENDS, new_store, run_mnem, store_fingerprint, store_sql
@@ -245,33 +248,32 @@ def test_the_binary_lists_the_remotes_feature() -> None:
     assert "remotes" in run_mnem("--version", "--json").json["features"]
 
 
-def test_a_fetch_killed_at_any_moment_leaves_the_old_or_the_new_state(source: Path, tmp_path: Path) -> None:
-    import random
-    import signal
-    import subprocess
-    import time
+#: The fetch's work, from asking the remote for its pack to moving the tracking branches in one write.
+FETCH = "mnem_store/sync.py:_fetch"
 
-    from conftest import MNEM
 
+def test_a_fetch_killed_at_any_step_leaves_the_old_or_the_new_state(source: Path, tmp_path: Path) -> None:
+    """Each fetch is killed at a seeded step of its own run (``killpoints``), most of them inside its work."""
     copy = cloned(source, tmp_path, "copy")
     rng = random.Random(34)
+    inside = 0
     for n in range(8):
         for k in range(3):
             write(source, f"c{n}-{k}", 10_000 + 10 * n + k, {f"n{n}-{k}-{part}": part for part in range(5)})
         old = ok("resolve", "origin/main", cwd=copy).out.strip()
         new = ok("resolve", "main", cwd=source).out.strip()
-        started = time.monotonic()
-        proc = subprocess.Popen([MNEM, "-C", where(copy), "fetch"], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        time.sleep(rng.uniform(0.0, 0.4))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
-        assert time.monotonic() - started < 30
+        timing = tmp_path / f"timing{n}"  # the same fetch, run whole on a copy of the copy
+        shutil.copytree(copy, timing)
+        run = killpoints.measure(["-C", where(timing), "fetch"], marker=FETCH)
+        aimed = n % 4 != 3  # three kills in four at a step of the fetch's work, the fourth anywhere
+        point = rng.randint(run.first, run.last + 1) if aimed else rng.randint(1, run.steps * 5 // 4)
+        inside += killpoints.kill(["-C", where(copy), "fetch"], point, FETCH).inside
         ok("verify", cwd=copy)
         now = ok("resolve", "origin/main", cwd=copy).out.strip()
         assert now in (old, new)
         if now == new:  # the new tip's whole history arrived with it
             assert [c["id"] for c in log(copy, "origin/main")] == [c["id"] for c in log(source, "main")]
+    assert inside >= 4  # most kills fell inside the fetch's work
 
 
 def test_a_clone_onto_postgresql_from_either_backend_pushes_back(source: Path, tmp_path: Path) -> None:

@@ -9,7 +9,8 @@ the bridge.  Module map: ``binding`` (which store, opened per call),
 ``models`` (argument and result shapes), ``answers`` (results on the wire),
 ``errors`` (coded error texts), ``stdio`` and ``http`` (the transports),
 ``operations`` (what each tool does, over an open store: also upstream's
-``do_<tool>`` functions, exported here and by ``server`` as upstream's are).
+``do_<tool>`` functions, exported here and by ``server`` as upstream's are),
+``client`` (the SDK's client for a remote server, whose refusals say why).
 """
 
 from __future__ import annotations

@@ -142,6 +142,38 @@ async def test_each_operation_answers_what_its_tool_answers_a_client(store: Path
         binding.close()
 
 
+def structured(result: Any) -> Any:
+    """A call's value as upstream's tests read it: a list unwrapped from ``{"result": ...}``."""
+    value = result.structured_content
+    return value["result"] if isinstance(value, dict) and list(value) == ["result"] else value
+
+
+@pytest.mark.anyio
+async def test_the_server_answers_as_upstreams_tests_drive_it(store: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Upstream's tests of ``server.build_server``, restated: the tool sets, a round trip, a failure, the env."""
+    address = pg_stores.address(store)
+    core = {tool.name for tool in await server.build_server(store_path=address).list_tools()}
+    assert {"remember", "why", "when_did"} <= core and {"branch", "switch", "merge"}.isdisjoint(core)
+    full = {tool.name for tool in await server.build_server(store_path=address, tools="all").list_tools()}
+    assert {"branch", "switch", "merge"} <= full
+
+    built = server.build_server(store_path=address)
+    commit = structured(await built.call_tool("remember", {"id": "plan", "content": "enterprise", "source": "t1"}))
+    assert json.loads((await built.call_tool("recall", {"id": "plan"})).content[0].text)["content"] == "enterprise"
+    assert structured(await built.call_tool("history", {}))[0]["id"] == commit["commit"]
+    (memory,) = await built.read_resource("mnem://memory")
+    assert json.loads(memory.content)["plan"]["provenance"]["source"] == "t1"
+    (plan,) = await built.read_resource("mnem://memory/plan")
+    assert json.loads(plan.content)["content"] == "enterprise"
+    with pytest.raises(ToolError):
+        await built.call_tool("why", {"id": "nothing"})
+
+    monkeypatch.setenv("MNEM_STORE", address)
+    from_env = server.build_server()  # no path: $MNEM_STORE
+    await from_env.call_tool("remember", {"id": "x", "content": 1})
+    assert json.loads((await from_env.call_tool("recall", {"id": "x"})).content[0].text)["content"] == 1
+
+
 def test_resolve_store_path_follows_mnem_mcps_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Upstream's helper: the explicit path, then ``$MNEM_STORE``; ours ends at the per-user default store."""
     monkeypatch.setenv("MNEM_STORE", str(tmp_path / "from-env"))

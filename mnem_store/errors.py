@@ -110,14 +110,20 @@ class NoStoreError(MnemError):
 
     code = "no_store"
 
-    def __init__(self, detail: str, *, exact: bool = False) -> None:
+    def __init__(self, detail: str, *, exact: bool = False, inside: str | None = None) -> None:
         super().__init__(detail)
         self.exact = exact
+        #: The store an exact path lies inside, if any: ``mnem init`` would refuse it there, so that is not the fix.
+        self.inside = inside
 
     def __str__(self) -> str:
         if self.exact:
             import shlex  # only this message quotes: kept off every command's start-up
 
+            if self.inside is not None:
+                return (f"no mnemosyne store at {self.detail}: it is inside the store at {self.inside}, and no store "
+                        f"is made inside another; to use that store pass {shlex.quote(self.inside)} (`mnem -C "
+                        f"{shlex.quote(self.inside)} ...`), for a new store pass a path outside it")
             return f"no mnemosyne store at {self.detail}; create one with `mnem init {shlex.quote(self.detail)}`"
         return f"no mnemosyne store at or above {self.detail}"
 

@@ -43,14 +43,16 @@ def exact_root(path: Path) -> Path:
     """The store root ``path`` names: the folder holding ``.mnem``, or that ``.mnem`` folder itself.
 
     Raises:
-        NoStoreError: No store exactly there (the message says how to create one).
+        NoStoreError: No store exactly there (the message says how to create one, or, when ``path`` lies inside
+            another store, that store: ``mnem init`` makes none inside another).
     """
     here = path.absolute()
     if here.name == MNEM_DIR and here.is_dir():
         return here.parent
     if (here / MNEM_DIR).is_dir():
         return here
-    raise NoStoreError(str(here), exact=True)
+    outer = next((str(parent) for parent in here.parents if (parent / MNEM_DIR).is_dir()), None)
+    raise NoStoreError(str(here), exact=True, inside=outer)
 
 
 def discover_root(start: Path) -> Path:

@@ -89,6 +89,24 @@ def test_dash_c_names_exactly_that_folder(tree) -> None:
     assert_parent_untouched(tree)
 
 
+def test_a_path_inside_a_store_is_refused_naming_that_store_not_an_init_that_would_fail(tree) -> None:
+    """The fix named is the enclosing store, not ``mnem init A/sub``, which refuses a store inside another."""
+    sub, parent = str(tree["sub"]), str(tree["A"])
+    for where in (tree["sub"], tree["sub"] / "deeper"):
+        error = orjson.loads(run_mnem("-C", str(where), "--json", "status", cwd=tree["elsewhere"]).out)["error"]
+        assert error["code"] == "no_store" and f"inside the store at {parent}" in error["message"], error
+        assert f"mnem -C {parent}" in error["message"] and "mnem init" not in error["message"]
+    assert run_mnem("init", sub).code != 0  # what the old advice said to run, refused
+    client = mnem_bridge.Mnem(MNEM)
+    try:
+        with pytest.raises(mnem_bridge.NoStoreError, match=f"inside the store at {parent}"), \
+                mnem_bridge.open(tree["sub"], client=client, exact=True):
+            pass
+    finally:
+        client.close()
+    assert_parent_untouched(tree)
+
+
 def test_mnem_store_names_exactly_that_folder(tree) -> None:
     env = {"MNEM_STORE": str(tree["sub"])}
     assert_no_store(run_mnem("--json", "status", cwd=tree["elsewhere"], env=env), tree["sub"])

@@ -14,6 +14,8 @@ Safety comes first because the page shows an agent's whole memory:
 * Static files are read once from the package's ``static`` folder by a
   fixed list of names, so no URL reaches the file system; the store is the
   one opened at start-up, and URL parameters reach it only as query values.
+  ``index.html`` is a template: the page is served with the store's summary
+  written in (``firstpaint``), so its first paint has content.
 
 Requests run one at a time on a worker thread (the store is one open
 ``Repo``, whose connection is not shared across concurrent transactions),
@@ -41,7 +43,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..errors import MnemError
 from ..repo import Repo
-from . import params, queries
+from . import firstpaint, params, queries
 
 __all__ = ["STATIC_FILES", "HostGuard", "OnlyGets", "create_app", "static_files"]
 
@@ -146,8 +148,12 @@ def create_app(repo: Repo, port: int) -> ASGIApp:
     def static(name: str) -> Response:
         return Response(files[name], media_type=STATIC_FILES[name], headers=SECURITY_HEADERS)
 
+    page = files["index.html"].decode()
+
     async def index(request: Request) -> Response:
-        return static("index.html")
+        found = await to_thread.run_sync(partial(queries.summary, repo), limiter=limiter)
+        return Response(firstpaint.render(page, found), media_type=STATIC_FILES["index.html"],
+                        headers=SECURITY_HEADERS)
 
     async def asset(request: Request) -> Response:
         name = request.path_params["name"]

@@ -3,7 +3,10 @@
 The socket is bound here, before uvicorn starts, so ``--port 0`` (any free
 port) works: the Host guard needs the real port, and the line printed on
 stderr names it, for a person or a test to open.  Only the loopback
-address is ever bound: the page shows an agent's whole memory.
+address is ever bound: the page shows an agent's whole memory.  ``--open``
+asks the default browser for the page; where none can be started (a
+server, a container: no display, no ``$BROWSER``) a second line says so,
+rather than nothing happening.
 """
 
 from __future__ import annotations
@@ -39,6 +42,18 @@ def bind(port: int) -> socket.socket:
     return sock
 
 
+def _open(url: str, out: TextIO) -> None:
+    """Open ``url`` in the default browser; where none can be started, say so on ``out``, naming the address."""
+    try:
+        opened = webbrowser.open(url)
+    except webbrowser.Error:
+        opened = False
+    if not opened:
+        out.write(f"mnem ui: no browser could be started here (set $BROWSER to one); open {url} in a browser "
+                  "yourself\n")
+        out.flush()
+
+
 def serve(repo: Repo, port: int, *, open_browser: bool = False, out: TextIO = sys.stderr) -> None:
     """Serve the read-only UI of ``repo`` on 127.0.0.1:``port`` until SIGINT or SIGTERM.
 
@@ -59,8 +74,8 @@ def serve(repo: Repo, port: int, *, open_browser: bool = False, out: TextIO = sy
     url = f"http://{HOST}:{bound}/"
     out.write(f"mnem ui: {repo.location} at {url} (read-only; Ctrl-C stops it)\n")
     out.flush()
-    if open_browser:
-        threading.Thread(target=webbrowser.open, args=(url,), daemon=True).start()
+    if open_browser:  # on a thread: a console browser (w3m, lynx) runs until it is closed
+        threading.Thread(target=_open, args=(url, out), daemon=True).start()
     config = uvicorn.Config(create_app(repo, bound), log_level="warning", access_log=False, lifespan="off")
     try:
         uvicorn.Server(config).run(sockets=[sock])

@@ -56,8 +56,12 @@ async function api(path, params) {
 }
 
 const short = (id) => id.slice(0, 12);
-// Who made a commit: its author, and who pushed it into this store when that was someone else.
-const byline = (commit) => (commit.pushed_by ? `${commit.author} (pushed by ${commit.pushed_by})` : commit.author);
+// Who made a commit: its author, and who pushed it into this store when that was someone else (nodes, for el()).
+const byline = (commit) => (commit.pushed_by ? [author(commit.author), ` (pushed by ${commit.pushed_by})`] : [author(commit.author)]);
+// An author as shown. "unknown" is upstream's for a commit made without one (`mnem commit` with neither
+// --author nor MNEM_AUTHOR): it is marked, and the view then says how to name one (authorHint).
+const NO_AUTHOR = "unknown";
+const author = (name) => (name === NO_AUTHOR ? el("span", { class: "unknown-author" }, name) : name);
 // "as of" a commit (its id shortened) or of a branch (its name whole): what an `at` in a URL names.
 const asOf = (at) => (/^[0-9a-f]{4,64}$/.test(at) ? ["as of commit ", el("code", {}, short(at))] : ["as of ", el("code", {}, at)]);
 const when = (ms) => new Date(ms).toISOString().replace("T", " ").replace(/\.\d+Z$/, "Z");
@@ -127,6 +131,21 @@ function noCommits() {
     el("p", {}, "This store holds no commit, so its memory is empty. Facts appear here when an agent commits them ",
       "(through mnem-mcp, MnemosyneStore, or ", el("code", {}, "mnem add ID VALUE"), " then ",
       el("code", {}, "mnem commit -m MESSAGE"), "), and this page updates by itself."));
+}
+
+// How to name an author, said once in a view that shows "unknown" (see author()).
+function authorHint() {
+  return el("p", { class: "author-hint dim", role: "note" }, "“unknown” is the author of a commit made without one: name it with ",
+    el("code", {}, "--author NAME"), " (mnem commit, write and merge; mnem-mcp) or the ", el("code", {}, "MNEM_AUTHOR"),
+    " environment variable.");
+}
+
+// Whatever adds an "unknown" author to the view (a render, an older page of history, an answer), the hint follows.
+function watchAuthors() {
+  const main = document.getElementById("main");
+  new MutationObserver(() => {
+    if (main.querySelector(".unknown-author") && !main.querySelector(".author-hint")) main.append(authorHint());
+  }).observe(main, { childList: true, subtree: true });
 }
 
 function show(...children) {
@@ -214,11 +233,11 @@ async function factView(params) {
     const commit = blame.value.commit;
     why.append(el("div", { class: "blame" },
       jsonValue("p", blame.value.node.content, "value"),
-      el("p", {}, "Set by ", commitLink(commit), ` by ${byline(commit)} at ${when(commit.time)}`),
+      el("p", {}, "Set by ", commitLink(commit), " by ", byline(commit), ` at ${when(commit.time)}`),
       provenanceList(blame.value.node)));
   } else if (first.value.entries[0].kind === "removed") {  // it was in memory once: the timeline says when it left
     why.append(el("p", {}, at ? "Not in memory at this commit: " : "Not in memory now: ", "it was removed by ",
-      commitLink(first.value.entries[0].commit), ` by ${byline(first.value.entries[0].commit)}.`));
+      commitLink(first.value.entries[0].commit), " by ", byline(first.value.entries[0].commit), "."));
   } else {
     why.append(failure(blame.reason));
   }
@@ -246,9 +265,9 @@ function timelineEntry(id, entry) {
   const item = el("li", { class: `step ${entry.kind}` },
     el("h3", {}, `${entry.kind} at ${when(entry.commit.time)}`),
     value ? jsonValue("p", value.content, "value") : el("p", { class: "dim" }, "(removed from memory)"),
-    el("p", {}, "Commit ", commitLink(entry.commit), ` by ${byline(entry.commit)}`),
+    el("p", {}, "Commit ", commitLink(entry.commit), " by ", byline(entry.commit)),
     entry.origin.id !== entry.commit.id
-      ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), ` by ${byline(entry.origin)}, merged here`)
+      ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), " by ", byline(entry.origin), ", merged here")
       : null,
     value ? provenanceList(value) : null,
     diffTable(entry.diff, "Changed from the value before"));
@@ -259,7 +278,7 @@ function timelineEntry(id, entry) {
       answer.replaceChildren("Searching…");
       try {
         const found = await api("/api/when", { id, value: JSON.stringify(value.content), at: entry.commit.id });
-        answer.replaceChildren("First held at ", commitLink(found.commit), ` by ${byline(found.commit)} (${when(found.commit.time)})`);
+        answer.replaceChildren("First held at ", commitLink(found.commit), " by ", ...byline(found.commit), ` (${when(found.commit.time)})`);
       } catch (error) {
         answer.replaceChildren(failure(error));
       }
@@ -312,6 +331,7 @@ async function historyView(params) {
   const graph = svg("svg", { class: "graph", role: "img", width: 20, height: 0 });
   const more = el("button", { type: "button", class: "more" }, "Load older commits");
   const loaded = [];
+  let checkpoints = false;  // whether this history holds checkpoints (the server says): only then a thread filter
   rows.addEventListener("keydown", (event) => {
     if (event.key !== "ArrowDown" && event.key !== "ArrowUp") return;
     const links = [...rows.querySelectorAll("a.commit")];
@@ -324,6 +344,7 @@ async function historyView(params) {
     more.disabled = true;
     const data = await api("/api/log", { at, all: at ? null : 1, thread, offset: loaded.length, limit: 50 });
     loaded.push(...data.commits);
+    checkpoints ||= data.checkpoints;
     const tips = new Map(state.branches.map((b) => [b.commit, []]));
     for (const b of state.branches) tips.get(b.commit).push(b.name);
     for (const commit of data.commits) {
@@ -332,7 +353,7 @@ async function historyView(params) {
         (tips.get(commit.id) || []).map((name) => el("span", { class: "branch" }, name)),
         commit.parents.length > 1 ? el("span", { class: "merge" }, "merge") : null,
         checkpointMarker(at, commit.threads),
-        el("span", { class: "dim" }, ` ${byline(commit)} · ${when(commit.time)}`)));
+        el("span", { class: "dim" }, " ", byline(commit), ` · ${when(commit.time)}`)));
     }
     if (!thread) drawGraph(graph, loaded);  // a filtered list skips commits, so its parents' edges would mislead
     more.hidden = !data.more;
@@ -350,7 +371,7 @@ async function historyView(params) {
   const note = thread ? el("p", { class: "dim" }, found
     ? `The checkpoints of thread “${thread}” and the memory commits between them, newest first; other threads' checkpoints are left out.`
     : `None of these commits wrote a checkpoint of thread “${thread}”: only memory commits are listed. Check the thread id, or show every commit.`) : null;
-  show(el("h1", {}, "History"), branchPicker(at, thread), threadFilter(at, thread), note,
+  show(el("h1", {}, "History"), branchPicker(at, thread), checkpoints || thread ? threadFilter(at, thread) : null, note,
     el("div", { class: "history" }, thread ? null : graph, rows), more);
   more.addEventListener("click", () => page().catch((error) => more.replaceWith(failure(error))));
 }
@@ -422,7 +443,7 @@ async function commitView(id, params) {
     el("p", { class: "message" }, commit.message),
     el("dl", { class: "meta" },
       el("dt", {}, "id"), el("dd", {}, el("code", {}, commit.id)),
-      el("dt", {}, "author"), el("dd", {}, commit.author),
+      el("dt", {}, "author"), el("dd", {}, author(commit.author)),
       commit.pushed_by ? [el("dt", {}, "pushed by"), el("dd", {}, `${commit.pushed_by} at ${when(commit.pushed_at)}`)] : null,
       el("dt", {}, "time"), el("dd", {}, when(commit.time)),
       el("dt", {}, "parents"), el("dd", {}, commit.parents.length ? commit.parents.map((p) => [el("a", { href: href("/commit/" + p) }, el("code", {}, short(p))), " "]) : "none (the first commit)")),
@@ -492,6 +513,7 @@ document.addEventListener("keydown", (event) => {
 });
 window.addEventListener("hashchange", () => render());
 window.addEventListener("DOMContentLoaded", async () => {
+  watchAuthors();
   state.ready = poll();  // the memory view does not wait for it; the history view needs the branches
   await render();
   await state.ready;

@@ -1,11 +1,11 @@
 """Fixtures shared by every test package: a clean environment, the real ``mnem``, and bounded processes.
 
-The suite runs on ``pytest-xdist`` workers (``-n 2`` in pyproject's ``addopts``).  Two rules keep it
+The suite runs on ``pytest-xdist`` workers (``-n 3`` in pyproject's ``addopts``).  Two rules keep it
 reliable there and cheap everywhere:
 
-* Tests that time something, kill processes at random points, mount file systems or run many writers
-  (``SERIAL_MODULES``, or ``@pytest.mark.serial``) run alone: they take a lock that every other test takes
-  shared, so no other test shares the cores with them (``pytest_runtest_protocol``).
+* Load tests, which run many writers (``SERIAL_MODULES``, or ``@pytest.mark.serial``), run alone: they take
+  a lock that every other test takes shared, so no other test shares the cores with them
+  (``pytest_runtest_protocol``).  That is for capacity, not timing: no test depends on how fast it runs.
 * Every test ends with at most ``MAX_LIVE_WORKERS`` ``mnem serve`` workers alive under this process
   (``_bounded_workers``): a worker a test started and left open is closed at its end, and more than the
   bound left over (held by module or session fixtures) fails the test.
@@ -56,10 +56,12 @@ REPO = Path(__file__).resolve().parent.parent
 MAX_LIVE_WORKERS = 6
 
 #: Modules whose tests must not share the cores with another test (xdist): load tests that run many writer
-#: processes and would only slow each other.  Tests that assert a time bound are marked ``serial`` one by one
-#: (test_worker's timeouts).  The SIGKILL-at-random tests run beside others: test_crash chooses its kill points
-#: from the writer's own progress (tests/killpoints.py), and test_atomic aims its kills by timing the command on
-#: the spot, so a busy core moves the window along with the command.
+#: processes and would only slow each other (a load test among other tests is marked ``serial`` itself).
+#: None is serial to be on time: no test asserts how long something took.  The kill tests (test_crash,
+#: test_atomic, test_remotes' fetch, test_postgres' ended sessions) choose their points from the program's own
+#: progress (tests/killpoints.py), and the tests that hold a write or a call (test_http_transport's SIGTERM,
+#: test_http_tenants' parallel stores, tests/held_writes.py) wait for the program to say it got there, so they
+#: all run beside others.
 SERIAL_MODULES = frozenset({
     "tests/bridge/test_load.py",
     "tests/mcp/test_mcp_load.py",

@@ -51,8 +51,10 @@ from mnem_langgraph.keys import node_id
 
 pytestmark = pytest.mark.anyio
 
-#: Seconds before a hung ``mnem`` is killed in the hang cells: short, yet several times a worker's start-up.
-HANG_TIMEOUT = 1.5
+#: Seconds before a hung ``mnem`` is killed in the hang cells.  The consumer keeps it for the call that shows it
+#: recovered, on the real ``mnem``, so it must be far beyond a worker's start-up and first answer on a loaded
+#: machine (0.07-0.14 s here with two CPU hogs running): nothing else in these cells depends on the clock.
+HANG_TIMEOUT = 5.0
 #: The limit everywhere else: never reached, it only bounds a test that goes wrong.
 TIMEOUT = 30.0
 

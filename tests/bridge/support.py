@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 #: A valid self-description, so a fake passes the contract check and misbehaves afterwards.
 DESCRIPTION = {
@@ -54,7 +59,12 @@ def gone(pid: int) -> bool:
     return state in ("Z", "X")
 
 
-def still_running(pids: Iterable[int], *, within: float = 10.0) -> list[int]:
+#: Seconds a test waits for a call or a process that must end by itself: far beyond any timeout a test sets,
+#: so only a hang reaches it (a slow machine only waits longer).
+HANG = 60.0
+
+
+def still_running(pids: Iterable[int], *, within: float = HANG) -> list[int]:
     """The ``pids`` that have not exited after waiting up to ``within`` seconds.
 
     SIGKILL is delivered asynchronously, so a process killed a moment ago
@@ -67,6 +77,37 @@ def still_running(pids: Iterable[int], *, within: float = 10.0) -> list[int]:
         if pending:
             time.sleep(0.02)
     return [pid for pid in pending if not gone(pid)]
+
+
+def recorded(pids: Path) -> list[int]:
+    """The pids a fake wrote to ``pids`` (``fake_mnem`` bodies that record themselves), none if it never ran."""
+    return [int(pid) for pid in pids.read_text().split()] if pids.exists() else []
+
+
+def ends(call: Callable[[], Any], pids: Path) -> Any:
+    """What ``call()`` returns or raises (returned, not raised), once it ends by itself.
+
+    The call runs on a thread; one still running after ``HANG`` seconds fails the test, after its fakes (the
+    processes recorded in ``pids``) are killed so that it ends.  The bound is a hang's, never what is measured.
+    """
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except Exception as exc:  # handed to the test, which checks its type
+            outcome.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(HANG)
+    if thread.is_alive():
+        for pid in recorded(pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        thread.join(HANG)
+        pytest.fail(f"the call did not end within {HANG:g} s: its own timeout never fired")
+    return outcome[0]
 
 
 def mnem_workers() -> set[int]:

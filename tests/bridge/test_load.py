@@ -18,7 +18,14 @@ import load_agents
 import orjson
 import pg_stores
 from conftest import MNEM
-from load_agents import PER_WRITER, WRITERS, assert_every_write_landed_once, assert_readers_saw_only_whole_states
+from load_agents import (
+    HANG,
+    PER_WRITER,
+    WRITERS,
+    assert_every_write_landed_once,
+    assert_readers_saw_only_whole_states,
+)
+from manual_clock import eventually
 
 SCRIPT = str(Path(load_agents.__file__))
 
@@ -36,11 +43,19 @@ def report_of(proc: subprocess.Popen[bytes]) -> dict[str, Any]:
 
 
 def test_eight_writer_processes_and_three_readers(store: Path, tmp_path: Path) -> None:
-    stop = tmp_path / "stop"
+    stop, gate = tmp_path / "stop", tmp_path / "gate"
+    ready = [tmp_path / f"ready{n}" for n in range(3)]
     address = pg_stores.address(store)
-    readers = [spawn("reader", MNEM, address, str(stop)) for _ in range(2)]
-    readers.append(spawn("cli-reader", MNEM, address, str(stop)))
-    writers = [spawn("writer", MNEM, address, str(n), str(PER_WRITER)) for n in range(WRITERS)]
+    readers = [spawn("reader", MNEM, address, str(stop), str(ready[n])) for n in range(2)]
+    readers.append(spawn("cli-reader", MNEM, address, str(stop), str(ready[2])))
+    writers = [spawn("writer", MNEM, address, str(n), str(PER_WRITER), str(gate)) for n in range(WRITERS)]
+
+    def watched_enough() -> bool:
+        assert all(proc.poll() is None for proc in readers), "a reader ended before it was told to"
+        return all(path.exists() for path in ready)
+
+    eventually(watched_enough, "every reader read states between the first write and the last", within=HANG)
+    gate.touch()  # now the writers make their last writes
     written = [report_of(proc) for proc in writers]
     stop.touch()
     watched = [report_of(proc) for proc in readers]

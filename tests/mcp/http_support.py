@@ -92,7 +92,8 @@ class HttpServer:
                                         stderr=self._stderr, env=server_env(**(env or {})))
         self._wait_ready()
 
-    def _wait_ready(self, timeout: float = 20.0) -> None:
+    def _wait_ready(self, timeout: float = 60.0) -> None:
+        """Wait until the endpoint answers; the bound only ends a wait for a server that never listens."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
@@ -113,6 +114,11 @@ class HttpServer:
     def signal(self, sig: int = signal.SIGTERM) -> None:
         """Send the server a signal (by its pid)."""
         os.kill(self.process.pid, sig)
+
+    def accepts(self) -> bool:
+        """Whether the server takes a new connection (it stops as soon as a SIGTERM's shutdown begins)."""
+        with socket.socket() as sock:
+            return sock.connect_ex(("127.0.0.1", self.port)) == 0
 
     def stop(self, timeout: float = 20.0) -> int:
         """End the server (SIGTERM, SIGKILL after ``timeout``); its exit status."""

@@ -8,8 +8,8 @@ the URL, a header or a tool argument, its writes land in its token's store;
 a claim that cannot name a store is refused 403 before anything is created;
 a read-only token cannot write its store; the author is the token's
 subject.  Stores are served in parallel, shown without timing: a write to
-one store completes while a write to another waits on that store's SQLite
-lock, held by the test.  The least recently used store's worker is closed
+one store completes while a write to another is held inside its commit by
+the ``mnem`` under the server (``held_writes``).  The least recently used store's worker is closed
 beyond ``--max-stores``, and no worker outlives the server.
 """
 
@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import sqlite3
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +27,9 @@ import httpx2
 import pg_stores
 import pytest
 from conftest import run_mnem
+from held_writes import HANG, HeldWrite
 from http_support import HttpServer, Issuer, connect, free_port
+from manual_clock import eventually
 from mcp.server.auth.provider import AccessToken
 from mcp_support import MNEM_MCP, call, fail, server_env
 
@@ -183,39 +183,37 @@ async def test_a_read_only_token_reads_its_store_and_cannot_write_it(tenants: Te
     assert tenants.memory("umbrella")["plan"]["content"] == "basic"
 
 
-async def test_stores_are_served_in_parallel_each_by_its_own_worker(tenants: Tenants) -> None:
-    async with connect(tenants.server.url, tenants.token("left")) as left, \
-            connect(tenants.server.url, tenants.token("right")) as right:
-        await call(left, "remember", id="warm", content=0)
-        await call(right, "remember", id="warm", content=0)
-        assert len(workers_of(tenants.server)) >= 2  # each store its own mnem worker
-        lock = sqlite3.connect(tenants.stores / "right" / ".mnem" / "store.sqlite3", isolation_level=None)
-        lock.execute("BEGIN IMMEDIATE")  # right's writers now wait for this lock (up to mnem's 10 s)
-        done: list[str] = []
-        try:
-            async with anyio.create_task_group() as group:
-                async def blocked() -> None:
-                    await call(right, "remember", id="after-the-lock", content=1)
-                    done.append("right")
+async def test_stores_are_served_in_parallel_each_by_its_own_worker(tmp_path: Path) -> None:
+    """Left's write completes while right's is held inside its commit (``held_writes``), on right's own worker.
 
-                group.start_soon(blocked)
-                await anyio.sleep(0.5)  # right's write has reached the lock (it waits there, whatever the timing)
-                with anyio.fail_after(8):  # served after right's, it would wait out right's 10 s busy timeout
-                    await call(left, "remember", id="while-right-waits", content=1)
-                done.append("left")
-                assert done == ["left"]  # left's write completed while right's still waited
-                lock.execute("ROLLBACK")
-        finally:
-            lock.close()
-    assert done == ["left", "right"]
-    assert "after-the-lock" in tenants.memory("right") and "while-right-waits" in tenants.memory("left")
+    Served one store after another, left's write would wait for right's, which waits for the test: the
+    ``fail_after`` would end that wait and fail the test.  Nothing is timed.
+    """
+    held = HeldWrite(tmp_path, "after-the-hold")
+    with tenant_server(tmp_path, "--mnem", str(held.binary)) as served:
+        async with connect(served.server.url, served.token("left")) as left, \
+                connect(served.server.url, served.token("right")) as right:
+            await call(left, "remember", id="warm", content=0)
+            await call(right, "remember", id="warm", content=0)
+            assert len(workers_of(served.server)) >= 2  # each store its own mnem worker
+            done: list[str] = []
+            try:
+                async with anyio.create_task_group() as group:
+                    async def blocked() -> None:
+                        await call(right, "remember", id="after-the-hold", content=1)
+                        done.append("right")
 
-
-def wait_for(condition: Any, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come true in time"
-        time.sleep(0.05)
+                    group.start_soon(blocked)
+                    await anyio.to_thread.run_sync(held.wait)  # right's write is inside its commit, and waits
+                    with anyio.fail_after(HANG):  # only a left served after right's reaches it
+                        await call(left, "remember", id="while-right-waits", content=1)
+                    done.append("left")
+                    assert done == ["left"]  # left's write completed while right's was still held
+                    held.release()
+            finally:
+                held.release()
+        assert done == ["left", "right"]
+        assert "after-the-hold" in served.memory("right") and "while-right-waits" in served.memory("left")
 
 
 async def test_beyond_max_stores_the_least_recently_used_worker_is_closed(tmp_path: Path) -> None:
@@ -224,14 +222,14 @@ async def test_beyond_max_stores_the_least_recently_used_worker_is_closed(tmp_pa
         for tenant in ("one", "two", "three", "one"):
             async with connect(served.server.url, served.token(tenant)) as client:
                 await call(client, "remember", id="here", content=tenant)
-            wait_for(lambda: len(workers_of(served.server)) <= 2)
+            eventually(lambda: len(workers_of(served.server)) <= 2, "the least recently used worker ended")
             seen |= workers_of(served.server)
         assert len(seen) == 4  # one's first worker was closed when three came, and a new one started for it
         assert {tenant: served.memory(tenant)["here"]["content"] for tenant in ("one", "two", "three")} == {
             "one": "one", "two": "two", "three": "three"}
         last = workers_of(served.server)
     assert served.server.process.returncode is not None
-    wait_for(lambda: not any(Path(f"/proc/{pid}").exists() for pid in seen | last))  # none outlives the server
+    eventually(lambda: not any(Path(f"/proc/{pid}").exists() for pid in seen | last), "every worker ended")
 
 
 @pytest.mark.serial

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 
 import httpx2
 import jwt
 import pytest
 from http_support import free_port
+from manual_clock import eventually
 
 #: The issuer's default audience: mnem-mcp's default endpoint.
 AUDIENCE = "http://127.0.0.1:8765/mcp"
@@ -29,17 +29,21 @@ def issuer() -> Iterator[str]:
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     try:
-        for _ in range(200):
-            try:
-                httpx2.get(f"{url}/jwks.json", timeout=1.0)
-                break
-            except httpx2.TransportError:
-                assert process.poll() is None, process.stderr.read() if process.stderr else ""
-                time.sleep(0.05)
+        eventually(lambda: answers(f"{url}/jwks.json", process), "the issuer listened")  # the bound: a hang's
         yield url
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+def answers(url: str, process: subprocess.Popen[bytes]) -> bool:
+    """Whether the issuer answers at ``url`` yet (it must still be running)."""
+    try:
+        httpx2.get(url, timeout=10)
+        return True
+    except httpx2.TransportError:
+        assert process.poll() is None, process.stderr.read() if process.stderr else ""
+        return False
 
 
 def token_request(url: str, **form: str) -> httpx2.Response:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import run_mnem
-from ui_support import CONTRACT, build_story, chromium, serving
+from ui_support import CONTRACT, WAIT_MS, build_story, chromium, serving
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "ui-timeline.png"
 
@@ -37,7 +37,7 @@ def url(tmp_path_factory: pytest.TempPathFactory):
 def page(browser):
     context = browser.new_context(viewport={"width": 1100, "height": 760})
     opened = context.new_page()
-    opened.set_default_timeout(10_000)
+    opened.set_default_timeout(WAIT_MS)
     errors: list[str] = []
     opened.on("pageerror", lambda exc: errors.append(str(exc)))
     yield opened

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 from test_ui_browser import expect_text
-from ui_support import MINUTE, T0, chromium, serving
+from ui_support import MINUTE, T0, WAIT_MS, chromium, serving
 
 from mnem_store import porcelain
 from mnem_store.objects import MemoryNode
@@ -66,7 +66,7 @@ def test_the_history_filters_to_one_thread_by_box_link_and_url(browser, url: str
     errors: list[str] = []
     try:
         page = context.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(WAIT_MS)
         page.on("pageerror", lambda exc: errors.append(str(exc)))
         page.goto(url + "#/history")
         commits = page.get_by_role("list", name="commits, newest first").locator("a.commit")  # not the markers

@@ -20,7 +20,7 @@ import pg_stores
 import pytest
 from conftest import new_store
 from mnem_history import ok, write
-from ui_support import chromium, serving
+from ui_support import WAIT_MS, chromium, serving
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -57,7 +57,7 @@ def test_the_page_shows_pushed_by_beside_the_author(pushed: tuple[httpx.Client, 
     _, url, alices, _ = pushed
     with chromium() as browser:
         page = browser.new_page()
-        page.set_default_timeout(10_000)
+        page.set_default_timeout(WAIT_MS)
         page.goto(url + f"#/commit/{alices}")
         meta = page.locator("dl.meta")
         meta.get_by_text("pushed by", exact=True).wait_for()

@@ -24,6 +24,12 @@ from mnem_store import porcelain
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 
+#: Milliseconds a page waits for what it looks for to appear (Playwright's timeout): the wait ends when it is
+#: there, so the bound only turns a page that never shows it into a failure, however loaded the machine.
+WAIT_MS = 30_000
+#: Seconds ``serving`` waits for ``mnem ui`` to print its address: likewise only a hang reaches it.
+HANG = 60.0
+
 #: 2026-03-02 09:00:00 UTC, and one minute per commit after it.
 T0 = 1_772_442_000_000
 MINUTE = 60_000
@@ -88,7 +94,7 @@ def serving(store: str, log: Path) -> Iterator[str]:
 
 
 def _announced(proc: subprocess.Popen[bytes], log: Path) -> str:
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + HANG
     while time.monotonic() < deadline:
         text = log.read_text(errors="replace")
         if "http://" in text:
@@ -96,7 +102,7 @@ def _announced(proc: subprocess.Popen[bytes], log: Path) -> str:
         if proc.poll() is not None:
             raise AssertionError(f"mnem ui exited with {proc.returncode}: {text}")
         time.sleep(0.02)
-    raise AssertionError("mnem ui did not print its address within 30 s")
+    raise AssertionError(f"mnem ui did not print its address within {HANG:g} s")
 
 
 @contextmanager

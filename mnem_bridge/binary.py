@@ -27,6 +27,7 @@ import orjson
 
 from .echo import shell_line
 from .errors import BinaryNotFoundError, ContractError
+from .install import pip_install
 from .process import Runner
 
 __all__ = ["SUPPORTED_CONTRACTS", "Binary", "describe", "find_binary"]
@@ -36,8 +37,8 @@ logger = logging.getLogger(__name__)
 #: ``contract`` values of ``mnem --version --json`` this bridge speaks (docs/cli-json.md).
 SUPPORTED_CONTRACTS = frozenset({1})
 
-#: How to get a binary the bridge can use; appended to every binary error.
-FIX = "install this project (pip install mnemosyne-toolkit) so its `mnem` is used, or set MNEM_BIN to that `mnem`"
+#: How to get a binary the bridge can use, as this copy was installed; appended to every binary error.
+FIX = f"install this project so its `mnem` is used: {pip_install()}; or set MNEM_BIN to that `mnem`"
 
 #: Seconds the self-description may take (a Python start-up, normally well under one).
 DESCRIBE_TIMEOUT = 30.0

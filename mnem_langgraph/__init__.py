@@ -21,8 +21,10 @@ try:
     import langchain_core  # noqa: F401  (checked before the modules below import them)
     import langgraph.store.base  # noqa: F401
 except ImportError as missing:
+    from mnem_bridge.install import pip_install
+
     raise ImportError(f"mnem_langgraph needs LangGraph, which is not installed here ({missing}): "
-                      "pip install 'mnemosyne-toolkit[langgraph]'", name=missing.name) from missing
+                      f"{pip_install('langgraph')}", name=missing.name) from missing
 
 from .checkpoint import MemoryPin, MnemosyneSaver, UnreadableCheckpointError
 from .keys import node_id, parse_node_id

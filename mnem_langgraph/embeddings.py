@@ -50,8 +50,10 @@ def model() -> Any:
         from tokenizers import Tokenizer
         from wordllama import WordLlamaInference
     except ImportError as missing:
+        from mnem_bridge.install import pip_install
+
         raise UsageError(f"WordLlamaEmbeddings needs wordllama, which is not installed here ({missing}): "
-                         "pip install 'mnemosyne-toolkit[embed]'") from missing
+                         f"{pip_install('embed')}") from missing
     finally:
         # wordllama's __init__ calls logging.basicConfig(level=INFO), which would reconfigure the application's
         # root logger (a handler, and every library's INFO records printed): put it back as it was.

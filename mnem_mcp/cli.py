@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import mnem_bridge
+from mnem_bridge.install import pip_install
 
 from .binding import StoreBinding, StoreLocation, locate_store
 from .limits import DEFAULT_BODY_TIMEOUT, DEFAULT_MAX_BODY, DEFAULT_MAX_PACK, DEFAULT_MAX_REQUESTS
@@ -285,8 +286,7 @@ def _http_missing(args: argparse.Namespace) -> str | None:
     missing = [name for name in needed if importlib.util.find_spec(name) is None]
     if not missing:
         return None
-    return (f"--transport streamable-http needs {', '.join(missing)}, not installed here: "
-            "pip install 'mnemosyne-toolkit[http]'")
+    return f"--transport streamable-http needs {', '.join(missing)}, not installed here: {pip_install('http')}"
 
 
 def _url_problem(option: str, url: str, local: bool) -> str | None:

@@ -42,7 +42,9 @@ try:
     from cryptography.hazmat.primitives.asymmetric import ec
     from jwt.algorithms import ECAlgorithm
 except ImportError as missing:  # the http extra: the message names its install
-    _NEEDS = f"mnem_mcp.dev_issuer needs PyJWT with cryptography ({missing}): pip install 'mnemosyne-toolkit[http]'"
+    from mnem_bridge.install import pip_install
+
+    _NEEDS = f"mnem_mcp.dev_issuer needs PyJWT with cryptography ({missing}): {pip_install('http')}"
     if __name__ == "__main__":  # run as a program (python -m): the message alone, not a traceback
         raise SystemExit(_NEEDS) from None
     raise ImportError(_NEEDS, name=missing.name) from missing

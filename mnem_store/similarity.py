@@ -49,8 +49,10 @@ def require_numpy() -> None:
     try:
         import numpy  # noqa: F401
     except ImportError as missing:
+        from .install import pip_install
+
         raise UsageError(f"mnem similar scores embeddings with numpy, which is not installed here ({missing}): "
-                         "pip install 'mnemosyne-toolkit[langgraph]'") from None
+                         f"{pip_install('langgraph')}") from None
 
 
 def scores(

@@ -12,8 +12,12 @@ stdio: the README's first command) and one extra per optional part
 * a fresh virtualenv with ``pip install .`` alone runs the README's first
   command, and there each missing part is a typed error naming its install;
 * with an extra's modules hidden, each optional part fails with a typed
-  error that names ``pip install 'mnemosyne-toolkit[EXTRA]'``, never a bare
-  ImportError.
+  error that names the install that brings the extra, never a bare
+  ImportError: ``pip install -e '.[EXTRA]'`` from a checkout (this one,
+  installed editable as the README says), ``pip install '.[EXTRA]'`` from a
+  copy installed from a checkout, ``pip install 'mnemosyne-toolkit[EXTRA]'``
+  from one installed by name from an index (``mnem_store.install`` and
+  ``mnem_bridge.install``, which must answer alike).
 
 tests/mcp/test_mcp_imports.py checks the same for mnem-mcp's HTTP modules, by name.
 """
@@ -36,6 +40,9 @@ from pathlib import Path
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+
+import mnem_bridge.install
+import mnem_store.install
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
@@ -162,13 +169,70 @@ def test_every_owner_names_real_modules_and_an_extra_that_all_and_test_install()
     assert declared("all") | declared("langmem") <= declared("test"), "[test] installs every part and langmem"
 
 
-def test_each_guard_names_this_distribution_and_a_part() -> None:
-    """A message naming another distribution or an unknown extra would send a user to the wrong install."""
-    named = [(path.relative_to(ROOT).as_posix(), dist, extra) for path in modules()
-             for dist, extra in re.findall(r"pip install '([\w.-]+)\[(\w+)\]'", path.read_text(encoding="utf-8"))]
-    assert {extra for _, _, extra in named} == set(PARTS), named
-    wrong = [(path, dist) for path, dist, _ in named if canonicalize_name(dist) != PROJECT]
-    assert wrong == [], f"name {PYPROJECT['project']['name']}"
+#: The two modules that know how this copy was installed: the engine's and the adapters' (mnem_bridge's).
+INSTALL_RULES = ("mnem_store/install.py", "mnem_bridge/install.py")
+
+
+def test_each_guard_names_a_part_through_the_install_rule() -> None:
+    """Every missing part's message asks ``pip_install(EXTRA)``: no guard spells an install of its own.
+
+    A message naming another distribution, an unknown extra, or an index
+    install to a copy that came from a checkout would send a user to the
+    wrong install.
+    """
+    named, spelled = [], []
+    for path in modules():
+        relative, text = path.relative_to(ROOT).as_posix(), path.read_text(encoding="utf-8")
+        named += [(relative, extra) for extra in re.findall(r"pip_install\(['\"](\w+)['\"]\)", text)]
+        if relative not in INSTALL_RULES and re.search(r"pip install (-e )?['\"]?(\.|mnemosyne)", text):
+            spelled.append(relative)
+    assert {extra for _, extra in named} == set(PARTS), named
+    assert spelled == [], "name the install with pip_install(EXTRA) from mnem_store.install or mnem_bridge.install"
+    for rule in (mnem_store.install, mnem_bridge.install):
+        assert canonicalize_name(rule.DISTRIBUTION) == PROJECT
+
+
+def installed_like(folder: Path, how: str) -> Path:
+    """A folder of packages as ``how`` leaves it: a checkout, or site-packages after pip installed the project."""
+    folder.mkdir()
+    if how == "checkout":
+        shutil.copy2(ROOT / "pyproject.toml", folder / "pyproject.toml")
+        return folder
+    info = folder / "mnemosyne_toolkit-0.1.0.dist-info"
+    info.mkdir()
+    recorded = {"from a checkout": {"url": "file:///src/toolkit", "dir_info": {}},
+                "from a checkout, editable": {"url": "file:///src/toolkit", "dir_info": {"editable": True}},
+                "from a wheel file": {"url": "file:///w/mnemosyne_toolkit-0.1.0-py3-none-any.whl",
+                                      "archive_info": {}},
+                "from git": {"url": "https://example.com/toolkit.git", "vcs_info": {"vcs": "git", "commit_id": "0"}},
+                "damaged": "{not json"}
+    if how in recorded:
+        value = recorded[how]
+        (info / "direct_url.json").write_text(value if isinstance(value, str) else json.dumps(value))
+    return folder
+
+
+@pytest.mark.parametrize(("how", "extra", "base"), [
+    ("checkout", "pip install -e '.[ui]' (in the mnemosyne-toolkit checkout)",
+     "pip install -e . (in the mnemosyne-toolkit checkout)"),
+    ("from a checkout", "pip install '.[ui]' (in the mnemosyne-toolkit checkout)",
+     "pip install . (in the mnemosyne-toolkit checkout)"),
+    ("from a checkout, editable", "pip install -e '.[ui]' (in the mnemosyne-toolkit checkout)",
+     "pip install -e . (in the mnemosyne-toolkit checkout)"),
+    ("from an index", "pip install 'mnemosyne-toolkit[ui]'", "pip install mnemosyne-toolkit"),
+    ("from a wheel file", "pip install 'mnemosyne-toolkit[ui]'", "pip install mnemosyne-toolkit"),
+    ("from git", "pip install 'mnemosyne-toolkit[ui]'", "pip install mnemosyne-toolkit"),
+    ("damaged", "pip install 'mnemosyne-toolkit[ui]'", "pip install mnemosyne-toolkit"),
+])
+def test_the_engine_and_the_adapters_name_the_same_install(tmp_path: Path, how: str, extra: str, base: str) -> None:
+    """The two rules answer alike for every way pip leaves a copy (PEP 610's ``direct_url.json``), extra or not."""
+    folder = installed_like(tmp_path / "packages", how)
+    for rule in (mnem_store.install, mnem_bridge.install):
+        assert (rule.pip_install_for("ui", folder), rule.pip_install_for(None, folder)) == (extra, base)
+
+
+#: What a missing part names in this checkout, which the suite runs from (the README's `pip install -e ".[test]"`).
+FROM_THIS_CHECKOUT = "pip install -e '.[{}]' (in the mnemosyne-toolkit checkout)"
 
 
 # ------------------------------------------------------------------------------- base paths
@@ -256,7 +320,7 @@ def test_mnem_names_the_extra_of_a_missing_part_in_a_usage_error(case: str, stor
     done = hidden(modules, code, str(store))
     error = json.loads(done.stdout)["error"]
     assert (done.returncode, error["code"]) == (2, "usage"), done
-    assert f"pip install 'mnemosyne-toolkit[{extra}]'" in error["message"], error
+    assert error["message"].endswith(f": {FROM_THIS_CHECKOUT.format(extra)}"), error
 
 
 def test_mnem_mcp_over_http_names_the_http_extra_before_starting() -> None:
@@ -264,14 +328,14 @@ def test_mnem_mcp_over_http_names_the_http_extra_before_starting() -> None:
                   "--transport", "http", "--auth", "none", "--store", "/nonexistent/agent-memory")
     assert done.returncode == 2, done
     assert done.stderr.strip().splitlines()[-1] == (
-        "mnem-mcp: error: --transport streamable-http needs uvicorn, not installed here: "
-        "pip install 'mnemosyne-toolkit[http]'"), done.stderr
+        f"mnem-mcp: error: --transport streamable-http needs uvicorn, not installed here: "
+        f"{FROM_THIS_CHECKOUT.format('http')}"), done.stderr
 
 
 def test_the_dev_issuer_names_the_http_extra_as_a_message_not_a_traceback() -> None:
     done = hidden(("jwt",), "import runpy; runpy.run_module('mnem_mcp.dev_issuer', run_name='__main__')")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done
-    assert done.stderr.strip().endswith("pip install 'mnemosyne-toolkit[http]'"), done.stderr
+    assert done.stderr.strip().endswith(FROM_THIS_CHECKOUT.format("http")), done.stderr
 
 
 def test_importing_mnem_langgraph_without_langgraph_names_the_extra() -> None:
@@ -279,7 +343,7 @@ def test_importing_mnem_langgraph_without_langgraph_names_the_extra() -> None:
     assert done.returncode == 1, done
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: mnem_langgraph needs LangGraph"), last
-    assert last.endswith("pip install 'mnemosyne-toolkit[langgraph]'"), last
+    assert last.endswith(FROM_THIS_CHECKOUT.format("langgraph")), last
 
 
 # ------------------------------------------------------------------------------- a fresh base install
@@ -322,11 +386,28 @@ def test_a_fresh_base_install_runs_the_readme_command_and_names_the_missing_extr
         assert answer["code"] == "usage", answer
         return answer
 
-    assert "pip install 'mnemosyne-toolkit[postgres]'" in error_of(
-        "init", "postgresql://agent@127.0.0.1:1/memory?store=team")["message"]
+    def named(install: str, base: str) -> None:
+        """The engine and an adapter name ``install`` (a format of the extra), the bridge ``base``."""
+        assert error_of("init", "postgresql://agent@127.0.0.1:1/memory?store=team")["message"].endswith(
+            f": {install.format('postgres')}")
+        assert error_of("-C", "agent-memory", "similar", "--model", "m", "--vector", "AAAAAA==")["message"].endswith(
+            f": {install.format('langgraph')}")
+        imported = subprocess.run([str(python), "-c", "import mnem_langgraph"], cwd=work, env=env,
+                                  capture_output=True, text=True, timeout=60)
+        assert imported.stderr.strip().splitlines()[-1].endswith(install.format("langgraph")), imported
+        fix = subprocess.run([str(python), "-c", "from mnem_bridge.binary import FIX; print(FIX)"], cwd=work, env=env,
+                             capture_output=True, text=True, timeout=60, check=True)
+        assert f"install this project so its `mnem` is used: {base}; or set MNEM_BIN" in fix.stdout, fix
+
     subprocess.run([str(mnem), "init", "agent-memory"], cwd=work, env=env, check=True, capture_output=True, timeout=60)
-    assert "pip install 'mnemosyne-toolkit[langgraph]'" in error_of(
-        "-C", "agent-memory", "similar", "--model", "m", "--vector", "AAAAAA==")["message"]
-    imported = subprocess.run([str(python), "-c", "import mnem_langgraph"], cwd=work, env=env, capture_output=True,
-                              text=True, timeout=60)
-    assert imported.stderr.strip().splitlines()[-1].endswith("pip install 'mnemosyne-toolkit[langgraph]'"), imported
+    # `pip install .` from a checkout: on no index
+    named("pip install '.[{}]' (in the mnemosyne-toolkit checkout)",
+          "pip install . (in the mnemosyne-toolkit checkout)")
+    # The same copy installed by name from an index (a folder of wheels standing for one): the index's name.
+    wheels = tmp_path / "wheels"
+    subprocess.run([str(python), "-m", "pip", "wheel", "-q", "--no-deps", "-w", str(wheels), str(source)],
+                   check=True, timeout=600, capture_output=True)
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-index", "--find-links", str(wheels),
+                    "--force-reinstall", "--no-deps", "mnemosyne-toolkit"], check=True, timeout=600,
+                   capture_output=True)
+    named("pip install 'mnemosyne-toolkit[{}]'", "pip install mnemosyne-toolkit")

@@ -15,10 +15,11 @@ try:
     import psycopg_pool  # noqa: F401
 except ImportError as missing:
     from ..errors import UsageError
+    from ..install import pip_install
 
     raise UsageError(
         f"postgresql:// stores need the PostgreSQL driver, which is not installed here ({missing}): "
-        "pip install 'mnemosyne-toolkit[postgres]'"
+        f"{pip_install('postgres')}"
     ) from None
 
 from .backend import PostgresBackend

@@ -64,8 +64,10 @@ def serve(repo: Repo, port: int, *, open_browser: bool = False, out: TextIO = sy
         import starlette  # noqa: F401  (checked here; .app imports it)
         import uvicorn
     except ImportError as missing:
+        from ..install import pip_install
+
         raise UsageError(f"mnem ui runs on Starlette and uvicorn, which are not installed here ({missing}): "
-                         "pip install 'mnemosyne-toolkit[ui]'") from None
+                         f"{pip_install('ui')}") from None
 
     from .app import create_app
 

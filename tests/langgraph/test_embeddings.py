@@ -61,7 +61,7 @@ def test_without_wordllama_it_names_the_embed_extra():
             "except ValueError as exc:\n    print(type(exc).__name__ + ': ' + str(exc))\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert done.stdout.startswith("UsageError: WordLlamaEmbeddings needs wordllama"), done
-    assert done.stdout.strip().endswith("pip install 'mnemosyne-toolkit[embed]'"), done
+    assert done.stdout.strip().endswith("pip install -e '.[embed]' (in the mnemosyne-toolkit checkout)"), done
 
 
 def test_a_wordllama_without_the_model_files_names_the_release_that_has_them(tmp_path):

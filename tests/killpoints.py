@@ -16,12 +16,12 @@ however slow the machine.
 
 The hook also follows one function of the program, the ``marker``
 (default ``Repo.write``, every commit's body, inside the write
-transaction), and says in its byte where the stop fell: ``b"i"`` inside
-the marker, ``b"w"`` after it was first entered, ``b"s"`` before.  So a
-test can check that its kills really fell during the work it is about.  A
-process that ends before its last stop point writes ``=STEPS,FIRST,LAST``:
-how many steps it made, and the first and last steps inside the marker
-(0 if never), which is how a test learns the range to draw stop points from.
+transaction), and says in its byte whether the stop fell inside it
+(``b"i"``) or not (``b"s"``).  So a test can check that its kills really
+fell during the work it is about.  A process that ends before its last stop
+point writes ``=STEPS,FIRST,LAST``: how many steps it made, and the first
+and last steps inside the marker (0 if never), which is how a test learns
+the range to draw stop points from (``measure``, ``aimed``).
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ def hook(frame, event, arg):
         last = count
     if stops and count == stops[0]:
         stops.pop(0)
-        os.write(fd, b"i" if inside else b"w" if first else b"s")
+        os.write(fd, b"i" if inside else b"s")
         if resume < 0:
             sys.setprofile(None)
             while True:
@@ -109,7 +109,6 @@ class Stopped:
 
     Attributes:
         stopped: It reached a stop point (and, unless it was given ``resume``, was killed there).
-        during_write: The stop fell after the marker was first entered (inside it, or after it returned).
         inside: The stop fell inside the marker.
         steps: A process that ended: how many steps it made.
         first: A process that ended: the first step inside the marker (0: never entered).
@@ -117,7 +116,6 @@ class Stopped:
     """
 
     stopped: bool
-    during_write: bool = False
     inside: bool = False
     steps: int = 0
     first: int = 0
@@ -133,8 +131,8 @@ def said(fd: int) -> Stopped:
     ready, _, _ = select.select([fd], [], [], HANG)
     assert ready, f"mnem neither reached its stop point nor ended within {HANG} s"
     report = os.read(fd, 64)
-    if report in (b"i", b"w", b"s"):
-        return Stopped(True, during_write=report != b"s", inside=report == b"i")
+    if report in (b"i", b"s"):
+        return Stopped(True, inside=report == b"i")
     if not report.startswith(b"="):
         return Stopped(False)  # it died without a word: a failure the caller reports with its exit status
     steps, first, last = (int(number) for number in report[1:].split(b","))

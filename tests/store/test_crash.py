@@ -1,9 +1,11 @@
 """Writers killed with SIGKILL at random points of their run.
 
 The store always opens, verifies, and keeps every acknowledged write.  The
-kill points are steps of the program (``killpoints``: the n-th call into
-``mnem_store``), drawn at random from a whole run's, so where a kill lands
-does not depend on how fast the machine is.
+kill points are steps of the program (``killpoints``: the n-th call made by
+``mnem_store``'s code), drawn at random from a whole run's, so where a kill
+lands does not depend on how fast the machine is; many land inside a
+commit's ``Repo.write``, and the tests count them from what the killed
+process said.
 """
 
 import contextlib
@@ -72,7 +74,7 @@ def test_one_shot_writers_killed_at_random(store):
             acknowledged.add(json.loads(out)["commit"]["id"])
         else:
             assert stopped.stopped and status == -signal.SIGKILL, (status, stopped)
-            killed_mid_write += stopped.during_write
+            killed_mid_write += stopped.inside
     # a write's transaction is about half its steps, so many kills land in it
     assert acknowledged and killed_mid_write > KILLS // 4
     check_whole(store, acknowledged)
@@ -106,7 +108,7 @@ def test_a_worker_killed_at_random_between_and_during_requests(store):
             assert ready, "the worker neither answered nor reached its stop point"
             if read in ready:
                 stopped = killpoints.wait_stop(worker, read)
-                killed_mid_write += stopped.during_write
+                killed_mid_write += stopped.inside
                 break
             answer = json.loads(worker.stdout.readline())
             assert answer["exit"] == 0, answer

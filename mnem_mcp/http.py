@@ -239,11 +239,12 @@ class ListenError(Exception):
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A TCP socket bound to ``host``:``port`` (0: a free port, which ``getsockname`` then names).
+    """A TCP socket listening on ``host``:``port`` (0: a free port, which ``getsockname`` then names).
 
     Bound here rather than by uvicorn, so the log line can name the port
     ``--port 0`` got, and a taken port is refused before anything claims
-    to listen.
+    to listen.  It listens at once: a connection made as soon as the log
+    line says so waits in the backlog until uvicorn accepts it.
 
     Raises:
         ListenError: the address cannot be bound.
@@ -256,6 +257,7 @@ def bind(host: str, port: int) -> socket.socket:
         sock.close()
         raise ListenError(f"cannot listen on {host}:{port} ({exc.strerror}); pick another with --port N, or "
                           "--port 0 for any free port") from None
+    sock.listen(128)  # uvicorn listens again with its own backlog
     return sock
 
 

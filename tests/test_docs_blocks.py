@@ -11,7 +11,11 @@ untested silently, and an entry that matches no block fails too.
 * ``console``: the ``$ `` lines run in one bash in a temporary folder, with
   this virtualenv's ``bin`` first on PATH (as after ``source
   .venv/bin/activate``); each must succeed, and the lines shown after it are
-  its output (``…`` stands for any text within a line).
+  its output (``…`` stands for any text within a line).  A command shown
+  without output must print nothing.  One that follows a ``server`` block
+  (``AFTER_SERVER``: "in another terminal") runs while that block's command
+  serves, started first in the same folder and waited for until it prints
+  what its ``# prints:`` comment promises.
 * ``bash``: the block is one bash script in a temporary folder that links
   this checkout's ``.venv``, ``.cache`` and ``bin``; it must succeed.
 * ``json`` / ``jsonl``: parsed; an MCP server entry's ``command`` must be an
@@ -100,12 +104,8 @@ STORE_AND_NS = (
     'from mnem_langgraph import MnemosyneStore\nstore = MnemosyneStore("agent-memory")\nns = ("customers", "acme")\n'
 )
 
-#: docs/remotes.md's HTTP remote: an empty store served on the doc's port until the block's bash exits.
-HUB_SERVER = (
-    "mnem init hub >/dev/null; mnem-mcp --store hub --transport http --auth none --port 8731 2>/dev/null & "
-    "trap 'kill $!; wait' EXIT; until python -c 'import urllib.request as u; "
-    "u.urlopen(\"http://127.0.0.1:8731/mcp/sync/refs\")' 2>/dev/null; do sleep 0.1; done"
-)
+#: A console block's setup: the server block above it in its file serves while it runs (``served_by``).
+AFTER_SERVER = "the server block above, in another terminal"
 
 #: (file, first line) -> (how, detail): a prelude for python, a setup script for console and server, the
 #: check for text; see the module's docstring.
@@ -118,7 +118,10 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/remotes.md", '$ mnem init team >/dev/null && mnem -C team add plan "pro" >/dev/null && mnem -C team add '
                         'seats 10 >/dev/null && mnem -C team commit -m start --author ann >/dev/null'): ("console", ""),
     ("docs/remotes.md", '$ mnem init laptop >/dev/null && mnem -C laptop add plan "pro" >/dev/null && '
-                        "mnem -C laptop commit -m start >/dev/null"): ("console", HUB_SERVER),
+                        "mnem -C laptop commit -m start >/dev/null"): ("console", AFTER_SERVER),
+    ("docs/remotes.md", "mnem-mcp --store ./hub --transport streamable-http --auth none --port 8731   # prints: "
+                        "mnem-mcp: INFO mnem_mcp.http: listening on http://127.0.0.1:8731/mcp (no authentication)"): (
+        "server", ""),
     ("README.md", '{"mcpServers": {"mnem": {"command": "/absolute/path/to/.venv/bin/mnem-mcp", "args": '
                   '["--store", "/absolute/path/to/agent-memory"]}}}'): ("json", "Claude Desktop config"),
     ("README.md", "from langmem import create_manage_memory_tool, create_search_memory_tool"): ("python", ""),
@@ -262,21 +265,37 @@ def console_steps(text: str) -> list[tuple[str, list[str]]]:
     return steps
 
 
+def served_by(block: Block) -> str:
+    """A setup script that starts the command of the server block above ``block`` and waits until it serves.
+
+    It serves until the block's bash exits; "serves" is what the server
+    block's ``# prints:`` promises appearing in the server's log, so the wait
+    ends on the server's own word.
+    """
+    server = [found for found in by("server") if found.file == block.file and found.line < block.line][-1]
+    command, promised = commands(server.text)[0], re.findall(r"#\s*prints:\s*(.+)", server.text)
+    assert len(promised) == 1, f"{server}: the block {block} runs after needs one `# prints:` to wait for"
+    said = max(promised[0].split(ELLIPSIS), key=len)
+    return (f"{command} 2>.server.log & server=$!\ntrap 'kill $server; wait $server' EXIT\n"
+            f"until grep -qF {shlex.quote(said)} .server.log; do kill -0 $server || exit 1; sleep 0.05; done")
+
+
 @pytest.mark.parametrize("block", by("console"), ids=str)
 def test_console_blocks_run_and_print_what_they_show(block: Block, tmp_path: Path) -> None:
     steps = console_steps(block.text)
-    script = [HOW[block.key][1], "exec 2>&1"]
+    setup = served_by(block) if HOW[block.key][1] == AFTER_SERVER else HOW[block.key][1]
+    script = [setup, "exec 2>&1"]
     for command, _ in steps:
         script += [command, r"printf '\036%s\036\n' $?"]
-    done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=env(), capture_output=True,
-                          text=True, timeout=120)
+    with fixed_ports() if re.search(r"--port \d", setup) else nullcontext():
+        done = subprocess.run(["bash", "-c", "\n".join(script)], cwd=tmp_path, env=env(), capture_output=True,
+                              text=True, timeout=120)
     chunks = re.split(r"\x1e(\d+)\x1e\n", done.stdout)
     outputs, statuses = chunks[0:-1:2], [int(code) for code in chunks[1::2]]
     assert len(statuses) == len(steps), f"{block}: the script stopped early:\n{done.stdout}{done.stderr}"
     for (command, expected), output, status in zip(steps, outputs, statuses, strict=True):
         assert status == 0, f"{block}: `{command}` exited {status}:\n{output}"
-        if expected:
-            assert matches(expected, output.splitlines()), f"{block}: `{command}` printed:\n{output}"
+        assert matches(expected, output.splitlines()), f"{block}: `{command}` printed:\n{output}"
 
 
 # ------------------------------------------------------------------------------- bash

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from .clock import now_ms
 from .errors import CommandError
 from .layout import Head
+from .limits import in_message
 from .location import Address
 from .objects import Commit, MemoryNode, encode_object
 from .repo import Nodes, Repo, Written, diff_nodes
@@ -763,7 +764,8 @@ def expire(repo: Repo, author: str, time_ms: int | None = None) -> Expired:
     """Remove the nodes whose lease on the branch has run out, as one commit, and forget every expired lease.
 
     No node to remove makes no commit.  The message names the nodes (the
-    first three, then how many more) so ``log`` says why they went.
+    first three, each cut as ``limits.in_message`` cuts a long id, then how
+    many more) so ``log`` says why they went.
     """
     from .expiry import expired_present
 
@@ -773,7 +775,7 @@ def expire(repo: Repo, author: str, time_ms: int | None = None) -> Expired:
         gone, expired = expired_present(repo, branch, now)
         written = Written(None, [])
         if gone:
-            shown = ", ".join(gone[:3]) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
+            shown = ", ".join(map(in_message, gone[:3])) + (f" and {len(gone) - 3} more" if len(gone) > 3 else "")
             message = f"expire {shown} (TTL ran out)"
             written = repo.write([], gone, message, author, now)
         repo.backend.leases.drop(branch, expired)

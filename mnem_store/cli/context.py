@@ -12,6 +12,7 @@ from typing import Any, BinaryIO, NamedTuple
 from ..canonical import I64_MIN, U64_MAX, InexactNumberError, parse_json
 from ..errors import CommandError, UsageError
 from ..layout import StoreUrl
+from ..limits import Limits, read_bounded
 from ..location import Address, address
 from ..repo import Repo
 from ..times import parse_time
@@ -116,23 +117,28 @@ class Context:
 END_OF_INPUT = "Ctrl-Z then Enter" if os.name == "nt" else "Ctrl-D on a line of its own"
 
 
-def read_payload(file: str | None, ctx: Context, waiting: str | None = None) -> bytes:
+def read_payload(file: str | None, ctx: Context, waiting: str | None = None, *, limits: Limits | None = None) -> bytes:
     """A command's JSON payload: from ``file``, or stdin when it is None or ``-`` (a read failure is ``store_io``).
 
     A terminal on stdin would wait for the payload in silence, as if the
     command hung: ``waiting`` (``"mnem write: reading WHAT"``) is then said on
     stderr first, with how to end the input and the ``--file`` way round.
-    A pipe, a file or a worker's request is read without a word.
+    A pipe, a file or a worker's request is read without a word.  With
+    ``limits``, a payload larger than one write may send is refused before it
+    is read whole (``limits.read_bounded``).
     """
+    def read(stream: BinaryIO, what: str) -> bytes:
+        return stream.read() if limits is None else read_bounded(stream, limits, what)
+
     try:
         if file is not None and file != "-":
             with open(file, "rb") as handle:
-                return handle.read()
+                return read(handle, f"the payload in {file}")
         if waiting is not None and ctx.stdin.isatty():
             ctx.stderr.write(f"{waiting} from the terminal; end it with {END_OF_INPUT}, or pass --file FILE\n"
                              .encode())
             ctx.stderr.flush()
-        return ctx.stdin.read()
+        return read(ctx.stdin, "the payload on stdin")
     except OSError as exc:
         raise CommandError(f"reading {file}", "store_io", cause=exc.strerror or str(exc)) from None
 

@@ -340,14 +340,18 @@ def test_nan_and_infinity_are_usage_errors(tmp_path: Path, value: Any, mode: str
 
 
 @pytest.mark.parametrize("mode", ["worker", "oneshot"])
-def test_huge_values_round_trip_or_are_refused_clearly(tmp_path: Path, mode: str) -> None:
+def test_huge_values_round_trip_or_are_refused_clearly(tmp_path: Path, mode: str,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """Several MB of content, a long id, a long message: stored exactly (stdin has no size limit) or a clear error.
 
     ``remember`` sends content on stdin, so any size works in both modes.
     ``add`` puts content on the command line; in one-shot mode the OS caps
     one argument at 128 KiB, and that is a usage error saying so, not a
-    missing binary.
+    missing binary.  What ``mnem`` itself allows one call is lifted here
+    (``MNEM_MAX_*=0``): the test is about the way there.
     """
+    for name in ("MNEM_MAX_ID_BYTES", "MNEM_MAX_VALUE_BYTES"):
+        monkeypatch.setenv(name, "0")
     big = "x" * (4 << 20) + "é"
     long_id = "k" * 200_000
     with mnem_bridge.init(tmp_path / "s", client=Mnem(MNEM, mode=mode)) as store:

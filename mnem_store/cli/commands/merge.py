@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 from ... import porcelain
 from ...errors import CommandError, rust_debug
+from ...limits import Limits, in_message
 from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Strategy
 from ...objects import MemoryNode
 from ...repo import default_author
@@ -67,13 +68,21 @@ def _strategy(raw: str | None) -> Strategy | None:
 
 
 def _resolution(flag: str, spec: str) -> tuple[str, Resolution]:
-    """Parse one ``ID=SIDE`` (or ``ID=JSON``), split at the first ``=``."""
+    """Parse one ``ID=SIDE`` (or ``ID=JSON``), split at the first ``=``.
+
+    A new value (``ID=JSON``) is held to the ``Limits`` a written one is: its
+    text's size before it is parsed, then the value's.  The id is not: it
+    names a node in conflict, which the store holds already.
+    """
     node_id, sep, value = spec.partition("=")
     quoted = rust_debug(spec)
     if flag == "--resolve-json":
         if not sep:
             raise CommandError(f"--resolve-json {quoted} must be <id>=<json>", "usage")
+        where, limits = f"--resolve-json {rust_debug(in_message(node_id))}", Limits.current()
+        limits.check_text(value, where)
         content = parse_json_arg(value, f"--resolve-json {quoted} is not valid JSON")
+        limits.check_value(content, (), where)
         return node_id, MemoryNode(check_text(node_id, "--resolve-json"), content)
     if not sep:
         raise CommandError(f"--resolve {quoted} must be <id>=<ours|theirs|base|delete>", "usage")

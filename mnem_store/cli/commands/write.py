@@ -19,6 +19,11 @@ whose value the saver deserializes) is refused unless ``--allow-reserved``
 (feature ``write-reserved``) says the writer means it: every adapter writes
 through this command, so none can plant a checkpoint by mistake or on an
 agent's say-so.
+
+Every put is held to ``limits`` (its id's length, its value's size), and
+the payload to the size and number of puts and deletes one write may hold,
+its size checked before it is parsed; the saver's ``--allow-reserved``
+writes are held only where they put ordinary ids (``limits`` says why).
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from typing import Any
 from ... import porcelain
 from ...canonical import check_content, parse_json
 from ...errors import UsageError
+from ...limits import Limits, in_message
 from ...objects import CONTENT_KINDS, PROVENANCE_KEYS, MemoryNode, Provenance
 from ...repo import default_author
 from ..context import Context, Outcome, check_node_id, check_text, commit_time, read_payload
@@ -68,11 +74,14 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help=f"allow ids starting {porcelain.CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
 
 
-def parse_put(item: Any, index: int, into: Payload) -> None:
+def parse_put(item: Any, index: int, into: Payload, limits: Limits, *, allow_reserved: bool = False) -> None:
     """Add one ``put`` entry of the payload to ``into``; ``index`` names the entry in error messages.
 
     Every key is checked here, so a bad batch is refused, naming the entry
-    at fault, before anything is written.
+    at fault, before anything is written.  The id and the value are held to
+    ``limits``, unless ``allow_reserved`` and the id is reserved (a
+    checkpoint's node), and the value's size is measured before its content
+    is walked.
     """
     where = f"put[{index}]"
     if not isinstance(item, dict) or "id" not in item or "content" not in item:
@@ -83,6 +92,9 @@ def parse_put(item: Any, index: int, into: Payload) -> None:
     if not isinstance(item["id"], str):
         raise UsageError(f"{where}.id must be a string")
     check_node_id(item["id"], f"{where}.id")
+    held = not (allow_reserved and item["id"].startswith(porcelain.CHECKPOINT_PREFIX))
+    if held:
+        limits.check_id(item["id"], f"{where}.id")
     kind = item.get("content_kind", "note")
     if kind not in CONTENT_KINDS:
         raise UsageError(f'{where}.content_kind must be "note" or "claim", got {kind!r}')
@@ -96,6 +108,8 @@ def parse_put(item: Any, index: int, into: Payload) -> None:
             raise UsageError(f"{where}.{key} must be a string or null")
         if value is not None:
             prov[field] = value
+    if held:
+        limits.check_value(item["content"], prov.values(), f"{where} (node {rust_debug(in_message(item['id']))})")
     content = check_content(item["content"], f"{where}.content")
     node = MemoryNode(item["id"], content, kind, Provenance(**prov), event_time)
     into.puts.append(node)
@@ -138,8 +152,12 @@ def decode_vector(text: Any, where: str) -> bytes:
     return vector
 
 
-def parse_payload(raw: bytes) -> Payload:
-    """The payload ``{"put": [...], "delete": [...]}``: the nodes to write, the ids to delete, leases and vectors."""
+def parse_payload(raw: bytes, limits: Limits, *, allow_reserved: bool = False) -> Payload:
+    """The payload ``{"put": [...], "delete": [...]}``: the nodes to write, the ids to delete, leases and vectors.
+
+    Held to ``limits`` as ``parse_put`` says; ``allow_reserved`` (the saver's
+    writes) lifts the bound on how many puts and deletes it holds.
+    """
     payload = parse_json(raw, "the write payload", check=False)  # each put's content is checked by parse_put
     if not isinstance(payload, dict) or set(payload) - {"put", "delete"}:
         raise UsageError('the write payload must be an object with "put" and/or "delete"')
@@ -148,9 +166,11 @@ def parse_payload(raw: bytes) -> Payload:
         raise UsageError('"put" and "delete" must be arrays')
     if not all(isinstance(d, str) for d in deletes):
         raise UsageError('"delete" must be an array of node ids')
+    if not allow_reserved:
+        limits.check_nodes(len(puts) + len(deletes))
     parsed = Payload(deletes=deletes)
     for i, item in enumerate(puts):
-        parse_put(item, i, parsed)
+        parse_put(item, i, parsed, limits, allow_reserved=allow_reserved)
     return parsed
 
 
@@ -160,8 +180,7 @@ def refuse_reserved(payload: Payload) -> None:
     named += [(f"delete[{i}]", node_id) for i, node_id in enumerate(payload.deletes)]
     for where, node_id in named:
         if node_id.startswith(porcelain.CHECKPOINT_PREFIX):
-            shown = node_id if len(node_id) <= 80 else node_id[:77] + "..."  # an id may be megabytes long
-            raise UsageError(f"{where} {rust_debug(shown)} is reserved: ids starting "
+            raise UsageError(f"{where} {rust_debug(in_message(node_id))} is reserved: ids starting "
                              f"{porcelain.CHECKPOINT_PREFIX!r} hold LangGraph checkpoints, which only MnemosyneSaver "
                              "writes; choose another id, or pass --allow-reserved to write a checkpoint's node on "
                              "purpose")
@@ -169,8 +188,10 @@ def refuse_reserved(payload: Payload) -> None:
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
-    payload = parse_payload(read_payload(args.file, ctx, 'mnem write: reading the JSON payload ({"put": [...], '
-                                                     '"delete": [...]})'))
+    limits = Limits.current()
+    raw = read_payload(args.file, ctx, 'mnem write: reading the JSON payload ({"put": [...], "delete": [...]})',
+                       limits=None if args.allow_reserved else limits)
+    payload = parse_payload(raw, limits, allow_reserved=args.allow_reserved)
     if not args.allow_reserved:
         refuse_reserved(payload)
     message = check_text(args.message, "--message")

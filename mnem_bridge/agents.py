@@ -6,6 +6,11 @@ staged state, so a retried tool call cannot leave memory half-written.  Each
 call is one ``mnem write`` (``Store.write``), applied to the branch tip in
 one transaction.  No call writes a reserved id (``reserved``: a LangGraph
 checkpoint's nodes): it is refused with ``UsageError`` before anything runs.
+Nor does one pass ``mnem``'s limits on one call (an id's length, a value's
+size, a batch's count and size: ``MNEM_MAX_*``, which ``mnem`` reads from
+the environment it inherits): that is ``UsageError`` too, naming the limit,
+and nothing is written.  The default commit messages are upstream's
+(``remember <id>``, ``forget <id>``), with a long id cut (``text.in_message``).
 
 A writer that loses a race is retried a bounded number of times: when a
 concurrent writer moved the branch under it (``ConflictError``, the error
@@ -30,6 +35,7 @@ from .errors import BusyError, ConflictError, ProtocolError, UsageError
 from .models import PROVENANCE_KEYS
 from .reserved import refuse_reserved
 from .store import Store
+from .text import in_message
 from .times import Time
 
 __all__ = ["ATTEMPTS", "BACKOFF_SECONDS", "ITEM_KEYS", "forget", "remember", "remember_many", "with_retry"]
@@ -72,7 +78,7 @@ def remember(
         observation: Provenance: what was observed.
         tool_call: Provenance: the tool call that produced it.
         note: Provenance: a free-form note.
-        summary: The commit message (default ``remember <id>``).
+        summary: The commit message (default ``remember <id>``, a long id cut as ``text.in_message`` cuts it).
         author: The commit author.
         time_ms: Commit time in Unix ms (default: the binary's clock as it commits): when it was learnt.
         event_time: When the fact became true, if not when it was learnt (an extension): Unix ms, ISO 8601
@@ -83,13 +89,15 @@ def remember(
         The commit id.
 
     Raises:
-        UsageError: ``id`` is reserved (``reserved``), or ``event_time`` is not a time (nothing is written).
+        UsageError: ``id`` is reserved (``reserved``), ``event_time`` is not a time, or the id or value passes
+            ``mnem``'s limits on one call (``MNEM_MAX_ID_BYTES``, ``MNEM_MAX_VALUE_BYTES``; docs/cli-json.md,
+            "Input limits"); nothing is written.
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
     item = {"id": id, "content": content, "source": source, "step": step,
             "observation": observation, "tool_call": tool_call, "note": note, "event_time": event_time}
-    return _one_commit(store, "remember", [item], [], summary or f"remember {id}", author, time_ms)
+    return _one_commit(store, "remember", [item], [], summary or f"remember {in_message(id)}", author, time_ms)
 
 
 def remember_many(
@@ -116,7 +124,9 @@ def remember_many(
 
     Raises:
         UsageError: An item is not a mapping with ``id`` and ``content``, its id is reserved
-            (``reserved``), or its ``event_time`` is not a time (nothing is written).
+            (``reserved``), its ``event_time`` is not a time, or the batch passes ``mnem``'s limits on one
+            call (an id, a value, the count or size of the batch: docs/cli-json.md, "Input limits");
+            nothing is written.
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
@@ -148,7 +158,7 @@ def forget(
     Args:
         store: The store.
         id: The node id.
-        summary: The commit message (default ``forget <id>``).
+        summary: The commit message (default ``forget <id>``, a long id cut as ``text.in_message`` cuts it).
         author: The commit author.
         time_ms: Commit time in Unix ms (default: the binary's clock as it commits).
 
@@ -161,7 +171,7 @@ def forget(
         ConflictError: Another writer moved the branch on every attempt.
         BusyError: The store stayed busy through every attempt.
     """
-    return _one_commit(store, "forget", [], [id], summary or f"forget {id}", author, time_ms)
+    return _one_commit(store, "forget", [], [id], summary or f"forget {in_message(id)}", author, time_ms)
 
 
 def _one_commit(store: Store, writer: str, puts: list[dict[str, Any]], deletes: list[str], message: str, author: str,

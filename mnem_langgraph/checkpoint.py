@@ -71,6 +71,7 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 import mnem_bridge
 from mnem_bridge.agents import with_retry
 from mnem_bridge.reserved import CHECKPOINT_PREFIX
+from mnem_bridge.text import in_message
 
 from . import stored
 from .keys import SEPARATOR, decode_part, encode_part
@@ -466,7 +467,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         if self.couple_memory and not checkpoint_ns:
             content["memory"] = self._pin_for(key, parent)._asdict()
         puts.append({"id": _checkpoint_node(key), "content": content})
-        where = thread_id if not checkpoint_ns else f"{thread_id} {checkpoint_ns}"
+        where = in_message(thread_id) if not checkpoint_ns else f"{in_message(thread_id)} {in_message(checkpoint_ns)}"
         self._write(puts, (), f"checkpoint {where} step {full.get('step')} ({full.get('source')})")
         self._branch_missing = False
         self._remember(key, content)
@@ -613,7 +614,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                        **stored.dumps(self.serde, value)}
             # A regular write stored already stays: mnem write decides it in its transaction (no ls first).
             puts.append({"id": f"{prefix}{idx}", "content": content, **({"if_absent": True} if idx >= 0 else {})})
-        self._write(puts, (), f"checkpoint writes {thread_id} task {task_id}")
+        self._write(puts, (), f"checkpoint writes {in_message(thread_id)} task {in_message(task_id)}")
 
     def delete_thread(self, thread_id: str) -> None:
         """Remove a thread's checkpoints, channel values and writes from current memory as one commit.
@@ -621,7 +622,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         History keeps them (``mnem show REV`` at an older commit), as it keeps every removed fact.
         """
         ids = self._node_ids([_thread_prefix(str(thread_id))])
-        self._write([], ids, f"delete checkpoints of thread {thread_id}")
+        self._write([], ids, f"delete checkpoints of thread {in_message(str(thread_id))}")
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, channel value and write of a thread to another, as one commit.
@@ -631,7 +632,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         source, target = _thread_prefix(str(source_thread_id)), _thread_prefix(str(target_thread_id))
         puts = [{"id": target + node_id[len(source):], "content": content}
                 for node_id, content in self._nodes([source]).items()]
-        self._write(puts, (), f"copy checkpoints of thread {source_thread_id} to {target_thread_id}")
+        self._write(puts, (), f"copy checkpoints of thread {in_message(str(source_thread_id))} to "
+                                 f"{in_message(str(target_thread_id))}")
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Remove the checkpoints whose metadata names one of ``run_ids``, with their writes, as one commit.

@@ -30,6 +30,7 @@ import mnem_bridge
 from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError, times
 from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
+from mnem_bridge.text import in_message
 from mnem_bridge.times import Time
 
 from . import candidates
@@ -575,8 +576,8 @@ def _run_of(ops: list[Op]) -> Mapping[str, str]:
 
 
 def _listing(ids: list[str]) -> str:
-    """Ids for a commit message: the first three, then how many more."""
-    shown = ", ".join(ids[:3])
+    """Ids for a commit message: the first three (a long one cut, ``in_message``), then how many more."""
+    shown = ", ".join(map(in_message, ids[:3]))
     return shown if len(ids) <= 3 else f"{shown} and {len(ids) - 3} more"
 
 

@@ -6,8 +6,9 @@ commits.  A real ``mnem ui`` process serves it; Debian's headless chromium
 (Playwright, ``executable_path``) opens the page in a fresh browser context
 each time, and the clock runs from ``goto`` until the table holds its first
 50 rows: HTML, script, stylesheet, ``/api/head`` and ``/api/facts`` all
-included.  The target is 500 ms.  Each JSON route is then timed alone with
-httpx on the same warm server.
+included.  The target is 500 ms.  Each JSON route, and the page itself
+(whose first paint the server writes in: ``mnem_store/ui/firstpaint.py``),
+is then timed alone with httpx on the same warm server.
 
 Run: ``python benchmarks/ui_first_paint.py [--quick]``; writes ``benchmarks/results/ui_first_paint.md``.
 """
@@ -91,12 +92,14 @@ def routes(url: str, first: str, samples: int) -> list[tuple[str, Samples]]:
     import httpx
 
     calls = [
+        ("the page, its first paint written in (store, branch, facts, last commit)", "/", {}),
         ("head", "/api/head", {}),
         ("facts, page 1", "/api/facts", {"limit": 50}),
         ("facts, page 100", "/api/facts", {"limit": 50, "offset": 4_950}),
         ("facts, a search over 10k facts", "/api/facts", {"q": "revised 99"}),
         ("log, newest 50 commits", "/api/log", {"limit": 50}),
         ("log, commits 9,950 to 10,000", "/api/log", {"limit": 50, "offset": 9_950}),
+        ("log of every branch, newest 50 (and whether it holds checkpoints)", "/api/log", {"limit": 50, "all": 1}),
         ("timeline, 20 values of a fact changed 100 times", "/api/timeline", {"id": "fact-00007", "limit": 20}),
         ("blame", "/api/blame", {"id": "fact-00007"}),
         ("commit, 50 of the import's 10k changes", f"/api/commit/{first}", {"limit": 50}),

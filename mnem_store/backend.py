@@ -183,6 +183,10 @@ class ChangeIndex(ABC):
         """A commit's change set: node id -> added | modified | removed."""
 
     @abstractmethod
+    def ever_named_under(self, prefix: str) -> bool:
+        """Whether any commit ever changed a node whose id starts with ``prefix`` (one indexed probe)."""
+
+    @abstractmethod
     def change_set(self, commit_key: int) -> dict[str, tuple[str, bytes | None]]:
         """A commit's change rows: node id -> (kind, new object id or None)."""
 

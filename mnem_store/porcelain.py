@@ -379,6 +379,12 @@ def thread_prefix(thread_id: str) -> str:
     return CHECKPOINT_PREFIX + thread_id.replace("%", "%25").replace(":", "%3A") + ":"
 
 
+def holds_checkpoints(repo: Repo) -> bool:
+    """Whether any commit of this store ever wrote a LangGraph checkpoint's node, on any branch (one index probe)."""
+    with repo.backend.read():
+        return repo.ever_named_under(CHECKPOINT_PREFIX)
+
+
 def log(
     repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None,
     touching: Sequence[str] = (), threads: Sequence[str] = (), since: int | None = None, until: int | None = None,

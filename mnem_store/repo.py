@@ -249,6 +249,10 @@ class Repo:
         nodes = self._image(commit_raw).nodes
         return {node_id: nodes[node_id] for node_id in ids if node_id in nodes}
 
+    def ever_named_under(self, prefix: str) -> bool:
+        """Whether any commit of this store ever changed a node whose id starts with ``prefix`` (one probe)."""
+        return self.states.ever_named_under(prefix)
+
     def commit_nodes_under(self, commit_raw: bytes | None, prefixes: Iterable[str]) -> Nodes:
         """The part of a commit's state map whose ids start with one of ``prefixes`` (cost: those nodes)."""
         return self._image(commit_raw).under(prefixes)

@@ -303,6 +303,22 @@ class SqlStateStore(ChangeIndex):
             keys[name] = key
         return keys
 
+    def ever_named_under(self, prefix: str) -> bool:
+        """Whether the ``names`` table, every node id a change row ever named, holds one starting with ``prefix``.
+
+        One probe of its unique index: both engines order it bytewise on
+        UTF-8 (SQLite's BINARY text, PostgreSQL's bytea), so the ids under a
+        prefix are the range up to the prefix with its last character's
+        successor.  A name stays when the commits that named it become
+        unreachable: the answer is about the store, not one branch.
+        """
+        if not prefix:  # every id starts with ""
+            return self.db.execute("SELECT 1 FROM names LIMIT 1").fetchone() is not None
+        low, high = prefix, prefix[:-1] + chr(ord(prefix[-1]) + 1)
+        row = self.db.execute("SELECT 1 FROM names WHERE name >= ? AND name < ? LIMIT 1",
+                              (self.db.node_name(low), self.db.node_name(high))).fetchone()
+        return row is not None
+
     def _name_key(self, name: str) -> int | None:
         """A node id's integer key, or None when no commit ever named it (remembered for the transaction)."""
         key: int | None = self.db.memo.get(("name", name))

@@ -62,15 +62,17 @@ def head(repo: Repo) -> dict[str, Any]:
 def summary(repo: Repo) -> dict[str, Any]:
     """What the page shows before its script has run: ``head``, how many facts HEAD holds, and its commit.
 
-    Costs a listing of HEAD's node ids (as a page of memory does) and one
-    commit: ``latest`` is that commit (None in a store without commits).
+    Costs HEAD's state map (which a page of memory reads too, and an open
+    store keeps), counted without listing it, and one commit: ``latest`` is
+    that commit (None in a store without commits).
     """
     where = head(repo)
     tip = where["commit"]
     if tip is None:
         return {**where, "facts": 0, "latest": None}
-    return {**where, "facts": len(porcelain.ls(repo, tip)),
-            "latest": _commits(repo, porcelain.log(repo, rev=tip, limit=1))[0]}
+    with repo.backend.read():
+        facts = len(repo.commit_nodes(bytes.fromhex(tip)))
+    return {**where, "facts": facts, "latest": _commits(repo, porcelain.log(repo, rev=tip, limit=1))[0]}
 
 
 def _matches(node: MemoryNode, needle: str) -> bool:
@@ -178,26 +180,21 @@ def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool
     the memory commits (``mnem log --thread``).  The walk stops at the page's
     end, so a page costs ``offset + limit`` listed commits (per branch with
     ``every``); ``more`` says whether another page follows.  ``checkpoints``
-    says whether this history holds LangGraph checkpoints at all (a
-    checkpoint commit on the page, or a checkpoint node in the memory at its
-    tip, or at any tip with ``every``), so the page offers a thread filter
-    only where there is a thread to filter by: that costs the checkpoint
-    nodes of each tip, read from its state's map.
+    says whether the store ever held a LangGraph checkpoint (one index
+    probe), so the page offers a thread filter only where there is a thread
+    to filter by.
     """
     count = offset + limit + 1
     threads = [thread] if thread is not None else []
     if every:
-        at, tips = None, _tips(repo)
-        entries = _log_of_every_branch(repo, tips, count, threads)
+        at, entries = None, _log_of_every_branch(repo, count, threads)
     else:
         at = _at(repo, rev)
-        tips = {bytes.fromhex(at)} if at is not None else set()
         entries = porcelain.log(repo, rev=at, limit=count, threads=threads) if at is not None else []
     page = entries[offset:offset + limit]
     with repo.backend.read():
         marks = {raw: _checkpoint_threads(repo.changes_of(raw)) for raw, _ in page}
-    checkpoints = any(marks.values()) or any(porcelain.ls(repo, tip.hex(), [porcelain.CHECKPOINT_PREFIX], last=1)
-                                             for tip in sorted(tips))
+    checkpoints = porcelain.holds_checkpoints(repo)
     return {"commit": at, "offset": offset, "thread": thread,
             "commits": [{**shown, "threads": marks[raw]} for (raw, _), shown in zip(page, _commits(repo, page),
                                                                                       strict=True)],
@@ -214,15 +211,8 @@ def _checkpoint_threads(changed: Iterable[str]) -> list[str]:
     return list(found)
 
 
-def _tips(repo: Repo) -> set[bytes]:
-    """Every branch's tip, and HEAD's commit (a detached HEAD is a tip too)."""
-    head = porcelain.head(repo)[1]
-    return {branch.tip for branch in porcelain.branch_list(repo)} | ({head} if head is not None else set())
-
-
-def _log_of_every_branch(repo: Repo, tips: set[bytes], count: int,
-                         threads: Sequence[str] = ()) -> list[tuple[bytes, Commit]]:
-    """The first ``count`` commits reachable from any of ``tips``, each once, in ``Repo.log``'s order.
+def _log_of_every_branch(repo: Repo, count: int, threads: Sequence[str] = ()) -> list[tuple[bytes, Commit]]:
+    """The first ``count`` commits reachable from any branch or from HEAD, each once, in ``Repo.log``'s order.
 
     ``Repo.log`` orders every commit by one key (corrected time, then id,
     descending), whatever the walk's start, so the first ``count`` of the
@@ -230,6 +220,8 @@ def _log_of_every_branch(repo: Repo, tips: set[bytes], count: int,
     those walks by that key is the walk from every tip at once.  A
     ``threads`` filter keeps that true: it drops commits from every walk alike.
     """
+    head = porcelain.head(repo)[1]  # a detached HEAD is a tip too
+    tips = {branch.tip for branch in porcelain.branch_list(repo)} | ({head} if head is not None else set())
     found = {raw: commit for tip in tips
              for raw, commit in porcelain.log(repo, rev=tip.hex(), limit=count, threads=threads)}
     with repo.backend.read():

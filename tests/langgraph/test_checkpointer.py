@@ -27,7 +27,7 @@ from langgraph.types import Command, interrupt
 import mnem_bridge
 from mnem_bridge.reserved import CHECKPOINT_PREFIX
 from mnem_langgraph import MnemosyneSaver, MnemosyneStore
-from mnem_mcp import resources, tools
+from mnem_mcp import operations, resources
 
 #: The ``verbs`` fixture, which counts ``mnem`` calls (tests/langgraph has no conftest.py: see that module).
 pytest_plugins = ["langgraph_fixtures"]
@@ -144,17 +144,16 @@ def test_checkpoints_are_invisible_to_memory_reads_and_the_mcp_tools(saver, msto
         assert all(ns[0] == "users" for ns in mstore.list_namespaces())
         assert ("users", "di") in mstore.list_namespaces()
 
-        for recalled in (tools._read(bridge, None, None, None, None, None),
-                         tools._read(bridge, None, None, CHECKPOINT_PREFIX, None, None),
+        for recalled in (operations.recall(bridge), operations.recall(bridge, prefix=CHECKPOINT_PREFIX),
                          resources.memory(bridge)):
             assert isinstance(recalled, dict)
             assert [i for i in recalled if i.startswith(CHECKPOINT_PREFIX)] == []
-        page = tools._read(bridge, None, None, None, 1000, None)
+        page = operations.recall(bridge, limit=1000)
         assert isinstance(page, mnem_bridge.MemoryPage)
         assert [i for i in page.document["memory"] if i.startswith(CHECKPOINT_PREFIX)] == []
         assert "users:di:seen" in page.document["memory"] and b".checkpoint" not in page.json
         hidden = next(i for i in ids if i.startswith(CHECKPOINT_PREFIX))
-        assert tools._read(bridge, None, hidden, None, None, None) is None
+        assert operations.recall(bridge, hidden) is None
         assert resources.node(bridge, hidden) is None
         last = bridge.log(limit=1)[0]
         assert resources.commit(bridge, last.id)["changed"] == {}  # the run's last commit is a checkpoint

@@ -112,8 +112,11 @@ def error_code(exc: BaseException) -> str:
 
 #: The longest message, and the longest rerun line, a client is sent.  An error is read by a model, and
 #: an argument of a few MB echoed back (in the message, or in the rerun line's heredoc) would flood its
-#: context without explaining anything; the server log keeps the full text.
+#: context without explaining anything; the server log keeps more (``LOG_PART``).
 MAX_PART = 2000
+#: The longest message, and rerun line, the server's log keeps of one failure: enough to rerun any ordinary
+#: call, while a client that sends megabytes (an id, a value) cannot make each refusal write megabytes to it.
+LOG_PART = 64 * 1024
 
 
 def _message(exc: BaseException) -> str:
@@ -126,25 +129,34 @@ def error_text(exc: BaseException, *, bounded: bool = False) -> str:
 
     Args:
         exc: What a tool or resource raised.
-        bounded: Cut the message and the rerun line to ``MAX_PART`` characters each
-            (what a client is sent; the log gets the full text).
+        bounded: Cut the message and the rerun line to ``MAX_PART`` characters each (what a client is sent);
+            else to ``LOG_PART`` (what the log keeps).
 
     Returns:
         The text.
     """
     message = _message(exc)
     command = exc.command if isinstance(exc, mnem_bridge.MnemError) else None
-    if bounded:
-        message = _cut(message, "message")
-        command = None if command is None else _cut(command, "command line")
+    cut = _cut if bounded else _logged
+    message = cut(message, "message")
+    command = None if command is None else cut(command, "command line")
     text = f"{error_code(exc)}: {message}"
     return text if command is None else f"{text}\nrerun: {command}"
 
 
 def _cut(text: str, what: str) -> str:
+    """``text`` as a client is sent it: at most ``MAX_PART`` characters, saying how many more there were."""
     if len(text) <= MAX_PART:
         return text
-    return f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the whole {what})"
+    return (f"{text[:MAX_PART]}... ({len(text) - MAX_PART} more characters; the server log has the first "
+            f"{LOG_PART} of the {what})")
+
+
+def _logged(text: str, what: str) -> str:
+    """``text`` as the log keeps it: at most ``LOG_PART`` characters, saying how many more there were."""
+    if len(text) <= LOG_PART:
+        return text
+    return f"{text[:LOG_PART]}... ({len(text) - LOG_PART} more characters of the {what}, not logged)"
 
 
 #: What a remote client is told of a failure whose cause is the server's own, by code: the fix is its operator's.

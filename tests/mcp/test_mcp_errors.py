@@ -16,7 +16,7 @@ from pathlib import Path
 import pg_stores
 import pytest
 from bridge.support import fake_mnem
-from conftest import MNEM
+from conftest import MNEM, run_mnem
 from mcp_support import MODES, Mode, call, connect, fail
 
 import mnem_bridge
@@ -89,3 +89,24 @@ async def test_a_busy_store_is_retried_before_the_busy_error(store: Path, tmp_pa
         assert (await fail(client, "remember", id="plan", content="pro")).startswith("busy: locked\nrerun: ")
         assert attempts.read_text() == "xxxx"  # the bridge's bounded retry, then the code
         assert await call(client, "history") == []
+
+
+async def test_a_huge_argument_costs_the_client_and_the_log_a_bounded_text(tmp_path: Path) -> None:
+    """A 3 MB id in a failing call: the client gets at most ``MAX_PART`` of each part, the log ``LOG_PART``.
+
+    Both say how much was left out.  Without the log's bound, every such call would write the megabytes to the
+    server's log (twice: the message and the rerun line), which a remote client could repeat until the disk fills.
+    """
+    from mnem_mcp.errors import LOG_PART, MAX_PART
+
+    store = tmp_path / "store"
+    assert run_mnem("init", str(store)).code == 0
+    huge = "x" * (3 << 20)
+    with (tmp_path / "server.log").open("w") as errlog:
+        async with connect("stdio", store, errlog=errlog) as client:
+            text = await fail(client, "why", id=huge)
+            assert await call(client, "recall", id="nothing") is None  # still serving
+    assert len(text) < 3 * MAX_PART and f"the server log has the first {LOG_PART}" in text
+    logged = (tmp_path / "server.log").read_text()
+    assert "x" * (LOG_PART // 2) in logged and "x" * (LOG_PART + 1) not in logged  # a bounded piece of the id
+    assert len(logged) < 3 * LOG_PART and "more characters of the command line, not logged" in logged

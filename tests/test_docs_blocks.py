@@ -62,6 +62,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from manual_clock import eventually
 
 ROOT = Path(__file__).resolve().parent.parent
 VENV_BIN = Path(sys.executable).parent
@@ -411,6 +412,9 @@ def test_command_blocks_run_and_install_as_ci_does(block: Block, tmp_path: Path)
 # ------------------------------------------------------------------------------- server
 FIXED_PORTS = Path(tempfile.gettempdir()) / "mnem-docs-fixed-ports.lock"
 DEFAULT_PORTS = {"ui": 8470, "mnem-mcp": 8765}
+#: Seconds a server block's check waits for what it waits for (an answer, the page ``--open`` opened, the
+#: server's exit): each wait ends when it happens, so only a hang reaches the bound.
+HANG = 60
 
 
 #: Held while a block starts its own PostgreSQL (pgserver): pg_ctl gives a server 10 s to start, which two
@@ -456,7 +460,7 @@ def http(url: str, data: bytes | None = None, headers: dict[str, str] | None = N
     request = urllib.request.Request(url, data=data, headers=headers or {})
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(request, timeout=10) as response:
+        with opener.open(request, timeout=HANG) as response:
             return response.status, "", response.read().decode()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers.get("WWW-Authenticate", ""), exc.read().decode()
@@ -473,9 +477,7 @@ def one_request(command: str, port: int, opened: Path) -> None:
         status, _, body = http(f"{base}/")
         assert status == 200 and "<html" in body.lower(), (status, body[:200])
         if "--open" in command.split():
-            deadline = time.monotonic() + 10
-            while not opened.exists() and time.monotonic() < deadline:
-                time.sleep(0.05)
+            eventually(opened.exists, "--open ran the browser", within=HANG)
             assert opened.read_text().split() == [f"{base}/"], "--open opens the page's address"
     elif "--auth none" in command:
         status, _, body = http(f"{base}/mcp", INITIALIZE, {"Content-Type": "application/json",
@@ -492,7 +494,7 @@ def stop(process: subprocess.Popen[bytes]) -> None:
     """SIGTERM to the command's whole process group, then make sure none of it is left."""
     try:
         os.killpg(process.pid, signal.SIGTERM)
-        process.wait(timeout=20)
+        process.wait(timeout=HANG)
     finally:
         deadline = time.monotonic() + 10
         while True:
@@ -522,7 +524,7 @@ def test_server_blocks_serve_until_stopped(block: Block, tmp_path: Path) -> None
                                            stderr=stderr, env={**env(), "BROWSER": str(browser)},
                                            start_new_session=True)
             try:
-                deadline = time.monotonic() + 60
+                deadline = time.monotonic() + HANG
                 while not answers(port):
                     assert process.poll() is None, f"{block}: `{command}` ended:\n{log.read_text()}"
                     assert time.monotonic() < deadline, f"{block}: `{command}` never answered on {port}"

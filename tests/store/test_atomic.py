@@ -1,12 +1,12 @@
 """Commands that must be atomic under SIGKILL and on a full disk, and stores that must stay readable read-only.
 
 A. ``init``, ``checkout -b``, ``branch``, ``export -o`` and ``import`` are killed with SIGKILL, 200 times each
-   (``checkout -b`` 300), at steps of their own run (``killpoints``), not at moments: three quarters at the
-   steps of the command's work (every one of them when they are fewer), the rest anywhere from start-up to a
-   quarter past the end.  After every kill the store (if any) opens, verifies, and HEAD names a branch that
-   exists; an export file is one of the two whole exports; a store that ``init`` or ``import`` did not finish
-   is absent and the same command then succeeds.  Temporary leftovers must be cleaned by the next finished
-   run of the same command.
+   (``checkout -b`` as many as it takes to kill at every step of its transaction, about 400), at steps of
+   their own run (``killpoints``), not at moments: three quarters at the steps of the command's work (every
+   one of them when they are fewer), the rest anywhere from start-up to a quarter past the end.  After every
+   kill the store (if any) opens, verifies, and HEAD names a branch that exists; an export file is one of the
+   two whole exports; a store that ``init`` or ``import`` did not finish is absent and the same command then
+   succeeds.  Temporary leftovers must be cleaned by the next finished run of the same command.
 B. The same commands on a small tmpfs filled to the last byte: a typed ``store_io`` error, nothing changed,
    nothing left behind, and the command works once there is space again.
 C. A store on a read-only file system or behind a read-only bind mount: every read answers as on the writable
@@ -404,12 +404,17 @@ def test_import_killed_at_random(tmp_path: Path, history: History) -> None:
 
 
 def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple[str, ...], seed: int,
-                                kills: int = KILLS) -> None:
-    """``checkout -b NAME`` or ``branch NAME`` killed on one store per lane, a new NAME each time."""
+                                every_step: bool = False) -> None:
+    """``checkout -b NAME`` or ``branch NAME`` killed on one store per lane, a new NAME each time.
+
+    ``every_step``: as many kills as it takes (``KILLS`` at least) for the aimed three quarters to fall on
+    every step of the command's transaction at least once.
+    """
     switches = command[0] == "checkout"
     marker = "mnem_store/porcelain.py:" + ("checkout" if switches else "branch_create")  # its one transaction
     shutil.copytree(history.root, tmp_path / "timing")
     run = killpoints.measure(["-C", str(tmp_path / "timing"), "--json", *command, "timing"], marker=marker)
+    kills = max(KILLS, (run.last - run.first + 2) * 4 // 3 + 2) if every_step else KILLS
     points = killpoints.aimed(run, kills, random.Random(seed))
 
     def lane(index: int, stop: threading.Event) -> Counter[str]:
@@ -453,9 +458,9 @@ def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple
 
 
 def test_checkout_b_killed_at_random(tmp_path: Path, history: History) -> None:
-    # 300 kills, not 200: three quarters of them, 225, cover every step of checkout's transaction (about 220
-    # here), so an engine that moves HEAD before the new branch is committed is killed between the two.
-    new_branch_killed_at_random(tmp_path, history, ("checkout", "-b"), 300, kills=300)
+    # Every step of checkout's transaction is killed in (about 300 steps, so about 400 kills): an engine that moved
+    # HEAD before the new branch was committed would be killed between the two, however narrow the gap.
+    new_branch_killed_at_random(tmp_path, history, ("checkout", "-b"), 300, every_step=True)
 
 
 def test_branch_killed_at_random(tmp_path: Path, history: History) -> None:

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import run_mnem
-from ui_support import CONTRACT, WAIT_MS, build_story, chromium, serving
+from ui_support import CONTRACT, build_story, chromium, new_page, serving
 
 SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "ui-timeline.png"
 
@@ -34,15 +36,9 @@ def url(tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture
-def page(browser):
-    context = browser.new_context(viewport={"width": 1100, "height": 760})
-    opened = context.new_page()
-    opened.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield opened
-    context.close()
-    assert errors == [], errors
+def page(browser: Any) -> Iterator[Any]:
+    with new_page(browser) as opened:
+        yield opened
 
 
 def expect_text(locator, text: str) -> None:

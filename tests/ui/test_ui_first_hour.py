@@ -25,7 +25,7 @@ import httpx
 import pytest
 from conftest import MNEM
 from test_ui_browser import expect_text
-from ui_support import MINUTE, T0, WAIT_MS, build_story, chromium, serving
+from ui_support import MINUTE, T0, build_story, chromium, new_page, serving
 
 from mnem_store import porcelain
 from mnem_store.objects import MemoryNode
@@ -42,14 +42,8 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1100, "height": 760})
-    opened = context.new_page()
-    opened.set_default_timeout(WAIT_MS)
-    errors: list[str] = []
-    opened.on("pageerror", lambda exc: errors.append(str(exc)))
-    yield opened
-    context.close()
-    assert errors == [], errors
+    with new_page(browser) as opened:
+        yield opened
 
 
 @pytest.fixture(scope="module")

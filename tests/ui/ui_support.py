@@ -106,6 +106,19 @@ def _announced(proc: subprocess.Popen[bytes], log: Path) -> str:
 
 
 @contextmanager
+def new_page(browser: Any) -> Iterator[Any]:
+    """A page in a fresh 1100x760 context, waiting at most ``WAIT_MS``; on exit, no script error may have occurred."""
+    context = browser.new_context(viewport={"width": 1100, "height": 760})
+    opened = context.new_page()
+    opened.set_default_timeout(WAIT_MS)
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    yield opened
+    context.close()
+    assert errors == [], errors
+
+
+@contextmanager
 def chromium() -> Iterator[Any]:
     """Debian's chromium under Playwright, headless; closed (with Playwright's driver) on exit."""
     from playwright.sync_api import sync_playwright

@@ -72,7 +72,7 @@ def compile_packages() -> None:
     compile every changed module from source on each start and time that.
     """
     root = Path(__file__).resolve().parent.parent
-    for package in ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"):
+    for package in ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"):
         compileall.compile_dir(root / package, quiet=1)
 
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from benchlib import compile_packages, table, write_report
 
 BIN = Path(sys.executable).parent
-OURS = ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
+OURS = ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
 THIRD_PARTY = ("orjson", "cbor2", "blake3", "platformdirs", "psycopg", "numpy")
 
 

@@ -133,7 +133,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     about 45 ms of every one-shot ``mnem``.  Python reads bytecode even then; only writing is off.
     """
     if getattr(session.config, "workerinput", None) is None:  # the controller, before xdist's workers start
-        for package in ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"):
+        for package in ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"):
             compileall.compile_dir(REPO / package, quiet=1)
 
 

@@ -47,7 +47,7 @@ import mnem_store.install
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 PROJECT = canonicalize_name(PYPROJECT["project"]["name"])
-PACKAGES = ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
+PACKAGES = ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
 
 #: Which extra owns a module (first match by path prefix); every other module is the base install's.
 OWNERS: tuple[tuple[str, str], ...] = (

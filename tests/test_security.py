@@ -44,7 +44,7 @@ from mnem_bridge.worker import WorkerRunner
 from mnem_langgraph import MnemosyneStore
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
+PACKAGES = ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph")
 
 #: Calls that run a command line through a shell.
 SHELL_CALLS = frozenset({

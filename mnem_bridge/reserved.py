@@ -14,6 +14,10 @@ loads.  ``agents`` (and so every MCP write tool) refuses a reserved id with
 ``refuse_reserved`` before anything is written, and ``mnem write`` refuses
 one unless given ``--allow-reserved`` (``Store.write(allow_reserved=True)``,
 which only the saver passes).
+
+The prefix, like the rest of the checkpoint layout, is ``mnem_ids``'s
+(``mnem_ids.checkpoints``): the engine refuses the same ids by the same
+spelling.  It is named here too, where the bridge's users have always found it.
 """
 
 from __future__ import annotations
@@ -22,14 +26,13 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
+from mnem_ids.checkpoints import CHECKPOINT_PREFIX
+
 from .errors import UsageError
 from .models import MemoryPage
 from .text import shown
 
 __all__ = ["CHECKPOINT_PREFIX", "is_reserved", "refuse_reserved", "visible", "visible_page"]
-
-#: The id prefix of every node ``MnemosyneSaver`` writes (checkpoints, channel values, pending writes).
-CHECKPOINT_PREFIX = ".checkpoint:"
 
 V = TypeVar("V")
 

@@ -5,18 +5,16 @@ per-step state in the same store as its long-term memory, so both share one
 history (``mnem log`` lists each checkpoint as a commit).  Everything goes
 through ``mnem_bridge``; the engine is never imported.
 
-Layout.  Every node lies under ``mnem_bridge.reserved.CHECKPOINT_PREFIX``,
-which the MCP tools and ``MnemosyneStore`` never show.  After it come the
-thread and the checkpoint namespace, each escaped as ``keys.encode_part``
-escapes a label, then one of three kinds, as ``InMemorySaver`` keeps them:
-
-* ``c:ID``: a checkpoint without its channel values, its metadata and its
-  parent's id;
-* ``b:CHANNEL:VERSION``: one channel's value at one version, written only
-  when the version is new, so a checkpoint never copies a value that did not
-  change (versions carry a random part, as ``InMemorySaver``'s do, so two
-  forks of a thread cannot write different values under one id);
-* ``w:ID:TASK:IDX``: a pending write of a task against checkpoint ``ID``.
+Layout.  Every node lies under ``CHECKPOINT_PREFIX``, which the MCP tools
+and ``MnemosyneStore`` never show, laid out by ``mnem_ids.checkpoints`` (the
+one spelling the engine and the bridge share): the thread, the checkpoint
+namespace, then one of three kinds, as ``InMemorySaver`` keeps them: a
+checkpoint without its channel values, with its metadata and its parent's
+id; one channel's value at one version; a task's pending write.  A channel's
+value is written only when its version is new, so a checkpoint never copies
+a value that did not change (versions carry a random part, as
+``InMemorySaver``'s do, so two forks of a thread cannot write different
+values under one id).
 
 Values are LangGraph's serializer's (``self.serde.dumps_typed``), its type
 tag beside the bytes as a Latin-1 string (``stored.LATIN1``), read back
@@ -70,11 +68,11 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 import mnem_bridge
 from mnem_bridge.agents import with_retry
-from mnem_bridge.reserved import CHECKPOINT_PREFIX
 from mnem_bridge.text import in_message
+from mnem_ids import SEPARATOR, encode_part
+from mnem_ids.checkpoints import BLOB, CHECKPOINT, CHECKPOINT_PREFIX, WRITE, Parsed, node, parse, thread_prefix
 
 from . import stored
-from .keys import SEPARATOR, decode_part, encode_part
 from .opening import open_store
 from .stored import UnreadableCheckpointError
 
@@ -86,8 +84,6 @@ logger = logging.getLogger(__name__)
 PAGE = 5000
 #: Above this many checkpoints, ``_load`` reads their namespaces whole rather than naming each one.
 NAMED_READS = 64
-
-CHECKPOINT, BLOB, WRITE = "c", "b", "w"
 
 #: Seconds between looks at the kept pins while ``amemory_pin`` waits for a put on the same event loop.
 PIN_POLL = 0.002
@@ -127,51 +123,24 @@ class Key(NamedTuple):
     checkpoint_id: str
 
 
-class _Parsed(NamedTuple):
-    """A reserved node id taken apart: thread, namespace, kind and the parts after the kind."""
-
-    thread_id: str
-    checkpoint_ns: str
-    kind: str
-    rest: tuple[str, ...]
-
-
-def _join(*parts: str) -> str:
-    return SEPARATOR.join(encode_part(part) for part in parts)
-
-
-def _thread_prefix(thread_id: str) -> str:
-    return CHECKPOINT_PREFIX + encode_part(thread_id) + SEPARATOR
-
-
-def _ns_prefix(thread_id: str, checkpoint_ns: str) -> str:
-    return _thread_prefix(thread_id) + encode_part(checkpoint_ns) + SEPARATOR
+def _checkpoints_prefix(thread_id: str, checkpoint_ns: str) -> str:
+    """What the id of every checkpoint (not value, not write) of a namespace starts with."""
+    return node(thread_id, checkpoint_ns, CHECKPOINT) + SEPARATOR
 
 
 def _checkpoint_node(key: Key) -> str:
-    return _ns_prefix(key.thread_id, key.checkpoint_ns) + _join(CHECKPOINT, key.checkpoint_id)
+    return node(key.thread_id, key.checkpoint_ns, CHECKPOINT, key.checkpoint_id)
 
 
 def _writes_prefix(key: Key) -> str:
-    return _ns_prefix(key.thread_id, key.checkpoint_ns) + _join(WRITE, key.checkpoint_id) + SEPARATOR
+    return node(key.thread_id, key.checkpoint_ns, WRITE, key.checkpoint_id) + SEPARATOR
 
 
 def _blob_node(thread_id: str, checkpoint_ns: str, channel: str, version: object) -> str:
-    return _ns_prefix(thread_id, checkpoint_ns) + _join(BLOB, channel, str(version))
+    return node(thread_id, checkpoint_ns, BLOB, channel, str(version))
 
 
-def _parse(node_id: str) -> _Parsed | None:
-    """A reserved node id's parts, or ``None`` for an id this saver did not write."""
-    if not node_id.startswith(CHECKPOINT_PREFIX):
-        return None
-    parts = [decode_part(part) for part in node_id[len(CHECKPOINT_PREFIX):].split(SEPARATOR)]
-    if len(parts) < 4 or any(part is None for part in parts):
-        return None
-    thread_id, checkpoint_ns, kind, *rest = (part or "" for part in parts)
-    return _Parsed(thread_id, checkpoint_ns, kind, tuple(rest))
-
-
-def _key_of(parsed: _Parsed) -> Key | None:
+def _key_of(parsed: Parsed) -> Key | None:
     """The checkpoint a checkpoint node or a pending write belongs to (``None`` for a channel value)."""
     if (parsed.kind == CHECKPOINT and len(parsed.rest) == 1) or (parsed.kind == WRITE and len(parsed.rest) == 3):
         return Key(parsed.thread_id, parsed.checkpoint_ns, parsed.rest[0])
@@ -288,9 +257,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                 break
         return found
 
-    def _ids(self, prefixes: Iterable[str], last: int | None = None) -> list[_Parsed]:
+    def _ids(self, prefixes: Iterable[str], last: int | None = None) -> list[Parsed]:
         """The saver's nodes under ``prefixes`` (the ``last`` greatest ids only), parsed, without reading one."""
-        return [parsed for node_id in self._node_ids(prefixes, last) if (parsed := _parse(node_id)) is not None]
+        return [parsed for node_id in self._node_ids(prefixes, last) if (parsed := parse(node_id)) is not None]
 
     def _node_ids(self, prefixes: Iterable[str], last: int | None = None) -> list[str]:
         """The ids under ``prefixes`` on the checkpoints' branch (``mnem ls``; ``last``: only the greatest)."""
@@ -325,7 +294,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             return []
         named = len(keys) <= NAMED_READS
         nodes = self._nodes(_checkpoint_node(key) if named else
-                            _ns_prefix(key.thread_id, key.checkpoint_ns) + CHECKPOINT + SEPARATOR for key in keys)
+                            _checkpoints_prefix(key.thread_id, key.checkpoint_ns) for key in keys)
         chosen: list[tuple[Key, stored.CheckpointNode]] = []
         for key in keys:
             node_id = _checkpoint_node(key)
@@ -384,7 +353,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         checkpoint_id = get_checkpoint_id(config)
         if not checkpoint_id:
             # Checkpoint ids sort by time (uuid6, unescaped in a node id), so the greatest node id is the latest.
-            found = [key for parsed in self._ids([_ns_prefix(thread_id, checkpoint_ns) + CHECKPOINT + SEPARATOR],
+            found = [key for parsed in self._ids([_checkpoints_prefix(thread_id, checkpoint_ns)],
                                                  last=1)
                      if parsed.kind == CHECKPOINT and (key := _key_of(parsed)) is not None]
             if not found:
@@ -422,8 +391,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             thread_id, _ = _where(config)
             checkpoint_ns = config["configurable"].get("checkpoint_ns")
             checkpoint_id = get_checkpoint_id(config)
-            prefix = (_thread_prefix(thread_id) if checkpoint_ns is None else
-                      _ns_prefix(thread_id, checkpoint_ns) + CHECKPOINT + SEPARATOR)
+            prefix = (thread_prefix(thread_id) if checkpoint_ns is None else
+                      _checkpoints_prefix(thread_id, checkpoint_ns))
         below = get_checkpoint_id(before) if before else None
         keys = [key for parsed in self._ids([prefix]) if parsed.kind == CHECKPOINT and (key := _key_of(parsed))
                 and (checkpoint_ns is None or key.checkpoint_ns == checkpoint_ns)
@@ -524,7 +493,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         if not self._readable():
             return False
         page = self._store.memory_page(limit=1, cursor=_checkpoint_node(key), at=self._branch,
-                                       prefixes=[_ns_prefix(key.thread_id, key.checkpoint_ns) + CHECKPOINT + SEPARATOR])
+                                       prefixes=[_checkpoints_prefix(key.thread_id, key.checkpoint_ns)])
         return bool(page.document["memory"])
 
     def memory_pin(self, thread_id: str, checkpoint_id: str, *, wait: bool = False) -> MemoryPin | None:
@@ -621,7 +590,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
         History keeps them (``mnem show REV`` at an older commit), as it keeps every removed fact.
         """
-        ids = self._node_ids([_thread_prefix(str(thread_id))])
+        ids = self._node_ids([thread_prefix(str(thread_id))])
         self._write([], ids, f"delete checkpoints of thread {in_message(str(thread_id))}")
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -629,7 +598,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
         The whole parent chain is copied, as ``DeltaChannel`` needs.
         """
-        source, target = _thread_prefix(str(source_thread_id)), _thread_prefix(str(target_thread_id))
+        source, target = thread_prefix(str(source_thread_id)), thread_prefix(str(target_thread_id))
         puts = [{"id": target + node_id[len(source):], "content": content}
                 for node_id, content in self._nodes([source]).items()]
         self._write(puts, (), f"copy checkpoints of thread {in_message(str(source_thread_id))} to "
@@ -664,7 +633,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}: 'keep_latest' or 'delete'")
-        prefixes = [_thread_prefix(str(thread_id)) for thread_id in thread_ids]
+        prefixes = [thread_prefix(str(thread_id)) for thread_id in thread_ids]
         if not prefixes:
             return
         everything = self._ids(prefixes)
@@ -679,7 +648,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         self._sweep(everything, {key for key in keys if key not in kept}, self._load(sorted(kept)),
                     f"prune checkpoints of {len(prefixes)} thread(s) ({strategy})")
 
-    def _sweep(self, everything: Sequence[_Parsed], doomed: set[Key], survivors: Sequence[CheckpointTuple],
+    def _sweep(self, everything: Sequence[Parsed], doomed: set[Key], survivors: Sequence[CheckpointTuple],
                message: str) -> None:
         """Delete the doomed checkpoints, their writes, and the channel values no survivor of their namespace uses."""
         if not doomed:
@@ -765,6 +734,6 @@ def _key(item: CheckpointTuple) -> Key:
     return Key(configurable["thread_id"], configurable["checkpoint_ns"], configurable["checkpoint_id"])
 
 
-def _node_id(parsed: _Parsed) -> str:
-    """The node id ``_parse`` took apart."""
-    return _ns_prefix(parsed.thread_id, parsed.checkpoint_ns) + _join(parsed.kind, *parsed.rest)
+def _node_id(parsed: Parsed) -> str:
+    """The node id ``parse`` took apart."""
+    return node(parsed.thread_id, parsed.checkpoint_ns, parsed.kind, *parsed.rest)

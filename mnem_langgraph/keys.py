@@ -3,9 +3,9 @@
 ADR-0016 maps ``(namespace, key)`` to the node id ``":".join((*namespace,
 key))``.  Upstream's adapter splits ids on every ``:`` again, so a label or
 key containing ``:`` comes back as different labels.  Here each part is
-escaped before joining: ``%`` becomes ``%25`` and ``:`` becomes ``%3A``
-(percent-encoding, restricted to those two characters).  Parts without
-either character are unchanged, so ``("memories", "u1")`` + ``"plan"`` is
+escaped before joining, as ``mnem_ids.encode_part`` escapes any part of an
+id (percent-encoding of ``%`` and ``:`` alone).  Parts without either
+character are unchanged, so ``("memories", "u1")`` + ``"plan"`` is
 ``memories:u1:plan`` exactly as upstream writes it.
 
 Decoding is strict: a part is read back only if encoding the result gives
@@ -18,7 +18,6 @@ fetched again by ``get`` with the namespace and key it reports.
 from __future__ import annotations
 
 import logging
-import re
 
 from langgraph.store.base import (
     GetOp,
@@ -33,6 +32,7 @@ from langgraph.store.base import (
 import mnem_bridge
 from mnem_bridge.reserved import is_reserved
 from mnem_bridge.text import is_utf8, shown
+from mnem_ids import ESCAPE, SEPARATOR, decode_part, encode_part
 
 from .paging import check_paging
 
@@ -41,39 +41,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
-
-SEPARATOR = ":"
-ESCAPE = "%"
-_ENCODED = {ESCAPE: "%25", SEPARATOR: "%3A"}
-_DECODED = {code: char for char, code in _ENCODED.items()}
-_ESCAPE_SEQUENCE = re.compile("%25|%3A")
-
-
-def encode_part(text: str) -> str:
-    """Escape one label or key so it contains no bare ``:``.
-
-    Args:
-        text: A namespace label or a key.
-
-    Returns:
-        ``text`` with ``%`` as ``%25`` and ``:`` as ``%3A``; unchanged if it has neither.
-    """
-    return text.replace(ESCAPE, _ENCODED[ESCAPE]).replace(SEPARATOR, _ENCODED[SEPARATOR])
-
-
-def decode_part(text: str) -> str | None:
-    """Undo ``encode_part``, or say the text is not something it produced.
-
-    Args:
-        text: One ``:``-separated part of a node id.
-
-    Returns:
-        The original label or key, or ``None`` when ``text`` holds a ``%``
-        that is not one of the two escapes (so no put wrote it).
-    """
-    decoded = _ESCAPE_SEQUENCE.sub(lambda m: _DECODED[m.group()], text)
-    return decoded if encode_part(decoded) == text else None
-
 
 def node_id(namespace: tuple[str, ...], key: str) -> str:
     """The node id of a key in a namespace.

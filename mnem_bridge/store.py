@@ -20,6 +20,11 @@ the binary.  The argv each method sends is fixed by docs/cli-json.md:
   ``ProtocolError`` carrying the command, never a ``KeyError`` or
   ``TypeError`` from inside a method.
 
+The values sent (JSON, vectors, a ``write``'s puts) are built and checked
+in ``encoding``, the documents read back in ``documents``, and where a
+store is (or may be created) is decided in ``location``; this module holds
+the ``Store`` and the functions that open one (``init``, ``open``, ``clone``).
+
 Differences from upstream, all forced by the CLI: a store opened here holds
 no database handle (each call opens and closes one in its own process), so
 ``close()`` only releases the runner, and ``format_version`` is read from
@@ -30,22 +35,19 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import json
 import logging
-import math
 import os
-import struct
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, TypeVar, get_args, overload
 
-import orjson
-
 from .address import StoreUrl, is_url, store_address
 from .binary import FIX
 from .bisect import first_commit_where
 from .client import Mnem
+from .documents import Memory, read_blame, read_deleted, read_expired, read_found, read_memory, read_written
+from .encoding import Resolution, encode_json, pack_vector, resolution_flags, resolve_author, write_put
 from .errors import (
     ContractError,
     InvalidRefError,
@@ -55,6 +57,7 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
+from .location import MNEM_DIR, check_owner, creation_refused, find_root
 from .models import (
     PROVENANCE_KEYS,
     Blame,
@@ -64,7 +67,6 @@ from .models import (
     MemoryNode,
     MemoryPage,
     MergeResult,
-    MergeSide,
     MergeStrategy,
     NodeChange,
     ProposedChange,
@@ -73,25 +75,19 @@ from .models import (
     TimedNode,
 )
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
-from .times import Time, text_of, to_ms
+from .times import Time, text_of
 
 __all__ = [
     "MNEM_DIR", "Memory", "Predicate", "Resolution", "Store", "clone", "creation_refused", "find_root", "init", "open",
+    "pack_vector",
 ]
 
 logger = logging.getLogger(__name__)
 
-#: The directory that marks a store's root (upstream's layout).
-MNEM_DIR: Final = ".mnem"
-
-Memory = dict[str, MemoryNode]
 T = TypeVar("T")
 Predicate = Callable[[Memory], bool]
-Resolution = MergeSide | MemoryNode
 
 _CONTENT_KINDS = get_args(ContentKind)
-_SIDES = get_args(MergeSide)
-_STRATEGIES = get_args(MergeStrategy)
 
 
 class _Unset:
@@ -102,112 +98,6 @@ class _Unset:
 
 
 UNSET: Final = _Unset()
-
-
-def encode_json(value: Any) -> str:
-    """Compact JSON for the binary: UTF-8 kept, NaN and infinities refused.
-
-    ``orjson`` would silently turn NaN into ``null``; stdlib ``json`` with
-    ``allow_nan=False`` refuses it, as upstream does.  ``json`` also turns a
-    non-string key (``{1: "x"}``) into a string one, which would store a
-    different value than the caller gave, so keys are checked first.  A value
-    too deep for ``json``'s recursion is refused here too (the binary refuses
-    anything past upstream's 127 levels anyway).
-
-    A value made only of the plain types (``_plain``) is encoded by
-    ``orjson``, which writes the same JSON (at most a float spelled
-    differently, the same number) twenty times faster: a LangGraph checkpoint's 100 KB value took 0.5 ms in ``json``
-    (issue #35).  Anything else, and anything ``orjson`` refuses (a lone
-    surrogate, a cycle), goes through ``json``, which encodes, converts or
-    refuses it as before.
-
-    Args:
-        value: Any JSON-serialisable value.
-
-    Returns:
-        The JSON text.
-
-    Raises:
-        UsageError: ``value`` is not JSON (also a ``ValueError``, which upstream's SDK raises).
-    """
-    try:
-        if _plain(value):
-            with contextlib.suppress(orjson.JSONEncodeError):
-                return orjson.dumps(value).decode()
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    except RecursionError:
-        raise UsageError("content must be JSON-serialisable: it is nested too deeply to encode") from None
-    except (TypeError, ValueError) as exc:
-        raise UsageError(f"content must be JSON-serialisable: {exc}") from None
-
-
-#: Integers ``orjson`` encodes: 64-bit, signed or not (``json`` writes larger ones too).
-_INT_RANGE = range(-(2**63), 2**64)
-
-
-def _plain(value: Any) -> bool:
-    """Whether ``value`` holds only dicts, lists, tuples, str, bool, None, 64-bit ints and finite floats.
-
-    Exactly those types (a subclass, an enum, a datetime is not plain), so
-    ``orjson`` encodes it as ``json`` would.  Walked iteratively (depth is
-    not limited here); a dict key that is not a string is refused on the way.
-
-    Raises:
-        TypeError: A dict key that is not a string.
-    """
-    stack, seen, plain = [value], set(), True
-    while stack:
-        item = stack.pop()
-        kind = type(item)
-        if isinstance(item, (dict, list, tuple)):
-            if id(item) in seen:  # shared or circular: checked already (json.dumps reports a cycle)
-                continue
-            seen.add(id(item))
-            plain = plain and kind in (dict, list, tuple)
-        elif kind is int:
-            plain = plain and item in _INT_RANGE
-        elif kind is float:
-            plain = plain and math.isfinite(item)
-        else:
-            plain = plain and kind in (str, bool, type(None))
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    raise TypeError(f"object keys must be strings, got {type(key).__name__} {key!r}")
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return plain
-
-
-def resolve_author(author: str | None) -> str:
-    """Upstream SDK's author fallback: explicit, else a non-empty ``$MNEM_AUTHOR``, else ``unknown``.
-
-    Args:
-        author: The caller's author, or ``None``.
-
-    Returns:
-        The author to pass as ``--author``.
-    """
-    if author is not None:
-        return author
-    return os.environ.get("MNEM_AUTHOR") or "unknown"
-
-
-def find_root(start: Path) -> Path | None:
-    """The nearest directory at or above ``start`` that holds a ``.mnem`` directory.
-
-    This is the binary's own discovery from the current folder (upstream's
-    ``open`` walks up like git); doing it here keeps ``open()`` free of a
-    process spawn.
-
-    Args:
-        start: An absolute path.
-
-    Returns:
-        The store's root, or ``None``.
-    """
-    return next((p for p in (start, *start.parents) if (p / MNEM_DIR).is_dir()), None)
 
 
 def init(path: str | os.PathLike[str] | StoreUrl = ".", *, client: Mnem | None = None) -> Store:
@@ -310,7 +200,7 @@ def open(
         root = start if (start / MNEM_DIR).is_dir() else None
     else:
         root = find_root(start)
-        _check_owner(root, start, named=path is not None)
+        check_owner(root, start, named=path is not None)
     if root is None and create and path is not None:
         return _create(start, client)
     store = Store(root or start, client=client)
@@ -318,23 +208,6 @@ def open(
         store._call("status")  # raises the binary's own NoStoreError, with a command to rerun
         raise ProtocolError(f"mnem found a store at {start}, but there is no {MNEM_DIR} directory")
     return store
-
-
-def _check_owner(root: Path | None, start: Path, *, named: bool) -> None:
-    """Refuse a store another user owns found by discovery (git's ``safe.directory``).
-
-    A store the caller named by its exact root (``named``) is trusted; one
-    found by walking up from ``start``, or from the current folder, is not.
-    """
-    if root is None or (named and root == start):
-        return
-    owner = (root / MNEM_DIR).stat().st_uid
-    if owner != os.geteuid():
-        raise NoStoreError(
-            f"the store at {root} belongs to another user (uid {owner}) and was only found by walking up "
-            f"from {start}, so it is not used; if you trust it, open it by its path: "
-            f"mnem_bridge.open({str(root)!r})"
-        )
 
 
 def _open_url(url: StoreUrl, client: Mnem | None, create: bool) -> Store:
@@ -360,52 +233,6 @@ def _open_url(url: StoreUrl, client: Mnem | None, create: bool) -> Store:
         store.close()
         raise
     return store
-
-
-def creation_refused(path: Path) -> str | None:
-    """Why no store may be created at ``path`` on first use, or ``None`` when one may.
-
-    The rule (docs/bridge.md, "A store is created on first use"): a store is
-    created only in a *new* folder whose parent exists, or in an *empty*
-    folder that belongs to you.  Refused, each with the fix in the message:
-
-    * a path that is a file, or a ``.mnem`` folder that does not exist;
-    * a path inside an existing store (at or below the folder holding a
-      ``.mnem``): most likely a typo for that store, and ``mnem init`` refuses
-      nested stores anyway;
-    * a folder that already holds files but no store: a store silently created
-      inside a random project folder is a surprise, so that takes ``mnem init``;
-    * an empty folder that belongs to another user;
-    * a new folder whose parent does not exist (a typo in the parent would
-      otherwise create a whole tree of folders).
-
-    Args:
-        path: An absolute path with no store at it.
-
-    Returns:
-        The refusal message, or ``None``.
-    """
-    init = f"`mnem init {path}`"
-    if path.name == MNEM_DIR:
-        return f"{path} names a {MNEM_DIR} folder that does not exist; pass the folder that should hold the store"
-    outer = find_root(path.parent)
-    if outer is not None:
-        return (f"{path} is inside the store at {outer}, and no store is created inside another; to use that store "
-                f"pass {outer}, for a new store pass a path outside it")
-    if path.exists() and not path.is_dir():
-        return f"{path} is a file, not a store; pass the folder that holds (or should hold) the store"
-    if path.is_dir():
-        held = sorted(entry.name for entry in path.iterdir() if not entry.name.startswith(f"{MNEM_DIR}.new-"))
-        if held:
-            shown = ", ".join(held[:3]) + (f" and {len(held) - 3} more" if len(held) > 3 else "")
-            return (f"{path} holds files ({shown}) but no store, so none is created there on first use; "
-                    f"if that folder is meant to hold one, run {init}, else pass a new or empty folder")
-        if path.stat().st_uid != os.geteuid():
-            return f"{path} belongs to another user (uid {path.stat().st_uid}); run {init} if you trust it"
-        return None
-    if not path.parent.is_dir():
-        return f"{path.parent} does not exist, so no store is created at {path}; create the folder or run {init}"
-    return None
 
 
 def _create(path: Path, client: Mnem | None) -> Store:
@@ -739,7 +566,7 @@ class Store:
         Raises:
             InvalidRefError: ``name`` is the current branch.
         """
-        return self._read(_deleted, "branch", f"--delete={name}")
+        return self._read(read_deleted, "branch", f"--delete={name}")
 
     def checkout(self, target: str | None = None, *, create: str | None = None, discard: bool = False) -> None:
         """Move HEAD to a branch (attached) or a commit (detached).
@@ -792,7 +619,7 @@ class Store:
     # ------------------------------------------------------------ reading memory
     def working_memory(self) -> Memory:
         """The HEAD state with staging applied, in node-id order."""
-        return self._read(_memory, "show")
+        return self._read(read_memory, "show")
 
     def memory_page(
         self, *, limit: int, cursor: str | None = None, prefixes: Iterable[str] | None = None, at: str | None = None,
@@ -840,7 +667,7 @@ class Store:
         Returns:
             ``{node id: MemoryNode}`` in node-id order.
         """
-        return self._read(_memory, "show", "--", commit)
+        return self._read(read_memory, "show", "--", commit)
 
     def node_ids(
         self, *, prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
@@ -961,7 +788,7 @@ class Store:
             UsageError: ``when`` is not a time.
             ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
         """
-        return self._read(_memory, "show", *self._valid_flag(when), "--", *([] if at is None else [at]))
+        return self._read(read_memory, "show", *self._valid_flag(when), "--", *([] if at is None else [at]))
 
     def node_valid_at(self, id: str, when: Time, *, at: str | None = None) -> MemoryNode | None:
         """One node as ``memory_valid_at`` would hold it, found by the change index's probes alone.
@@ -1045,7 +872,7 @@ class Store:
         Returns:
             ``(commit, removed ids)``; ``(None, [])`` when nothing had expired.
         """
-        return self._read(_expired, "expire", f"--author={resolve_author(author)}")
+        return self._read(read_expired, "expire", f"--author={resolve_author(author)}")
 
     def embed(self, model: str, vectors: Mapping[str, Mapping[str, str]], *, at: str | None = None) -> int:
         """Store vectors for the values nodes hold at ``at``, without a commit (``mnem embed``).
@@ -1194,7 +1021,7 @@ class Store:
             UsageError (a ValueError): A bad strategy or resolution value, or a resolved id containing ``=``.
             InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
         """
-        args = ["merge", *_resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
+        args = ["merge", *resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._read(MergeResult.from_dict, *args, "--", theirs)
 
     # ------------------------------------------------------------ remotes (docs/remotes.md)
@@ -1267,7 +1094,7 @@ class Store:
 
         A merge that stops on conflicts keeps the fetch and returns them (``pulled.merge.ok`` is false).
         """
-        args = [*_resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
+        args = [*resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._remote_call(Pulled.from_dict, "pull", *args, "--", remote, *([branch] if branch else []))
 
     # ------------------------------------------------------------ serving a remote (mnem-mcp's HTTP sync routes)
@@ -1397,7 +1224,7 @@ class Store:
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
         """
-        return self._read(_attributed, "blame", "--", node_id, *([] if at is None else [at]))
+        return self._read(read_blame, "blame", "--", node_id, *([] if at is None else [at]))
 
     def bisect(
         self,
@@ -1487,7 +1314,7 @@ class Store:
             args.append(f"--good={good}")
         if include_root:
             args.append("--include-root")
-        return self._read(_found, *args, "--", *([] if bad is None else [bad]))
+        return self._read(read_found, *args, "--", *([] if bad is None else [bad]))
 
     def _bisect_locally(self, predicate: Predicate, good: str | None, bad: str | None) -> str:
         chain = self._first_parent_chain(bad)
@@ -1564,7 +1391,7 @@ class Store:
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
                 or an ``if_absent`` put with one that does not list ``write-if-absent``.
         """
-        sent = [_put(index, item) for index, item in enumerate(puts)]
+        sent = [write_put(index, item) for index, item in enumerate(puts)]
         if any(put.get("if_absent") for put in sent) and "write-if-absent" not in self._client.binary.features:
             raise ContractError(f"the `mnem` at {self._client.path} cannot put only what is absent (it does not list "
                                 f"the `write-if-absent` feature); {FIX}")
@@ -1579,7 +1406,7 @@ class Store:
                 raise ContractError(f"the `mnem` at {self._client.path} cannot write on another branch than HEAD's "
                                     f"(it does not list the `write-branch` feature); {FIX}")
             args.append(f"--branch={branch}")
-        return self._read(_written, *args, payload=encode_json(payload))
+        return self._read(read_written, *args, payload=encode_json(payload))
 
     # ------------------------------------------------------------ export / import
     def export(self) -> dict[str, Any]:
@@ -1609,84 +1436,3 @@ class Store:
         return store
 
 
-def _resolution_flags(resolutions: Mapping[str, Resolution] | None, strategy: MergeStrategy | None) -> list[str]:
-    """``merge``'s and ``pull``'s ``--resolve``/``--resolve-json``/``--strategy`` flags, checked here first."""
-    if strategy is not None and strategy not in _STRATEGIES:
-        raise UsageError(f'strategy must be "ours" or "theirs", got {strategy!r}')
-    args = []
-    for node_id, choice in (resolutions or {}).items():
-        if "=" in node_id:
-            raise UsageError(f"cannot resolve {node_id!r}: mnem merge splits ID=VALUE at the first '='")
-        if isinstance(choice, MemoryNode):
-            args.append(f"--resolve-json={node_id}={encode_json(choice.content)}")
-        elif choice in _SIDES:
-            args.append(f"--resolve={node_id}={choice}")
-        else:
-            raise UsageError(f'resolution for {node_id!r} must be one of {", ".join(_SIDES)} or a MemoryNode')
-    if strategy is not None:
-        args.append(f"--strategy={strategy}")
-    return args
-
-
-def _deleted(doc: Mapping[str, Any]) -> bool:
-    """``mnem branch --delete``'s document: whether the branch existed (``{"name", "deleted": bool}``)."""
-    deleted = doc["deleted"]
-    if not isinstance(deleted, bool):
-        raise TypeError(f"deleted is {type(deleted).__name__}, not a bool")
-    return deleted
-
-
-def _memory(doc: Mapping[str, Any]) -> Memory:
-    return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
-
-
-def _attributed(doc: Mapping[str, Any]) -> tuple[Blame, str | None, Pusher | None]:
-    """``mnem blame``'s document: the blame, and the ``author`` and pusher our ``mnem`` adds beside it, if there."""
-    author = doc.get("author")
-    if not isinstance(author, str | None):
-        raise TypeError(f"author is {type(author).__name__}, not a string")
-    return Blame.from_dict(doc), author, Pusher.of(doc)
-
-
-def _found(doc: Mapping[str, Any]) -> tuple[str, Blame | None]:
-    """``mnem bisect``'s document: the commit found and the blame there (``None`` when absent)."""
-    return doc["commit"], None if doc["blame"] is None else Blame.from_dict(doc["blame"])
-
-
-def _expired(doc: Mapping[str, Any]) -> tuple[Commit | None, list[str]]:
-    """``mnem expire``'s document: the commit (``None`` when nothing had expired) and the ids removed."""
-    return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), [str(i) for i in doc["removed"]]
-
-
-def pack_vector(vector: Iterable[float]) -> str:
-    """An embedding as ``mnem`` takes it: base64 of little-endian float32 values."""
-    values = list(vector)
-    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode("ascii")
-
-
-def _written(doc: Mapping[str, Any]) -> tuple[Commit | None, dict[str, str]]:
-    """``mnem write``'s document: the commit (``None`` when nothing changed) and the changes."""
-    return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), dict(doc["changes"])
-
-
-def _put(index: int, item: Any) -> dict[str, Any]:
-    """One ``write`` put: ``id``, ``content`` (which may be null) and every other key that is set.
-
-    Unknown keys are passed on for the binary to refuse, rather than dropped here.
-
-    Raises:
-        UsageError: ``item`` is not a mapping with ``id`` and ``content`` (a bare
-            ``KeyError`` or ``TypeError`` would not say which item, nor be a typed error).
-    """
-    if not isinstance(item, Mapping) or "id" not in item or "content" not in item:
-        raise UsageError(f"put {index} must be a mapping with at least id and content, got {_short_repr(item)}")
-    put = {"id": item["id"], "content": item["content"],
-           **{key: value for key, value in item.items() if key not in ("id", "content") and value is not None}}
-    if "event_time" in put:  # stored in the fact as Unix ms; ISO text or a datetime is turned into that here
-        put["event_time"] = to_ms(put["event_time"])
-    return put
-
-
-def _short_repr(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."

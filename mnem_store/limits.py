@@ -35,7 +35,7 @@ exports as before, and an over-long id it holds can still be removed.
 
 ``write --allow-reserved`` is ``MnemosyneSaver``'s, and no agent can pass
 it: such a write is not held to the two limits on a whole write, nor its
-puts of reserved ids (``porcelain.CHECKPOINT_PREFIX``) to the id and value
+puts of reserved ids (``mnem_ids.checkpoints.CHECKPOINT_PREFIX``) to the id and value
 limits.  A checkpoint's channel value is the graph's whole state, as large
 as its message list (445 KB for 200 messages of 2,000 characters), and
 copying or deleting a thread is one write of every node it has: sizes the

@@ -17,6 +17,8 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from mnem_ids.checkpoints import CHECKPOINT_PREFIX, thread_of, thread_prefix
+
 from .clock import now_ms
 from .errors import CommandError
 from .layout import Head
@@ -59,6 +61,7 @@ __all__ = [
     "changes",
     "checkout",
     "commit",
+    "count",
     "diff",
     "diff_proposed",
     "embed",
@@ -83,6 +86,7 @@ __all__ = [
     "similar",
     "stamps",
     "status",
+    "threads_of",
     "timeline",
     "touch",
     "unstage",
@@ -364,21 +368,6 @@ def resolve(repo: Repo, rev: str) -> bytes:
 
 
 # ----------------------------------------------------------------------- reading
-#: The node-id prefix under which LangGraph checkpoints live (``mnem_bridge.reserved.CHECKPOINT_PREFIX``).
-CHECKPOINT_PREFIX = ".checkpoint:"
-
-
-def thread_prefix(thread_id: str) -> str:
-    """The node-id prefix of one thread's checkpoints, as ``MnemosyneSaver`` lays them out.
-
-    The thread is escaped as ``mnem_langgraph.keys.encode_part`` escapes a
-    label (``%`` as ``%25``, ``:`` as ``%3A``), so a thread named ``a`` never
-    matches thread ``a:b``'s nodes.  The engine repeats the two-rule escape
-    rather than import the adapter it knows nothing else of.
-    """
-    return CHECKPOINT_PREFIX + thread_id.replace("%", "%25").replace(":", "%3A") + ":"
-
-
 def holds_checkpoints(repo: Repo) -> bool:
     """Whether any commit of this store ever wrote a LangGraph checkpoint's node, on any branch (one index probe)."""
     with repo.backend.read():
@@ -388,17 +377,27 @@ def holds_checkpoints(repo: Repo) -> bool:
 def log(
     repo: Repo, *, first_parent: bool = False, limit: int | None = None, rev: str | None = None,
     touching: Sequence[str] = (), threads: Sequence[str] = (), since: int | None = None, until: int | None = None,
+    every: bool = False,
 ) -> list[tuple[bytes, Commit]]:
-    """History from ``rev`` (default HEAD), newest first, in graph order (see ``Repo.log``).
+    """History from ``rev`` (default HEAD), or with ``every`` from every branch and HEAD, newest first, in one read.
 
-    With ``touching`` or ``threads`` only some commits are listed, decided
-    from each commit's change rows (its change set against its first parent),
-    so no state is loaded: a commit is listed when it changed a node under
-    one of the ``touching`` prefixes (``git log -- PATH``), or, for each of
+    The order is ``Repo.log``'s graph order.  With ``touching`` or
+    ``threads`` only some commits are listed, decided from each commit's
+    change rows (its change set against its first parent), so no state is
+    loaded: a commit is listed when it changed a node under one of the
+    ``touching`` prefixes (``git log -- PATH``), or, for each of
     ``threads``, when it changed one of that thread's checkpoint nodes or
     no checkpoint node at all (a memory commit).  The filters add up: a
     commit that passes one is listed.  ``since`` / ``until`` (Unix ms,
     inclusive) narrow that to the commits dated in the range.
+
+    ``every`` (``mnem ui``'s history of all branches) lists each commit
+    reachable from a branch or from HEAD once.  ``Repo.log`` orders every
+    commit by one key (corrected time, then id, descending), whatever the
+    walk's start, so the first ``limit`` of the union are among the first
+    ``limit`` of each tip's own walk: merging those walks by that key is
+    the walk from every tip at once, and the filters drop commits from every
+    walk alike.
     """
     keep = None
     if touching or threads:
@@ -411,8 +410,29 @@ def log(
             return bool(threads) and not any(node_id.startswith(CHECKPOINT_PREFIX) for node_id in changed)
 
     with repo.backend.read():
-        return repo.log(repo.resolve(rev) if rev is not None else repo.head_commit(),
-                        first_parent=first_parent, limit=limit, keep=keep, since=since, until=until)
+        head = repo.head_commit()
+        if not every:
+            return repo.log(repo.resolve(rev) if rev is not None else head,
+                            first_parent=first_parent, limit=limit, keep=keep, since=since, until=until)
+        tips = {tip for _, tip in repo.branches()} | ({head} if head is not None else set())
+        found = {raw: commit for tip in tips
+                 for raw, commit in repo.log(tip, first_parent=first_parent, limit=limit, keep=keep, since=since,
+                                             until=until)}
+        order = sorted(found, key=lambda raw: (repo.corrected_time(found[raw]), raw), reverse=True)
+        return [(raw, found[raw]) for raw in order[:limit]]
+
+
+def threads_of(repo: Repo, commits: Sequence[bytes]) -> dict[bytes, list[str]]:
+    """The LangGraph threads whose checkpoint nodes each commit changed, in order of first appearance, in one read.
+
+    Read from the commits' change rows, so no state is loaded; a memory
+    commit has ``[]``.  ``mnem ui``'s history tells by it what the graph did
+    from what the agent learnt.
+    """
+    with repo.backend.read():
+        return {raw: list(dict.fromkeys(thread for node_id in repo.changes_of(raw)
+                                        if (thread := thread_of(node_id)) is not None))
+                for raw in commits}
 
 
 def pushes_of(repo: Repo, commits: Collection[bytes]) -> dict[bytes, Push]:
@@ -443,6 +463,12 @@ def status(repo: Repo) -> Status:
         subject = repo.commit_obj(tip).message if tip else ""
         version = int(repo.config["format_version"])
         return Status(head, tip, subject, repo.staged(), repo.staged_deletions(), changes, version)
+
+
+def count(repo: Repo, rev: str) -> int:
+    """How many nodes the memory at ``rev`` holds: its state map, counted without loading a node."""
+    with repo.backend.read():
+        return len(repo.commit_nodes(repo.resolve(rev)))
 
 
 def show(repo: Repo, rev: str | None = None) -> dict[str, MemoryNode]:

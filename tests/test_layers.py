@@ -7,6 +7,10 @@ and the backends know nothing of the repo, the porcelain or the CLI.  Beyond
 that order, the two engines know nothing of each other, and the CLI and the
 UI reach the store only through the porcelain (and ``Repo``, which a worker
 keeps open), never through a backend module.
+
+``mnem_ids`` is the one leaf every package may import: the node-id layout
+both sides of the process boundary must spell alike (a checkpoint's nodes),
+spelled nowhere else, and importing nothing of the project itself.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 #: package -> the other project packages it must never import.
 FORBIDDEN = {
+    "mnem_ids": {"mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph"},
     "mnem_store": {"mnem_bridge", "mnem_mcp", "mnem_langgraph"},
     "mnem_bridge": {"mnem_store", "mnem_mcp", "mnem_langgraph"},
     "mnem_mcp": {"mnem_store", "mnem_langgraph"},
@@ -194,3 +199,69 @@ def test_docs_engine_names_the_modules_that_exist() -> None:
         name for name in existing if name.count(".") == 2 and name.split(".")[1] in ("sql", "sqlite", "postgres")}
     unnamed = top - named - {"mnem_store.__main__"}
     assert unnamed == set(), "engine modules docs/engine.md's layer table does not name"
+
+
+#: Where a ``Repo`` is only a handle: these modules open it, close it, name it and hand it to the porcelain.
+HANDLE_ONLY = ("mnem_store/cli", "mnem_store/ui")
+#: What they may read of a store (anything named ``repo``, ``_repo``, ``self.repo``...): where it is, closing it,
+#: and its backend for the two questions below.
+REPO_HANDLE = {"location", "close", "backend"}
+#: What they may ask a backend: whether its files were replaced (the worker's ``StoreCache`` reopens the store),
+#: and the shelves its one generation rule keeps true (``cli/documents``).  ``read``/``write`` (the transactions)
+#: and every query are the porcelain's.
+BACKEND_HANDLE = {"replaced", "kept"}
+
+
+def handle_misuses(path: Path) -> list[str]:
+    """Each place ``path`` reads more of a store than a handle: ``line: expression``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    parents = {id(child): node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        owner = node.value
+        owner_name = owner.id if isinstance(owner, ast.Name) else owner.attr if isinstance(owner, ast.Attribute) else ""
+        if owner_name.endswith("repo") and node.attr not in REPO_HANDLE:
+            found.append(f"{node.lineno}: {ast.unparse(node)}")
+        if node.attr == "backend":
+            above = parents.get(id(node))
+            if not (isinstance(above, ast.Attribute) and above.value is node and above.attr in BACKEND_HANDLE):
+                found.append(f"{node.lineno}: {ast.unparse(above if isinstance(above, ast.Attribute) else node)}")
+    return found
+
+
+def test_the_cli_and_the_ui_never_open_a_transaction_nor_query_a_repo() -> None:
+    """docs/engine.md: the porcelain owns every transaction; the CLI and the UI parse, call one verb, and render.
+
+    A transaction is opened by ``backend.read()`` / ``backend.write()``; a
+    ``Repo``'s own queries must run inside one.  So in ``cli/`` and ``ui/`` a
+    store is a handle (``REPO_HANDLE``, ``BACKEND_HANDLE``), whatever a
+    variable holding it is called when it reaches the backend.
+    """
+    offenders = {module_name(path): found for folder in HANDLE_ONLY for path in sorted((ROOT / folder).rglob("*.py"))
+                 if (found := handle_misuses(path))}
+    assert offenders == {}
+
+
+def test_the_rule_sees_a_transaction_however_it_is_reached(tmp_path: Path) -> None:
+    """The rule above would pass for the wrong reason if it missed one of these spellings."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f(repo, ctx, store):\n    with repo.backend.read():\n        repo.commit_nodes(None)\n"
+                   "    b = store.backend\n    ctx.repo.changes_of(b'')\n    ctx.repo().backend.write()\n",
+                   encoding="utf-8")
+    assert len(handle_misuses(bad)) == 5
+
+
+#: The literals of the checkpoint node-id layout: the prefix of every node the saver writes, and the escape of a part.
+LAYOUT_SPELLINGS = re.compile(r"\.checkpoint:|%3A|%25")
+
+
+def test_the_checkpoint_node_id_layout_is_spelled_only_in_mnem_ids() -> None:
+    """One owner for the layout (#46): the engine, the bridge and the saver all take it from ``mnem_ids``."""
+    spelled = {str(path.relative_to(ROOT)): sorted({match.group() for match in LAYOUT_SPELLINGS.finditer(text)})
+               for package in FORBIDDEN if package != "mnem_ids" for path in sources(package)
+               if LAYOUT_SPELLINGS.search(text := path.read_text(encoding="utf-8"))}
+    assert spelled == {}
+    owner = "".join(path.read_text(encoding="utf-8") for path in sources("mnem_ids"))
+    assert {match.group() for match in LAYOUT_SPELLINGS.finditer(owner)} == {".checkpoint:", "%3A", "%25"}

@@ -1,5 +1,9 @@
 """The UI's read model: each answer is porcelain verbs in, a plain JSON-ready dict out.
 
+Like the CLI, it reads only through the porcelain, which owns every
+transaction: a ``Repo`` here is a handle passed on, never queried
+(``tests/test_layers.py``).
+
 Every answer is bounded: facts, commits, changes and timeline steps come a
 page at a time (``params.MAX_PAGE`` at most), and none reads more of the
 history than its page needs.  A page of memory is read at one commit, resolved first, so its
@@ -12,7 +16,7 @@ up to its end.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -70,9 +74,8 @@ def summary(repo: Repo) -> dict[str, Any]:
     tip = where["commit"]
     if tip is None:
         return {**where, "facts": 0, "latest": None}
-    with repo.backend.read():
-        facts = len(repo.commit_nodes(bytes.fromhex(tip)))
-    return {**where, "facts": facts, "latest": _commits(repo, porcelain.log(repo, rev=tip, limit=1))[0]}
+    return {**where, "facts": porcelain.count(repo, tip),
+            "latest": _commits(repo, porcelain.log(repo, rev=tip, limit=1))[0]}
 
 
 def _matches(node: MemoryNode, needle: str) -> bool:
@@ -187,46 +190,17 @@ def history(repo: Repo, rev: str | None, offset: int, limit: int, *, every: bool
     count = offset + limit + 1
     threads = [thread] if thread is not None else []
     if every:
-        at, entries = None, _log_of_every_branch(repo, count, threads)
+        at, entries = None, porcelain.log(repo, limit=count, threads=threads, every=True)
     else:
         at = _at(repo, rev)
         entries = porcelain.log(repo, rev=at, limit=count, threads=threads) if at is not None else []
     page = entries[offset:offset + limit]
-    with repo.backend.read():
-        marks = {raw: _checkpoint_threads(repo.changes_of(raw)) for raw, _ in page}
+    marks = porcelain.threads_of(repo, [raw for raw, _ in page])
     checkpoints = porcelain.holds_checkpoints(repo)
     return {"commit": at, "offset": offset, "thread": thread,
             "commits": [{**shown, "threads": marks[raw]} for (raw, _), shown in zip(page, _commits(repo, page),
                                                                                       strict=True)],
             "more": len(entries) > offset + limit, "checkpoints": checkpoints}
-
-
-def _checkpoint_threads(changed: Iterable[str]) -> list[str]:
-    """The threads whose checkpoint nodes are among ``changed`` node ids, decoded, in order of first appearance."""
-    found: dict[str, None] = {}
-    for node_id in changed:
-        if node_id.startswith(porcelain.CHECKPOINT_PREFIX):
-            part = node_id[len(porcelain.CHECKPOINT_PREFIX):].split(":", 1)[0]
-            found[part.replace("%3A", ":").replace("%25", "%")] = None
-    return list(found)
-
-
-def _log_of_every_branch(repo: Repo, count: int, threads: Sequence[str] = ()) -> list[tuple[bytes, Commit]]:
-    """The first ``count`` commits reachable from any branch or from HEAD, each once, in ``Repo.log``'s order.
-
-    ``Repo.log`` orders every commit by one key (corrected time, then id,
-    descending), whatever the walk's start, so the first ``count`` of the
-    union are among the first ``count`` of each tip's own walk: merging
-    those walks by that key is the walk from every tip at once.  A
-    ``threads`` filter keeps that true: it drops commits from every walk alike.
-    """
-    head = porcelain.head(repo)[1]  # a detached HEAD is a tip too
-    tips = {branch.tip for branch in porcelain.branch_list(repo)} | ({head} if head is not None else set())
-    found = {raw: commit for tip in tips
-             for raw, commit in porcelain.log(repo, rev=tip.hex(), limit=count, threads=threads)}
-    with repo.backend.read():
-        order = sorted(found, key=lambda raw: (repo.corrected_time(found[raw]), raw), reverse=True)
-    return [(raw, found[raw]) for raw in order[:count]]
 
 
 def commit_changes(repo: Repo, rev: str, offset: int, limit: int) -> dict[str, Any]:

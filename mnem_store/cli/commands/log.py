@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 
+from mnem_ids.checkpoints import CHECKPOINT_PREFIX
+
 from ... import porcelain
 from ...pushed import shown_all
 from ..context import Context, Outcome, wall_time
@@ -41,7 +43,7 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="only commits that changed a node whose id starts with PREFIX; repeatable (extension)")
     parser.add_argument("--thread", action="append", default=[], metavar="THREAD",
                         help="only LangGraph thread THREAD's checkpoint commits and the memory commits (those "
-                             "changing no .checkpoint: node); repeatable (extension)")
+                             f"changing no {CHECKPOINT_PREFIX} node); repeatable (extension)")
     parser.add_argument("--since", type=wall_time, metavar="TIME",
                         help="only commits dated at or after TIME: ISO 8601 (no offset: UTC) or Unix ms (extension)")
     parser.add_argument("--until", type=wall_time, metavar="TIME",

@@ -14,7 +14,7 @@ little-endian float32}}``.  ``"if_absent": true`` (feature
 of that id, decided inside the write transaction: a LangGraph saver keeps
 a retried task's stored writes without reading them first.
 
-An id under ``porcelain.CHECKPOINT_PREFIX`` (a LangGraph checkpoint's node,
+An id under ``CHECKPOINT_PREFIX`` (a LangGraph checkpoint's node,
 whose value the saver deserializes) is refused unless ``--allow-reserved``
 (feature ``write-reserved``) says the writer means it: every adapter writes
 through this command, so none can plant a checkpoint by mistake or on an
@@ -34,6 +34,8 @@ import binascii
 from dataclasses import dataclass
 from dataclasses import field as default
 from typing import Any
+
+from mnem_ids.checkpoints import CHECKPOINT_PREFIX
 
 from ... import porcelain
 from ...canonical import check_content, parse_json
@@ -71,7 +73,7 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--branch", metavar="NAME",
                         help="write on this branch (created, as a root, if absent) instead of HEAD's; HEAD stays")
     parser.add_argument("--allow-reserved", action="store_true",
-                        help=f"allow ids starting {porcelain.CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
+                        help=f"allow ids starting {CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
 
 
 def parse_put(item: Any, index: int, into: Payload, limits: Limits, *, allow_reserved: bool = False) -> None:
@@ -92,7 +94,7 @@ def parse_put(item: Any, index: int, into: Payload, limits: Limits, *, allow_res
     if not isinstance(item["id"], str):
         raise UsageError(f"{where}.id must be a string")
     check_node_id(item["id"], f"{where}.id")
-    held = not (allow_reserved and item["id"].startswith(porcelain.CHECKPOINT_PREFIX))
+    held = not (allow_reserved and item["id"].startswith(CHECKPOINT_PREFIX))
     if held:
         limits.check_id(item["id"], f"{where}.id")
     kind = item.get("content_kind", "note")
@@ -179,9 +181,9 @@ def refuse_reserved(payload: Payload) -> None:
     named = [(f"put[{i}].id", node.id) for i, node in enumerate(payload.puts)]
     named += [(f"delete[{i}]", node_id) for i, node_id in enumerate(payload.deletes)]
     for where, node_id in named:
-        if node_id.startswith(porcelain.CHECKPOINT_PREFIX):
+        if node_id.startswith(CHECKPOINT_PREFIX):
             raise UsageError(f"{where} {rust_debug(in_message(node_id))} is reserved: ids starting "
-                             f"{porcelain.CHECKPOINT_PREFIX!r} hold LangGraph checkpoints, which only MnemosyneSaver "
+                             f"{CHECKPOINT_PREFIX!r} hold LangGraph checkpoints, which only MnemosyneSaver "
                              "writes; choose another id, or pass --allow-reserved to write a checkpoint's node on "
                              "purpose")
 

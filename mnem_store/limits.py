@@ -28,7 +28,9 @@ anything else that is not a whole number is ``usage``, naming the variable.
   one is refused before any of it is parsed or held past the limit.
 
 They hold where new values enter (``add``, ``write``, a merge's
-``--resolve-json``), before anything is written.  What a store already holds,
+``--resolve-json``), before anything is written.  A search's query, filter
+and vector (``mnem search``) are held to the value limit before they are
+parsed: they are compared with values, and none needs to be larger.  What a store already holds,
 and what an import, fetch, clone or push brings (written elsewhere, upstream
 included), never meets them: such a store opens, reads, verifies, merges and
 exports as before, and an over-long id it holds can still be removed.
@@ -146,6 +148,21 @@ class Limits(NamedTuple):
             raise UsageError(f"{what} is {found}, more than the limit of {self.write_bytes} bytes one write may send "
                              f"({WRITE_ENV}, checked before it is parsed); split it into several writes, or raise "
                              f"{WRITE_ENV} ({_LIFT})")
+
+    def check_argument(self, text: str, what: str) -> None:
+        """Refuse a read's argument (``search``'s query, filter or vector) of more UTF-8 bytes than one value may hold.
+
+        Such an argument is compared with values, and none needs to be
+        larger than one of them (``value_bytes``); a larger one would only
+        make every candidate's comparison slower.
+        """
+        if self.value_bytes is None or len(text) <= self.value_bytes // 4:
+            return
+        size = len(text.encode("utf-8", "surrogatepass"))
+        if size > self.value_bytes:
+            raise UsageError(f"{what} is {size} bytes, more than the limit of {self.value_bytes} bytes a search's "
+                             f"argument may have, the size of one value ({VALUE_ENV}); shorten it, or raise "
+                             f"{VALUE_ENV} ({_LIFT})")
 
     def check_text(self, text: str, what: str) -> None:
         """``check_input`` for a value given as text (an argument), by its UTF-8 size."""

@@ -33,6 +33,7 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
     from .review import ChangedBy
+    from .search import Condition, Hit, Query
     from .stamps import Stamped
     from .timeline import Step
     from .verify import Report
@@ -42,11 +43,13 @@ __all__ = [
     "BranchInfo",
     "ChangePage",
     "Expired",
+    "Found",
     "MergeOutcome",
     "NodeChange",
     "Page",
     "Proposal",
     "ProposedChange",
+    "Ranker",
     "Status",
     "Timeline",
     "TimelineEntry",
@@ -75,11 +78,13 @@ __all__ = [
     "log",
     "ls_objects",
     "merge",
+    "namespaces",
     "page",
     "pushes_of",
     "reindex",
     "resolve",
     "rm",
+    "search",
     "show",
     "show_node",
     "show_stat",
@@ -842,7 +847,7 @@ def similar(
     out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
     from .expiry import live_leases, refuse_rev
-    from .similarity import CACHE_OBJECTS, CACHE_STACKS, require_numpy, scores
+    from .similarity import require_numpy
 
     require_numpy()
     if live:
@@ -851,13 +856,89 @@ def similar(
         start, branch = _read_start(repo, rev)
         if start is None:
             return {}
-        # A commit's nodes under given prefixes or ids never change: their stacked vectors are kept under that.
-        key = (start, None if prefixes is None else tuple(sorted(set(prefixes))), None if ids is None else tuple(ids))
         expired = [nid for nid, expires in live_leases(repo, branch, None).items() if expires is None] if live else []
-        return scores(query, lambda: _nodes_at(repo, start, prefixes, ids), model,
-                      lambda raws: repo.backend.vectors.of(model, raws),
-                      repo.backend.kept.shelf("vectors", CACHE_OBJECTS), limit, distance,
-                      stacks=repo.backend.kept.shelf("vector stacks", CACHE_STACKS), key=key, excluded=expired)
+        return _scored(repo, start, model, query, prefixes, ids, expired, limit, distance)
+
+
+def _scored(
+    repo: Repo, start: bytes, model: str, query: bytes, prefixes: list[str] | None, ids: list[str] | None,
+    expired: Collection[str], limit: int | None, distance: str,
+) -> dict[str, float]:
+    """``similar``'s scores at commit ``start``, inside the caller's read (``mnem similar``, ``mnem search``)."""
+    from .similarity import CACHE_OBJECTS, CACHE_STACKS, scores
+
+    # A commit's nodes under given prefixes or ids never change: their stacked vectors are kept under that.
+    key = (start, None if prefixes is None else tuple(sorted(set(prefixes))), None if ids is None else tuple(ids))
+    return scores(query, lambda: _nodes_at(repo, start, prefixes, ids), model,
+                  lambda raws: repo.backend.vectors.of(model, raws),
+                  repo.backend.kept.shelf("vectors", CACHE_OBJECTS), limit, distance,
+                  stacks=repo.backend.kept.shelf("vector stacks", CACHE_STACKS), key=key, excluded=expired)
+
+
+class Found(NamedTuple):
+    """One item of a search's page (``mnem search``): the hit, its two stamps, and its lease's expiry (None: none)."""
+
+    hit: Hit
+    created: int
+    updated: int
+    expires: int | None
+
+
+class Ranker(NamedTuple):
+    """What a ``vector`` or ``hybrid`` search ranks by: the query's vector, the model, the distance."""
+
+    model: str
+    vector: bytes
+    distance: str = "cosine"
+
+
+def search(
+    repo: Repo, query: Query, rev: str | None = None, *, live: bool = False, ranker: Ranker | None = None,
+) -> list[Found]:
+    """A page of LangGraph items (``mnem_store.search``) at ``rev`` (default HEAD's commit), in one read.
+
+    ``live`` (HEAD's branch only) leaves out items whose lease has run out.
+    ``ranker`` is needed by a query in ``vector`` or ``hybrid`` mode.  Only
+    the page's items are stamped (created, updated) and returned.
+    """
+    from .expiry import live_leases, refuse_rev
+    from .items import id_prefix
+    from .search import rank
+    from .stamps import node_stamps
+
+    if live:
+        refuse_rev(rev, "search")
+    with repo.backend.read():
+        start, branch = _read_start(repo, rev)
+        prefix = id_prefix(query.namespace)
+        prefixes = [prefix] if prefix else None
+        nodes = _nodes_at(repo, start, prefixes)
+        leases = live_leases(repo, branch, None) if live else {}
+        expired = {nid for nid, expires in leases.items() if expires is None and nid in nodes}
+        vectors = None
+        if ranker is not None and start is not None and query.query and query.mode in ("vector", "hybrid"):
+            vectors = _scored(repo, start, ranker.model, ranker.vector, prefixes, None, expired, None, ranker.distance)
+        page = rank(repo, start, prefix, nodes, expired, query, vectors)
+        stamped = node_stamps(repo, start, [hit.id for hit in page])
+        return [Found(hit, stamped[hit.id].created, stamped[hit.id].updated, leases.get(hit.id)) for hit in page]
+
+
+def namespaces(
+    repo: Repo, conditions: Sequence[Condition] = (), rev: str | None = None, *, live: bool = False,
+    max_depth: int | None = None, limit: int = 100, offset: int = 0,
+) -> list[tuple[str, ...]]:
+    """LangGraph's ``list_namespaces`` at ``rev`` (default HEAD's commit), in one read of ids alone.
+
+    Only the ids under the first prefix condition's labels (up to its first
+    ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
+    """
+    from .items import id_prefix
+    from .search import list_namespaces
+
+    labels = next((condition.id_prefix_labels() for condition in conditions if condition.kind == "prefix"), ())
+    prefix = id_prefix(labels)
+    found = ls(repo, rev, [prefix] if prefix else None, live=live)
+    return list_namespaces(found, conditions, max_depth, limit, offset)
 
 
 # --------------------------------------------------------------- whole-store verbs

@@ -53,6 +53,7 @@ PACKAGES = ("mnem_ids", "mnem_store", "mnem_bridge", "mnem_mcp", "mnem_langgraph
 OWNERS: tuple[tuple[str, str], ...] = (
     ("mnem_store/postgres/", "postgres"),
     ("mnem_store/similarity.py", "langgraph"),  # numpy: `mnem similar`, which only an IndexConfig's search runs
+    ("mnem_store/lexical.py", "langgraph"),  # snowballstemmer: `mnem search --mode hybrid`, MnemosyneStore's hybrid
     ("mnem_store/ui/", "ui"),
     ("mnem_mcp/http.py", "http"),
     ("mnem_mcp/remote_sync.py", "http"),

@@ -19,7 +19,8 @@ from ..times import parse_time
 from .render import Painter
 
 __all__ = [
-    "Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "parse_json_arg", "wall_time",
+    "MAX_PAGING", "Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "paging",
+    "parse_json_arg", "wall_time",
 ]
 
 
@@ -189,6 +190,19 @@ def _int_in(text: str, low: int, high: int, what: str) -> int:
     if not low <= value <= high:
         raise argparse.ArgumentTypeError(f"{text} is out of range for {what}")
     return value
+
+
+#: The largest limit, offset or depth a listing takes (``paging``): far beyond any store, and ``offset + limit`` is
+#: still an index Python slices by.
+MAX_PAGING = 2**62
+
+
+def paging(low: int, what: str) -> Callable[[str], int]:
+    """The argparse type of a listing's ``--limit``, ``--offset`` or ``--max-depth``: a whole number from ``low``."""
+    def parse(text: str) -> int:
+        return _int_in(text, low, MAX_PAGING, f"{what} (a whole number from {low} to {MAX_PAGING})")
+
+    return parse
 
 
 def commit_time(text: str) -> int:

@@ -48,6 +48,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "expire": ("expire", "Remove the nodes whose TTL lease has run out, as one commit (extension)."),
     "embed": ("embed", "Store embeddings for values already in memory, without a commit (extension)."),
     "similar": ("similar", "Rank nodes by the similarity of their stored embeddings to a query vector (extension)."),
+    "search": ("search", "A page of LangGraph items: filtered, ranked and paged in one read (extension)."),
+    "namespaces": ("namespaces", "List the namespaces LangGraph's items lie in, as list_namespaces does (extension)."),
     "log": ("log", "Show the commit history from HEAD, newest first."),
     "status": ("status", "The current branch, HEAD, and what is staged."),
     "branch": ("branch", "List, create, or delete branches."),
@@ -83,7 +85,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
             "ls-objects",
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
-            "write-reserved", "receive-pusher"]
+            "write-reserved", "receive-pusher", "search", "namespaces"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

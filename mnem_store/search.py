@@ -1,0 +1,216 @@
+"""``mnem search`` and ``mnem namespaces``: LangGraph's store reads answered where the values are, in one read.
+
+``MnemosyneStore.search`` ranks or filters every item of a namespace and
+returns a page of them; ``list_namespaces`` lists the namespaces under some
+conditions.  Both run here, inside the caller's read snapshot
+(``porcelain.search``, ``porcelain.namespaces``), so only the page crosses
+the process boundary.
+
+The candidates of a search are the items (``items``: node ids a put could
+have written) under its namespace prefix at one commit, in ``(namespace,
+key)`` order, less those whose lease has run out (a live read of HEAD's
+branch).  A filter (``filters``) keeps some; then the query, by mode:
+
+* none: the candidates in order, without a score;
+* ``substring``: those whose id or value holds the query (``lexical``), in
+  order, without a score;
+* ``bm25``: every candidate, those sharing a word with the query first,
+  best first, ties and the score-0 rest in order;
+* ``vector``: the candidates with a vector under the model, best first,
+  ties by node id (as ``mnem similar`` ranks), then the others in order,
+  without a score;
+* ``hybrid``: every candidate, by reciprocal-rank fusion (Cormack, Clarke
+  and Büttcher, SIGIR 2009) of the BM25 ranking of the index fields'
+  stemmed words (``LEXICAL_WEIGHT``) and the vector ranking (weight 1),
+  each ranking's ties in order; items neither ranking found score 0 and
+  follow in order.
+
+What is kept between reads is fixed by content ids, on the store's shelves
+(``mnem_store.cache``): a commit's candidates under a prefix (``CACHE_SETS``;
+a commit's nodes never change) and what each value contributes to a search
+(``lexical.Known``, by its object id, ``CACHE_VALUES``), so a search after
+a write decodes only the values that write made.  Leases are not content:
+expired ids are read afresh by every search.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from itertools import islice
+from typing import Any, Literal, NamedTuple
+
+from .items import SEPARATOR, item_value, parse_id
+from .lexical import Known, bm25, query_terms
+from .repo import Nodes, Repo
+
+__all__ = ["CACHE_SETS", "CACHE_VALUES", "LEXICAL_WEIGHT", "MODES", "RRF_K", "Condition", "Hit", "Mode", "Query",
+           "list_namespaces", "rank"]
+
+Mode = Literal["substring", "bm25", "vector", "hybrid"]
+#: How a query is answered; the first is the default.
+MODES: tuple[Mode, ...] = ("substring", "bm25", "vector", "hybrid")
+#: RRF's rank constant: smaller trusts each ranking's top places more (LoCoMo's development half: 20 gave recall@10
+#: 0.761, the paper's 60 gave 0.729; benchmarks/locomo.py).
+RRF_K = 20
+#: The BM25 ranking's weight against the vector ranking's 1: with a small local model the lexical ranking is the
+#: better one, and a weight of 2 still lets a memory only the embedding finds come up.
+LEXICAL_WEIGHT = 2.0
+#: Candidate sets (a commit's items under a prefix) a store keeps.
+CACHE_SETS = 8
+#: Values a store keeps with what they contribute to a search (a namespace of 10k short values is a few MB).
+CACHE_VALUES = 100_000
+
+
+class Query(NamedTuple):
+    """One search: where, what, and which page."""
+
+    namespace: tuple[str, ...] = ()
+    query: str | None = None
+    mode: Mode = "substring"
+    filter: Mapping[str, Any] | None = None
+    limit: int = 10
+    offset: int = 0
+    #: The index fields hybrid's BM25 reads (``"$"``: the whole value).
+    fields: tuple[str, ...] = ("$",)
+
+
+class Hit(NamedTuple):
+    """One item of a page: its node id, where it lies, its value and its score (None: unscored)."""
+
+    id: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    score: float | None
+
+
+class _Set:
+    """A commit's items under a prefix, in ``(namespace, key)`` order, with what each value contributes."""
+
+    __slots__ = ("ids", "known", "places")
+
+    def __init__(self, ids: list[str], places: list[tuple[tuple[str, ...], str]], known: list[Known]) -> None:
+        self.ids = ids
+        self.places = places
+        self.known = known
+
+
+def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> _Set:
+    """The items among ``nodes`` (commit ``start``'s under ``prefix``): kept by both, values by object id."""
+    sets = repo.backend.kept.shelf("search sets", CACHE_SETS)
+    found: _Set | None = sets.find((start, prefix))
+    if found is not None:
+        return found
+    values = repo.backend.kept.shelf("search values", CACHE_VALUES)
+    items = sorted((place, node_id) for node_id in nodes if (place := parse_id(node_id)) is not None)
+    missing = [raw for raw in dict.fromkeys(nodes[node_id] for _, node_id in items) if raw not in values]
+    repo.objects.prefetch(missing)
+    for raw in missing:
+        values.keep(raw, Known(item_value(repo.node(raw).content)))
+    known = [values.find(nodes[node_id]) for _, node_id in items]
+    found = _Set([node_id for _, node_id in items], [place for place, _ in items], known)
+    sets.keep((start, prefix), found)
+    return found
+
+
+def rank(
+    repo: Repo, start: bytes | None, prefix: str, nodes: Nodes, expired: set[str], query: Query,
+    vectors: Mapping[str, float] | None,
+) -> list[Hit]:
+    """The page of ``query`` over commit ``start``'s items under ``prefix`` (``nodes``), less ``expired``.
+
+    ``vectors`` are the candidates' vector scores (``mnem similar``'s
+    answer) for ``vector`` and ``hybrid``; call inside one read snapshot.
+    """
+    if start is None or not nodes:
+        return []
+    found = _candidates(repo, start, prefix, nodes)
+    conditions = query.filter
+    kept: Iterator[int] = (i for i in range(len(found.ids)) if found.ids[i] not in expired) if expired else iter(
+        range(len(found.ids)))
+    if conditions:
+        from .filters import matches
+
+        kept = (i for i in kept if matches(found.known[i].value, conditions))
+    end = query.offset + query.limit
+    text = query.query
+    scored: list[tuple[int, float | None]]
+    if not text:
+        scored = [(i, None) for i in islice(kept, query.offset, end)]
+    elif query.mode == "substring":
+        wanted = text.casefold()
+        hits = (i for i in kept if wanted in found.ids[i].casefold() or found.known[i].contains(wanted))
+        scored = [(i, None) for i in islice(hits, query.offset, end)]
+    else:
+        scored = _ranked(found, list(kept), text, query, vectors or {})[query.offset : end]
+    return [Hit(found.ids[i], *found.places[i], found.known[i].value, score) for i, score in scored]
+
+
+def _ranked(found: _Set, hits: list[int], text: str, query: Query,
+            vectors: Mapping[str, float]) -> list[tuple[int, float | None]]:
+    """Every candidate of a ranking mode, best first, with its score (module docstring)."""
+    if query.mode == "vector":
+        with_vector = sorted((i for i in hits if found.ids[i] in vectors),
+                             key=lambda i: (-vectors[found.ids[i]], found.ids[i]))
+        return [*((i, vectors[found.ids[i]]) for i in with_vector),
+                *((i, None) for i in hits if found.ids[i] not in vectors)]
+    if query.mode == "bm25":
+        scores = bm25(query_terms(text, stemmed=False), [found.known[i].bag() for i in hits])
+        return [(hits[n], scores[n]) for n in _best_first(scores)]
+    lexical = bm25(query_terms(text, stemmed=True), [found.known[i].analysed(query.fields) for i in hits])
+    fused = [0.0] * len(hits)
+    vector = [vectors.get(found.ids[i]) for i in hits]
+    for weight, ranking in ((LEXICAL_WEIGHT, [s if s > 0 else None for s in lexical]), (1.0, vector)):
+        ranked = sorted((n for n, score in enumerate(ranking) if score is not None),
+                        key=lambda n: -ranking[n])  # type: ignore[operator]  # (None left out above)
+        for place, n in enumerate(ranked, start=1):
+            fused[n] += weight / (RRF_K + place)
+    return [(hits[n], fused[n]) for n in sorted(range(len(hits)), key=lambda n: -fused[n])]
+
+
+def _best_first(scores: Sequence[float]) -> list[int]:
+    """Positions by score, best first; ties and the 0.0 rest in their given order (a stable sort)."""
+    return sorted(range(len(scores)), key=lambda n: -scores[n])
+
+
+class Condition(NamedTuple):
+    """One of ``list_namespaces``' match conditions: a namespace starts (or ends) with ``path``, ``"*"`` any label."""
+
+    kind: Literal["prefix", "suffix"]
+    path: tuple[str, ...]
+
+    def holds(self, namespace: tuple[str, ...]) -> bool:
+        """Whether ``namespace`` meets the condition (InMemoryStore's rule)."""
+        if len(namespace) < len(self.path):
+            return False
+        labels = namespace if self.kind == "prefix" else namespace[len(namespace) - len(self.path):]
+        return all(wanted == "*" or label == wanted for label, wanted in zip(labels, self.path, strict=False))
+
+    def id_prefix_labels(self) -> tuple[str, ...]:
+        """The labels every namespace meeting a prefix condition starts with: the path up to its first ``"*"``."""
+        return self.path[: self.path.index("*")] if "*" in self.path else self.path
+
+
+def list_namespaces(
+    ids: Sequence[str], conditions: Sequence[Condition], max_depth: int | None, limit: int, offset: int,
+) -> list[tuple[str, ...]]:
+    """The namespaces the items among ``ids`` lie in that meet every condition, cut to ``max_depth``, sorted, paged.
+
+    A store of many items has few namespaces, so each distinct namespace
+    part of an id is parsed once, and the key part only checked to be one a
+    put could have written.
+    """
+    heads: dict[str, tuple[str, ...] | None] = {}
+    found: set[tuple[str, ...]] = set()
+    for node_id in ids:
+        head, _, key = node_id.rpartition(SEPARATOR)
+        if head not in heads:
+            parsed = parse_id(f"{head}{SEPARATOR}k") if head else None
+            heads[head] = parsed[0] if parsed is not None else None
+        namespace = heads[head]
+        if namespace is not None and namespace not in found and parse_id(f"x{SEPARATOR}{key}") is not None:
+            found.add(namespace)
+    spaces = {namespace for namespace in found if all(condition.holds(namespace) for condition in conditions)}
+    if max_depth is not None:
+        spaces = {namespace[:max_depth] for namespace in spaces}
+    return sorted(spaces)[offset : offset + limit]

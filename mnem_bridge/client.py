@@ -28,12 +28,12 @@ from .echo import ShellLine, echo
 from .errors import (
     BinaryNotFoundError,
     CommandTimeoutError,
-    ContractError,
     ProtocolError,
     SignalError,
     UsageError,
     error_class,
 )
+from .features import require
 from .process import Runner, RunResult, SubprocessRunner
 from .text import is_utf8, shown, text_problem
 from .worker import WorkerRunner
@@ -240,11 +240,7 @@ class Mnem:
                 f"clock must return the time in Unix milliseconds, an int from 0 to 2**62 "
                 f"(time.time_ns() // 1_000_000 is the system's); it returned {now!r}"
             )
-        if "now" not in self.binary.features:
-            raise ContractError(
-                f"the `mnem` at {self.path} does not take --now (it does not list the `now` feature), which "
-                f"a clock needs; {FIX}"
-            )
+        require(self.binary, "now")
         return (f"--now={now}",)
 
     def call_json(self, root: Where, *args: str, payload: str | None = None) -> tuple[Any, bytes]:

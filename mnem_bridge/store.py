@@ -43,13 +43,11 @@ from types import TracebackType
 from typing import Any, Final, Literal, TypeVar, get_args, overload
 
 from .address import StoreUrl, is_url, store_address
-from .binary import FIX
 from .bisect import first_commit_where
 from .client import Mnem
 from .documents import Memory, read_blame, read_deleted, read_expired, read_found, read_memory, read_written
 from .encoding import Resolution, encode_json, pack_vector, resolution_flags, resolve_author, write_put
 from .errors import (
-    ContractError,
     InvalidRefError,
     NoStoreError,
     ProtocolError,
@@ -57,6 +55,7 @@ from .errors import (
     StoreIoError,
     UsageError,
 )
+from .features import require
 from .location import MNEM_DIR, check_owner, creation_refused, find_root
 from .models import (
     PROVENANCE_KEYS,
@@ -511,18 +510,16 @@ class Store:
             args.append(f"--max-count={limit}")
         filters = [f"--touching={prefix}" for prefix in touching] + [f"--thread={thread}" for thread in threads]
         if filters:
-            self._require("log-filter", "cannot filter its log")
+            self._require("log-filter")
         window = [f"--{name}={text_of(when)}" for name, when in (("since", since), ("until", until))
                   if when is not None]
         if window:
-            self._require("log-time", "cannot list history by time")
+            self._require("log-time")
         return [*args, *filters, *window]
 
-    def _require(self, feature: str, what: str) -> None:
-        """Raise ``ContractError`` unless the binary lists ``feature`` (``what`` it then cannot do)."""
-        if feature not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} {what} (it does not list the `{feature}` "
-                                f"feature); {FIX}")
+    def _require(self, feature: str) -> None:
+        """Raise ``ContractError`` unless the binary lists ``feature`` (``features.NEEDS`` says what it is for)."""
+        require(self._client.binary, feature)
 
     def resolve(self, spec: str) -> str:
         """The commit a branch name or a 4-64 hex prefix names.
@@ -692,7 +689,7 @@ class Store:
         if starts == []:
             return []
         if last is not None:
-            self._require("ls-last", "cannot list only the last ids")
+            self._require("ls-last")
         args = ["ls", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
                 *([] if last is None else [f"--last={last}"]), "--", *([] if at is None else [at])]
         return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
@@ -725,9 +722,7 @@ class Store:
         starts = None if prefixes is None else list(prefixes)
         if starts == []:
             return None, {}, []
-        if "ls-objects" not in self._client.binary.features:
-            raise ContractError(f"{self._client.binary.path} cannot list object ids (it does not list the "
-                                f"`ls-objects` feature); {FIX}")
+        self._require("ls-objects")
         args = ["ls", "--objects", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
                 *([] if unless is None else [f"--unless={unless}"]), "--"]
 
@@ -845,7 +840,7 @@ class Store:
         """``--valid-at=TIME`` when a time is given (checking the binary can answer it), else nothing."""
         if when is None:
             return []
-        self._require("valid-at", "cannot read memory by valid time")
+        self._require("valid-at")
         return [f"--valid-at={text_of(when)}"]
 
     # ------------------------------------------------------------ beside history: leases and vectors
@@ -972,9 +967,7 @@ class Store:
         """``mnem diff INTO...BRANCH``: one argument, so a side holding dots would read as another range."""
         if ".." in into or ".." in branch:
             raise UsageError(f"diff(merge_base=True) takes two revisions, not a range: got {into!r} and {branch!r}")
-        if "diff-range" not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} has no three-dot diff (it does not list the "
-                                f"`diff-range` feature); {FIX}")
+        self._require("diff-range")
         return self._read(lambda doc: [ProposedChange.from_dict(c) for c in doc], "diff", "--", f"{into}...{branch}")
 
     def changed_by(self, commit: str) -> dict[str, ChangeKind]:
@@ -1027,9 +1020,7 @@ class Store:
     # ------------------------------------------------------------ remotes (docs/remotes.md)
     def _remote_call(self, parse: Callable[[Any], T], *args: str) -> T:
         """One remote verb; a binary without the ``remotes`` feature is a ``ContractError`` naming the fix."""
-        if "remotes" not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} has no remotes (it does not list the "
-                                f"`remotes` feature); {FIX}")
+        self._require("remotes")
         return self._read(parse, *args)
 
     def remote_add(self, name: str, url: str | os.PathLike[str] | StoreUrl) -> Remote:
@@ -1100,9 +1091,7 @@ class Store:
     # ------------------------------------------------------------ serving a remote (mnem-mcp's HTTP sync routes)
     def _serving_call(self, parse: Callable[[Any], T], *args: str, payload: str | None = None) -> T:
         """One serving verb; a binary without the ``remotes-http`` feature is a ``ContractError`` naming the fix."""
-        if "remotes-http" not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} cannot serve a remote over HTTP (it does not "
-                                f"list the `remotes-http` feature); {FIX}")
+        self._require("remotes-http")
         return self._read(parse, *args, payload=payload)
 
     def advertise(self) -> dict[str, Any]:
@@ -1136,7 +1125,7 @@ class Store:
             UsageError: An id that is not a full commit id.
             NotFoundError: A wanted commit is not in this store.
         """
-        self._require("pack-file", "cannot write a pack to a file")
+        self._require("pack-file")
         return self._serving_call(dict, "upload-pack", f"--pack-file={os.fspath(path)}",
                                   payload=encode_json({"want": list(want), "have": list(have)}))
 
@@ -1168,12 +1157,12 @@ class Store:
         if own_commits_only and pusher is None:
             raise UsageError("own_commits_only compares each commit's author with the pusher: give pusher")
         if pusher is not None:
-            self._require("receive-pusher", "cannot record who pushed")
+            self._require("receive-pusher")
             request.update(pusher=pusher, own_commits_only=own_commits_only)
         if isinstance(pack, bytes):
             request["pack"] = base64.b64encode(pack).decode("ascii")
             return self._serving_call(dict, "receive-pack", payload=encode_json(request))
-        self._require("pack-file", "cannot read a pack from a file")
+        self._require("pack-file")
         return self._serving_call(dict, "receive-pack", f"--pack-file={os.fspath(pack)}", payload=encode_json(request))
 
     def blame(self, node_id: str, at: str | None = None) -> Blame:
@@ -1392,9 +1381,8 @@ class Store:
                 or an ``if_absent`` put with one that does not list ``write-if-absent``.
         """
         sent = [write_put(index, item) for index, item in enumerate(puts)]
-        if any(put.get("if_absent") for put in sent) and "write-if-absent" not in self._client.binary.features:
-            raise ContractError(f"the `mnem` at {self._client.path} cannot put only what is absent (it does not list "
-                                f"the `write-if-absent` feature); {FIX}")
+        if any(put.get("if_absent") for put in sent):
+            self._require("write-if-absent")
         payload = {"put": sent, "delete": list(deletes)}
         args = ["write", *self._record_flags(message, author, time_ms)]
         if skip_missing:
@@ -1402,9 +1390,7 @@ class Store:
         if allow_reserved and "write-reserved" in self._client.binary.features:
             args.append("--allow-reserved")
         if branch is not None:
-            if "write-branch" not in self._client.binary.features:
-                raise ContractError(f"the `mnem` at {self._client.path} cannot write on another branch than HEAD's "
-                                    f"(it does not list the `write-branch` feature); {FIX}")
+            self._require("write-branch")
             args.append(f"--branch={branch}")
         return self._read(read_written, *args, payload=encode_json(payload))
 

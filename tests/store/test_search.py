@@ -1,0 +1,168 @@
+"""``mnem search`` and ``mnem namespaces``: LangGraph's store reads answered in one read, on every backend.
+
+What ``MnemosyneStore`` will rely on: the candidates are the items under a
+namespace (ids no put could write left out, expired ones too with
+``--live``), LangGraph's filter keeps some, each query mode orders them as
+the adapter does today, only the page is sent, a revision is read as
+committed, and a bad argument is a usage error that changes nothing.
+tests/langgraph/test_search_differential.py holds the answers equal to the
+adapter's own functions on generated items.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+
+from conftest import run_mnem, store_fingerprint
+
+HOUR = 3_600_000
+NOW = 1_767_225_600_000
+
+
+def j(*args, cwd, code=0, now=NOW, input=None, env=None):
+    result = run_mnem("--json", f"--now={now}", *args, cwd=cwd, input=input, env=env)
+    assert result.code == code, result.out + result.err
+    return result.json
+
+
+def write(store, puts, when=NOW):
+    return j("write", "-m", "w", cwd=store, now=when, input=json.dumps({"put": puts}))["commit"]
+
+
+def vector(*values):
+    return base64.b64encode(struct.pack(f"<{len(values)}f", *values)).decode()
+
+
+def search(store, *args, now=NOW):
+    return j("search", *args, cwd=store, now=now)["items"]
+
+
+def ids(items):
+    return [item["id"] for item in items]
+
+
+ITEMS = [
+    {"id": "memories:u1:b", "content": {"text": "pizza pizza night", "tier": "free", "n": 7}},
+    {"id": "memories:u1:a", "content": {"text": "I like pizza", "tier": "pro", "n": 3}},
+    {"id": "memories:u1:c", "content": {"text": "green tea", "tier": "pro", "n": "12"}},
+    {"id": "memories:u2:d", "content": "a bare string about pizza"},
+    {"id": "memories:u10:e", "content": {"text": "pizza"}},
+    {"id": "no-colon", "content": {"text": "pizza"}},
+    {"id": "memories:bad%label:f", "content": {"text": "pizza"}},
+    {"id": "memo.ries:u1:g", "content": {"text": "pizza"}},
+]
+
+
+def test_no_query_lists_the_items_under_a_namespace_in_order_with_values_times_and_no_score(store):
+    commit = write(store, ITEMS)
+    found = search(store, "--namespace", '["memories"]')
+    assert ids(found) == ["memories:u1:a", "memories:u1:b", "memories:u1:c", "memories:u10:e", "memories:u2:d"]
+    first = found[0]
+    assert first == {"id": "memories:u1:a", "namespace": ["memories", "u1"], "key": "a",
+                     "value": {"text": "I like pizza", "tier": "pro", "n": 3}, "created": commit["time"],
+                     "updated": commit["time"], "score": None, "expires": None}
+    assert found[4]["value"] == {"value": "a bare string about pizza"}  # a value that is not a dict
+    assert ids(search(store, "--namespace", '["memories", "u1"]', "--offset", "1", "--limit", "1")) == [
+        "memories:u1:b"]
+    assert ids(search(store)) == [*ids(found)]  # the whole store: ids no put could write are not items
+    assert search(store, "--namespace", '["nobody"]') == []
+
+
+def test_filters_are_langgraphs_operators(store):
+    write(store, ITEMS)
+    u1 = ("--namespace", '["memories", "u1"]')
+    assert ids(search(store, *u1, "--filter", '{"tier": "pro"}')) == ["memories:u1:a", "memories:u1:c"]
+    assert ids(search(store, *u1, "--filter", '{"n": {"$gt": 4}}')) == ["memories:u1:b", "memories:u1:c"]  # "12"
+    assert ids(search(store, *u1, "--filter", '{"n": {"$gte": 3, "$lt": 7}, "tier": {"$ne": "free"}}')) == [
+        "memories:u1:a"]
+    assert ids(search(store, "--filter", '{"value": {"$eq": "a bare string about pizza"}}')) == ["memories:u2:d"]
+
+
+def test_each_mode_orders_as_the_adapter_does(store):
+    write(store, [
+        {"id": "m:a", "content": {"text": "tea"}, "vectors": {"model": "e", "fields": {"text": vector(0, 1)}}},
+        {"id": "m:b", "content": {"text": "pizza pizza"}, "vectors": {"model": "e", "fields": {"text": vector(1, 0)}}},
+        {"id": "m:c", "content": {"text": "cold pizza"}},
+        {"id": "m:d", "content": {"text": "Pizzas were adopted"},
+         "vectors": {"model": "e", "fields": {"text": vector(1, 0)}}},
+    ])
+    m = ("--namespace", '["m"]')
+    substring = search(store, *m, "--query", "PIZZA")
+    assert [(i["id"], i["score"]) for i in substring] == [("m:b", None), ("m:c", None), ("m:d", None)]
+    bm25 = search(store, *m, "--query", "pizza", "--mode", "bm25")
+    assert ids(bm25) == ["m:b", "m:c", "m:a", "m:d"]  # "Pizzas" is another word; score 0 keeps key order
+    assert bm25[0]["score"] > bm25[1]["score"] > 0 and bm25[2]["score"] == bm25[3]["score"] == 0.0
+    ranked = ("--model", "e", "--vector", vector(1, 0))
+    by_vector = search(store, *m, "--query", "pizza", "--mode", "vector", *ranked)
+    assert [(i["id"], i["score"]) for i in by_vector] == [("m:b", 1.0), ("m:d", 1.0), ("m:a", 0.0), ("m:c", None)]
+    hybrid = search(store, *m, "--query", "adopting pizza", "--mode", "hybrid", *ranked, "--field", "text")
+    # BM25 over stems ("adopt", "pizza"): d first (both stems), then b, c; vectors: b, d (tied), a.
+    assert ids(hybrid) == ["m:d", "m:b", "m:c", "m:a"]
+    assert hybrid[0]["score"] == 2 / 21 + 1 / 22 and hybrid[3]["score"] == 1 / 23
+
+
+def test_expired_items_leave_live_searches_and_a_revision_reads_as_committed(store):
+    write(store, [{"id": "m:gone", "content": {"t": "x"}, "ttl": HOUR}, {"id": "m:kept", "content": {"t": "x"}},
+                  {"id": "m:leased", "content": {"t": "x"}, "ttl": 3 * HOUR}], when=NOW - 2 * HOUR)
+    live = search(store, "--live", "--query", "x")
+    assert ids(live) == ["m:kept", "m:leased"]
+    assert live[1]["expires"] == NOW + HOUR and live[0]["expires"] is None
+    assert ids(search(store, "--query", "x")) == ["m:gone", "m:kept", "m:leased"]  # leases are --live's
+    first = write(store, [{"id": "m:later", "content": {"t": "x"}}])
+    assert ids(search(store, "main~1")) == ["m:gone", "m:kept", "m:leased"]
+    assert ids(search(store, first["id"], "--namespace", '["m"]', "--limit", "1", "--offset", "2")) == ["m:later"]
+    refused = j("search", "--live", "main", cwd=store, code=2)["error"]
+    assert refused["code"] == "usage" and "revision" in refused["message"]
+
+
+def test_only_the_page_is_sent(store):
+    write(store, [{"id": f"m:{i:03}", "content": {"text": "x" * 1000}} for i in range(200)])
+    result = run_mnem("--json", "search", "--query", "x", "--limit", "2", cwd=store)
+    assert result.code == 0 and len(result.out) < 3000 and len(result.json["items"]) == 2
+
+
+def test_namespaces_answers_list_namespaces(store):
+    write(store, [{"id": f"users:u{i}:k", "content": 1} for i in range(3)]
+          + [{"id": "users:u1:profile:k", "content": 1}, {"id": "docs:x:k", "content": 1},
+             {"id": "users:bad%:k", "content": 1}, {"id": "users:u9:bad%", "content": 1}])
+
+    def listed(*args):
+        return j("namespaces", *args, cwd=store)["namespaces"]
+
+    assert listed() == [["docs", "x"], ["users", "u0"], ["users", "u1"], ["users", "u1", "profile"], ["users", "u2"]]
+    assert listed("--prefix", '["users", "*"]', "--max-depth", "2") == [["users", "u0"], ["users", "u1"],
+                                                                        ["users", "u2"]]
+    assert listed("--suffix", '["profile"]') == [["users", "u1", "profile"]]
+    assert listed("--prefix", '["users"]', "--suffix", '["*", "u1"]') == [["users", "u1"]]
+    assert listed("--limit", "2", "--offset", "1") == [["users", "u0"], ["users", "u1"]]
+
+
+def test_bad_arguments_are_usage_errors_that_change_nothing(store):
+    write(store, ITEMS)
+    before = store_fingerprint(store)
+
+    def refused(*args, env=None):
+        result = run_mnem("--json", "search", *args, cwd=store, env=env)
+        error = result.json["error"]
+        assert result.code != 0 and error["code"] == "usage", error
+        return error["message"]
+
+    assert "'$in'" in refused("--filter", '{"n": {"$in": [1]}}') and "$gte" in refused("--filter", '{"n": {"$x": 1}}')
+    assert "JSON object" in refused("--filter", "[1]")
+    assert "not valid JSON" in refused("--filter", "{")
+    assert "JSON array of labels" in refused("--namespace", '{"a": 1}')
+    assert "--model" in refused("--query", "q", "--mode", "vector")
+    assert "--mode vector" in refused("--vector", vector(1.0))
+    assert "base64" in refused("--query", "q", "--mode", "vector", "--model", "e", "--vector", "***")
+    write(store, [{"id": "m:v", "content": 1, "vectors": {"model": "e", "fields": {"f": vector(1, 0)}}}])
+    before = store_fingerprint(store)
+    assert "dimensions" in refused("--query", "q", "--mode", "vector", "--model", "e", "--vector", vector(1.0))
+    message = refused("--query", "q", "--mode", "vector", "--model", "e", "--vector", vector(*([0.5] * 3000)),
+                      env={"MNEM_MAX_VALUE_BYTES": "10000"})
+    assert "--vector is 16000 bytes" in message and "MNEM_MAX_VALUE_BYTES" in message
+    assert "MNEM_MAX_VALUE_BYTES" in refused("--query", "q" * 2000, env={"MNEM_MAX_VALUE_BYTES": "1000"})
+    assert "--limit" in run_mnem("search", "--limit", "-1", cwd=store).err
+    assert j("namespaces", "--max-depth", "0", cwd=store, code=2)["error"]["code"] == "usage"
+    assert store_fingerprint(store) == before

@@ -97,7 +97,7 @@ ITEMS = st.lists(st.tuples(st.lists(st.sampled_from(["m", "u1", "u:2"]), min_siz
 counter = iter(range(10**9))
 
 
-@given(ITEMS, st.sampled_from(["substring", "bm25", "vector", "hybrid"]), st.sampled_from(WORDS + ["pizza tea"]),
+@given(ITEMS, st.sampled_from(["substring", "bm25", "vector", "hybrid"]), st.sampled_from([*WORDS, "pizza tea"]),
        FILTERS, st.integers(0, 4), st.integers(1, 5), st.sampled_from([(), ("m",), ("u:2",)]),
        st.sampled_from([["$"], ["text"], ["steps[*].summary", "n"], ["{text,n}"]]))
 @settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -5,11 +5,13 @@ ancestor sets, a few state maps), because merge, blame and bisect each ask
 the same questions several times and histories may hold 10k commits.  Every
 walk is linear in the commits it visits; nothing here is quadratic.
 
-Decoded commits are also kept across commands, a few thousand per process:
-a commit's id hashes its content, so what an id decodes to never changes,
-and a worker (``mnem serve``) answering one read after another asks for the
-same recent commits again and again (a LangGraph ``get`` reads the commit
-that last set its item).
+Decoded commits are also kept across commands, a few thousand per open
+store, on its ``commits`` shelf (``mnem_store.cache``): a commit's id hashes
+its content, so what an id decodes to never changes, and a worker (``mnem
+serve``) answering one read after another asks for the same recent commits
+again and again (a LangGraph ``get`` reads the commit that last set its
+item).  Being a shelf, they go when the shelves go: a rebuild's new epoch,
+and ``verify``, which trusts nothing kept.
 """
 
 from __future__ import annotations
@@ -25,10 +27,8 @@ __all__ = ["Graph"]
 
 #: How many decoded state maps one command keeps; states can be large, commits are not.
 STATE_CACHE_SIZE = 32
-#: How many decoded commits a process keeps across commands (the oldest read goes first).
+#: How many decoded commits an open store keeps across commands (the least recently read goes first).
 COMMIT_CACHE_SIZE = 4096
-
-_decoded: dict[bytes, Commit] = {}
 
 
 class Graph:
@@ -39,16 +39,15 @@ class Graph:
         self._commits: dict[bytes, Commit] = {}
         self._ancestors: dict[bytes, frozenset[bytes]] = {}
         self._states: OrderedDict[bytes, Nodes] = OrderedDict()
+        self._decoded = repo.backend.kept.shelf("commits", COMMIT_CACHE_SIZE)
 
     def commit(self, raw: bytes) -> Commit:
-        """The commit ``raw`` names, decoded once per graph (and, for recent ones, once per process)."""
+        """The commit ``raw`` names, decoded once per graph (and, for recent ones, once per open store)."""
         found = self._commits.get(raw)
         if found is None:
-            found = _decoded.get(raw)
+            found = self._decoded.find(raw)
             if found is None:
-                found = _decoded[raw] = self.repo.commit_obj(raw)
-                if len(_decoded) > COMMIT_CACHE_SIZE:
-                    del _decoded[next(iter(_decoded))]
+                found = self._decoded.keep(raw, self.repo.commit_obj(raw))
             self._commits[raw] = found
         return found
 

@@ -265,3 +265,18 @@ def test_the_checkpoint_node_id_layout_is_spelled_only_in_mnem_ids() -> None:
     assert spelled == {}
     owner = "".join(path.read_text(encoding="utf-8") for path in sources("mnem_ids"))
     assert {match.group() for match in LAYOUT_SPELLINGS.finditer(owner)} == {".checkpoint:", "%3A", "%25"}
+
+
+def test_docs_engine_lists_every_shelf_the_engine_keeps() -> None:
+    """Every shelf (``kept.shelf(NAME, ...)``) is a row of docs/engine.md's shelf table, its one rule stated there.
+
+    A cache kept anywhere else (a module-level dict, as ``graph``'s decoded
+    commits were) is not caught here; it is read in review against the table.
+    """
+    lines = (ROOT / "docs" / "engine.md").read_text(encoding="utf-8").splitlines()
+    rows = itertools.takewhile(lambda line: line.startswith("| "),
+                               lines[lines.index("| shelf | what it keeps, by content id | at most | kept by |") + 2:])
+    listed = {row.split("|")[1].strip().strip("`") for row in rows}
+    taken = {match for path in sources("mnem_store")
+             for match in re.findall(r"""kept\.shelf\(\s*["']([^"']+)["']""", path.read_text(encoding="utf-8"))}
+    assert taken and taken - listed == set()

@@ -17,12 +17,12 @@ from contextlib import suppress
 from pathlib import Path
 
 import pytest
-from conftest import BACKENDS, init_repo, open_repo
+from conftest import BACKENDS, init_repo, open_repo, store_sql
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnem_store import porcelain
-from mnem_store.errors import MnemError
+from mnem_store.errors import CorruptStoreError, MnemError
 from mnem_store.objects import MemoryNode
 from mnem_store.repo import Repo
 
@@ -134,3 +134,24 @@ def test_a_repeated_read_of_a_quiet_store_asks_the_database_nothing_new(tmp_path
         assert porcelain.show_node(reader, "a").content == 2
         assert porcelain.stamps(reader, ids=["a"]) != first
         assert asked
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_forget_lets_go_of_the_commits_a_graph_decoded(tmp_path, backend):
+    """``Kept.forget`` (what ``verify`` runs first) trusts nothing kept: not the commits a ``Graph`` decoded either.
+
+    A blame's commits are decoded once and kept on the store's ``commits``
+    shelf.  Once a commit's bytes are damaged behind the engine's back, a
+    forget makes the next read meet the damage rather than the kept copy.
+    """
+    root = tmp_path / "store"
+    with init_repo(root, backend) as repo:
+        porcelain.write(repo, [MemoryNode("a", 1)], [], "set a", "t", 1)
+        tip = porcelain.head(repo)[1]
+    with open_repo(root) as repo:
+        assert porcelain.blame_many(repo, ["a"])["a"][1].message == "set a"
+        store_sql(root, "UPDATE objects SET data = (SELECT data FROM objects WHERE kind = 0 LIMIT 1) WHERE id = ?",
+                  tip)
+        repo.backend.kept.forget()
+        with pytest.raises(CorruptStoreError, match="not a commit"):
+            porcelain.blame_many(repo, ["a"])

@@ -57,6 +57,7 @@ from .models import (
     ProposedChange,
     Provenance,
     Pusher,
+    SearchHit,
     TimedNode,
 )
 from .process import Runner, RunResult, SubprocessRunner
@@ -99,6 +100,7 @@ __all__ = [
     "Remote",
     "RunResult",
     "Runner",
+    "SearchHit",
     "SignalError",
     "Store",
     "StoreExistsError",

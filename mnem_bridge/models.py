@@ -34,6 +34,7 @@ __all__ = [
     "ProposedChange",
     "Provenance",
     "Pusher",
+    "SearchHit",
     "TimedNode",
     "node_or_none",
 ]
@@ -425,6 +426,40 @@ class TimedNode:
             The timed node.
         """
         return cls(MemoryNode.from_dict(data["node"]), data["created"], data["updated"], data.get("expires"))
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One item of a ``mnem search`` page: a LangGraph item with its times, score and lease.
+
+    ``namespace`` and ``key`` are where the node id ``id`` puts the item;
+    ``value`` is its value (a node whose content is not an object reads as
+    ``{"value": content}``); ``score`` is None when the search does not rank
+    (no query, ``substring``, or an item ``vector`` mode found no vector for).
+    """
+
+    id: str
+    namespace: tuple[str, ...]
+    key: str
+    value: dict[str, Any]
+    created: int
+    updated: int
+    score: float | None
+    #: When its TTL lease runs out (Unix ms), read with ``live``; None when it does not expire.
+    expires: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The item as ``mnem search`` prints it."""
+        return {"id": self.id, "namespace": list(self.namespace), "key": self.key, "value": self.value,
+                "created": self.created, "updated": self.updated, "score": self.score, "expires": self.expires}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SearchHit:
+        """Read one item of ``mnem search``'s ``items``."""
+        score = data["score"]
+        return cls(str(data["id"]), tuple(map(str, data["namespace"])), str(data["key"]), dict(data["value"]),
+                   int(data["created"]), int(data["updated"]), None if score is None else float(score),
+                   data.get("expires"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -71,6 +71,7 @@ from .models import (
     ProposedChange,
     Provenance,
     Pusher,
+    SearchHit,
     TimedNode,
 )
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
@@ -922,6 +923,81 @@ class Store:
                 *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
                 "--", *([] if at is None else [at])]
         return self._read(lambda doc: dict(zip(map(str, doc), map(float, doc.values()), strict=True)), *args)
+
+    def search(
+        self, namespace: Sequence[str] = (), *, query: str | None = None, mode: str = "substring",
+        filter: Mapping[str, Any] | None = None, limit: int = 10, offset: int = 0,
+        fields: Sequence[str] | None = None, model: str | None = None, vector: Iterable[float] | None = None,
+        distance: str = "cosine", at: str | None = None, live: bool = False,
+    ) -> list[SearchHit]:
+        """A page of LangGraph items under ``namespace``, filtered and ranked in one read (``mnem search``).
+
+        Only the page's items cross the process boundary.  The rules (which
+        ids are items, the filter's operators, each mode's order) are
+        docs/cli-json.md's ``mnem search``.
+
+        Args:
+            namespace: The namespace prefix, its labels (``()``: every item).
+            query: What to look for; None or empty lists the items in order.
+            mode: ``"substring"``, ``"bm25"``, ``"vector"`` or ``"hybrid"``.
+            filter: LangGraph's filter (``$eq``, ``$ne``, ``$gt``, ``$gte``, ``$lt``, ``$lte``).
+            limit: At most this many items.
+            offset: Skip this many first.
+            fields: ``"hybrid"``: the index fields BM25 reads (default: the whole value, ``"$"``).
+            model: ``"vector"`` and ``"hybrid"``: the name the vectors were stored under.
+            vector: ``"vector"`` and ``"hybrid"``: the query's embedding.
+            distance: How a vector is scored, as ``similar``'s ``distance``.
+            at: A commit-ish (default: HEAD's commit).
+            live: Leave out items whose TTL lease on HEAD's branch has run out (not with ``at``).
+
+        Returns:
+            The page, best first where the mode ranks.
+
+        Raises:
+            UsageError: A bad argument (an unknown filter operator, a vector mode without ``model`` and
+                ``vector``, an argument larger than one value may be); nothing is read.
+            ContractError: A ``mnem`` that does not list the ``search`` feature.
+        """
+        self._require("search")
+        ranked = mode in ("vector", "hybrid") and bool(query)
+        args = ["search", f"--namespace={encode_json(list(namespace))}", f"--limit={limit}", f"--offset={offset}",
+                *([] if mode == "substring" else [f"--mode={mode}"]), *(["--live"] if live else []),
+                *([f"--query={query}"] if query else []),
+                *([] if filter is None else [f"--filter={encode_json(dict(filter))}"]),
+                *(f"--field={path}" for path in (fields or ()) if mode == "hybrid"),
+                *([f"--model={model}"] if ranked and model is not None else []),
+                *([f"--vector={pack_vector(vector)}"] if ranked and vector is not None else []),
+                *([f"--distance={distance}"] if ranked and distance != "cosine" else []),
+                "--", *([] if at is None else [at])]
+        return self._read(lambda doc: [SearchHit.from_dict(item) for item in doc["items"]], *args)
+
+    def namespaces(
+        self, *, prefix: Sequence[str] | None = None, suffix: Sequence[str] | None = None,
+        max_depth: int | None = None, limit: int = 100, offset: int = 0, at: str | None = None, live: bool = False,
+    ) -> list[tuple[str, ...]]:
+        """LangGraph's ``list_namespaces``, answered from node ids alone in one read (``mnem namespaces``).
+
+        Args:
+            prefix: Only namespaces starting with these labels (``"*"``: any one label).
+            suffix: Only namespaces ending with these labels (``"*"``: any one label).
+            max_depth: Cut each namespace to its first this many labels.
+            limit: At most this many.
+            offset: Skip this many first.
+            at: A commit-ish (default: HEAD's commit).
+            live: Leave out items whose TTL lease on HEAD's branch has run out (not with ``at``).
+
+        Returns:
+            The namespaces, sorted.
+
+        Raises:
+            ContractError: A ``mnem`` that does not list the ``namespaces`` feature.
+        """
+        self._require("namespaces")
+        args = ["namespaces", f"--limit={limit}", f"--offset={offset}", *(["--live"] if live else []),
+                *([] if prefix is None else [f"--prefix={encode_json(list(prefix))}"]),
+                *([] if suffix is None else [f"--suffix={encode_json(list(suffix))}"]),
+                *([] if max_depth is None else [f"--max-depth={max_depth}"]), "--", *([] if at is None else [at])]
+        return self._read(lambda doc: [tuple(map(str, labels)) for labels in doc["namespaces"]], *args)
 
     @overload
     def diff(self, frm: str | None = None, to: str | None = None, *,

@@ -27,11 +27,13 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "log-time": lambda store, _: store.log(since=0),
     "ls-last": lambda store, _: store.node_ids(last=3),
     "ls-objects": lambda store, _: store.node_objects(),
+    "namespaces": lambda store, _: store.namespaces(),
     "now": lambda store, _: store.log(),  # the client's clock (set below for this row) needs it
     "pack-file": lambda store, tmp: store.upload_pack_to(tmp / "pack", ["ab" * 32], []),
     "receive-pusher": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, pusher="bob"),
     "remotes": lambda store, _: store.fetch("origin"),
     "remotes-http": lambda store, _: store.advertise(),
+    "search": lambda store, _: store.search(("memories",)),
     "valid-at": lambda store, _: store.memory_valid_at(0),
     "write-branch": lambda store, _: store.write([{"id": "a", "content": 1}], message="w", branch="side"),
     "write-if-absent": lambda store, _: store.write([{"id": "a", "content": 1, "if_absent": True}], message="w"),

@@ -48,6 +48,7 @@ import os
 import random
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -87,6 +88,8 @@ NAMED_READS = 64
 
 #: Seconds between looks at the kept pins while ``amemory_pin`` waits for a put on the same event loop.
 PIN_POLL = 0.002
+#: Pins a saver keeps, the least recently used let go first; one let go is read again from its checkpoint node.
+KEPT_PINS = 1024
 
 #: The branch a ``couple_memory`` saver keeps every checkpoint on, apart from the memory branches.
 CHECKPOINT_BRANCH = "langgraph/checkpoints"
@@ -217,8 +220,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         self.couple_memory = couple_memory
         #: The branch the checkpoints are on: ``None`` for HEAD's.
         self._branch = CHECKPOINT_BRANCH if couple_memory else None
-        #: Pins already read or written, by (thread, checkpoint id): a checkpoint's pin never changes.
-        self._pins: dict[tuple[str, str], MemoryPin | None] = {}
+        #: Pins already read or written, by (thread, checkpoint id): a checkpoint's pin never changes while the
+        #: checkpoint is stored.  At most ``KEPT_PINS``; a deleted checkpoint's goes with it (``_let_go``).
+        self._pins: OrderedDict[tuple[str, str], MemoryPin | None] = OrderedDict()
         #: Whether the checkpoints' branch may not exist yet (then reads check first; see ``_readable``).
         self._branch_missing = couple_memory
         #: Notified whenever a pin is kept, for ``memory_pin``'s wait.
@@ -443,17 +447,40 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         return _config(key)
 
     # ------------------------------------------------------------------ coupled memory
-    def _remember(self, key: Key, content: Any) -> None:
+    def _remember(self, key: Key, content: Any) -> tuple[MemoryPin | None] | None:
         """Keep the pin a checkpoint node records, so the store's later lookups cost nothing.
+
+        Returns:
+            ``(pin,)`` for a node of a root namespace read by a coupled saver; ``None`` otherwise.
 
         Raises:
             UnreadableCheckpointError: The node is not an object, or its pin is not one.
         """
-        if self.couple_memory and not key.checkpoint_ns:
-            pin = stored.memory_pin(_checkpoint_node(key), content)
-            with self._arrived:
-                self._pins[key.thread_id, key.checkpoint_id] = MemoryPin(*pin) if pin else None
-                self._arrived.notify_all()
+        if not self.couple_memory or key.checkpoint_ns:
+            return None
+        read = stored.memory_pin(_checkpoint_node(key), content)
+        pin = MemoryPin(*read) if read else None
+        with self._arrived:
+            self._pins[key.thread_id, key.checkpoint_id] = pin
+            self._pins.move_to_end((key.thread_id, key.checkpoint_id))
+            while len(self._pins) > KEPT_PINS:
+                self._pins.popitem(last=False)
+            self._arrived.notify_all()
+        return (pin,)
+
+    def _kept(self, place: tuple[str, str]) -> tuple[MemoryPin | None] | None:
+        """``(pin,)`` when the pin of ``place`` is kept (now the most recently used), else ``None``."""
+        with self._arrived:
+            if place not in self._pins:
+                return None
+            self._pins.move_to_end(place)
+            return (self._pins[place],)
+
+    def _let_go(self, deleted: Callable[[tuple[str, str]], bool]) -> None:
+        """Drop the pins of the checkpoints just deleted: no longer stored, they have none (``memory_pin``)."""
+        with self._arrived:
+            for place in [place for place in self._pins if deleted(place)]:
+                del self._pins[place]
 
     def _pin_for(self, key: Key, parent: str | None) -> MemoryPin:
         """The memory a new root checkpoint runs with: its parent's branch, or a new one when it forks.
@@ -500,8 +527,11 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """The memory a checkpoint of the thread's root namespace ran with (``None``: none recorded).
 
         Read once (the checkpoint node) and then kept: a checkpoint's pin
-        never changes.  ``MnemosyneStore`` asks it, for the checkpoint a
-        running step started from, which branch that step reads and writes.
+        never changes.  At most ``KEPT_PINS`` are kept, the least recently
+        used let go first and read again when asked; a checkpoint deleted
+        (``delete_thread``, ``prune``, ``delete_for_runs``) has none.
+        ``MnemosyneStore`` asks it, for the checkpoint a running step started
+        from, which branch that step reads and writes.
 
         Args:
             thread_id: The thread.
@@ -518,31 +548,31 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         if not self.couple_memory:
             return None
         place = (str(thread_id), checkpoint_id)
-        if place not in self._pins:
-            self._read_pin(place)
-        if place not in self._pins and wait:
-            with self._arrived:
-                self._arrived.wait_for(lambda: place in self._pins, timeout=self._client.timeout)
-        return self._pins.get(place)
+        found = self._kept(place) or self._read_pin(place)
+        if found is None and wait:
+            with self._arrived:  # read under the lock the wait ends holding, so no other put can drop it first
+                if self._arrived.wait_for(lambda: place in self._pins, timeout=self._client.timeout):
+                    found = (self._pins[place],)
+        return found[0] if found else None
 
     async def amemory_pin(self, thread_id: str, checkpoint_id: str, *, wait: bool = False) -> MemoryPin | None:
         """``memory_pin``, its read and its wait awaited, so the put waited for can run on the same event loop."""
         if not self.couple_memory:
             return None
         place = (str(thread_id), checkpoint_id)
-        if place not in self._pins:
-            await mnem_bridge.run_inline(self._read_pin, place)
+        found = self._kept(place) or await mnem_bridge.run_inline(self._read_pin, place)
         deadline = time.monotonic() + self._client.timeout
-        while place not in self._pins and wait and time.monotonic() < deadline:
+        while found is None and wait and time.monotonic() < deadline:
             await asyncio.sleep(PIN_POLL)
-        return self._pins.get(place)
+            found = self._kept(place)
+        return found[0] if found else None
 
-    def _read_pin(self, place: tuple[str, str]) -> None:
-        """Read a checkpoint node and keep its pin, if it is stored."""
+    def _read_pin(self, place: tuple[str, str]) -> tuple[MemoryPin | None] | None:
+        """Read a checkpoint node and keep its pin: ``(pin,)``, or ``None`` when the checkpoint is not stored."""
         key = Key(place[0], "", place[1])
-        found = self._nodes([_checkpoint_node(key)])
-        if _checkpoint_node(key) in found:
-            self._remember(key, found[_checkpoint_node(key)])
+        node_id = _checkpoint_node(key)
+        found = self._nodes([node_id])
+        return self._remember(key, found[node_id]) if node_id in found else None
 
     def memory_of(self, config: RunnableConfig) -> MemoryPin | None:
         """``memory_pin`` for a checkpoint's config (``get_state(...).config``, a history entry's ``config``).
@@ -592,6 +622,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """
         ids = self._node_ids([thread_prefix(str(thread_id))])
         self._write([], ids, f"delete checkpoints of thread {in_message(str(thread_id))}")
+        self._let_go(lambda place: place[0] == str(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
         """Copy every checkpoint, channel value and write of a thread to another, as one commit.
@@ -665,6 +696,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                     and (parsed.thread_id, parsed.checkpoint_ns, *parsed.rest) not in used):
                 deletes.append(_node_id(parsed))
         self._write([], deletes, message)
+        gone = {(key.thread_id, key.checkpoint_id) for key in doomed if not key.checkpoint_ns}
+        self._let_go(gone.__contains__)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """The next version of a channel: the counter, then a random part, as ``InMemorySaver``'s.

@@ -30,7 +30,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import Command, interrupt
 
 import mnem_bridge
-from mnem_langgraph import MnemosyneSaver, MnemosyneStore
+from mnem_langgraph import MnemosyneSaver, MnemosyneStore, checkpoint
 from mnem_langgraph.checkpoint import CHECKPOINT_BRANCH
 from mnem_langgraph.coupling import CHECKPOINT_MAP_KEY, CHECKPOINTER_KEY, DURABILITY_KEY
 
@@ -308,6 +308,48 @@ def test_checkpoints_live_on_their_own_branch(coupled, mstore, bridge):
     assert CHECKPOINT_BRANCH in dict(bridge.branches())
     assert all(node_id.startswith(".checkpoint:") for node_id in bridge.node_ids(at=CHECKPOINT_BRANCH))
     assert not any(node_id.startswith(".checkpoint:") for node_id in bridge.node_ids())
+
+
+def test_deleting_or_pruning_a_thread_lets_go_of_its_pins(coupled, mstore, address):
+    """A deleted checkpoint has no pin (``memory_pin``: None for one not stored), nor does the saver keep one."""
+    app = build(coupled, mstore)
+    app.invoke({"seen": []}, thread("gone"))
+    app.invoke({"seen": []}, thread("pruned"))
+    gone, pruned = list(app.get_state_history(thread("gone"))), list(app.get_state_history(thread("pruned")))
+    assert all(coupled.memory_of(snapshot.config) is not None for snapshot in gone + pruned)
+
+    coupled.delete_thread("gone")
+    assert [coupled.memory_of(snapshot.config) for snapshot in gone] == [None] * len(gone)
+    assert not [place for place in coupled._pins if place[0] == "gone"]
+
+    coupled.prune(["pruned"])  # keeps the latest checkpoint, and so its pin
+    latest, *older = pruned
+    assert coupled.memory_of(latest.config) is not None
+    assert [coupled.memory_of(snapshot.config) for snapshot in older] == [None] * len(older)
+    assert [place[1] for place in coupled._pins if place[0] == "pruned"] == [
+        latest.config["configurable"]["checkpoint_id"]]
+    with MnemosyneSaver(address, author="graph", mnem=MNEM, couple_memory=True) as fresh:
+        assert fresh.memory_of(latest.config) == coupled.memory_of(latest.config)
+
+
+def test_a_long_run_keeps_a_bounded_number_of_pins_and_reads_a_dropped_one_again(coupled, mstore, address,
+                                                                                 monkeypatch):
+    """The saver keeps at most ``KEPT_PINS`` pins; a pin it let go is read again from its checkpoint node."""
+    monkeypatch.setattr(checkpoint, "KEPT_PINS", 4)
+    beliefs = {number: f"belief {number}" for number in range(1, 13)}
+    app = build(coupled, mstore, beliefs=beliefs)
+    app.invoke({"seen": []}, thread("long"))
+    history = list(app.get_state_history(thread("long")))
+    assert len(history) > 12 and len(coupled._pins) <= 4
+    with MnemosyneSaver(address, author="graph", mnem=MNEM, couple_memory=True) as fresh:
+        expected = [fresh.memory_of(snapshot.config) for snapshot in history]
+    assert all(pin is not None for pin in expected)
+    assert [coupled.memory_of(snapshot.config) for snapshot in history] == expected
+    assert len(coupled._pins) <= 4
+
+    # A replay from the first step's checkpoint, long dropped, still reads memory as of that checkpoint.
+    first = after_step(app, "long", 1)
+    assert app.invoke(None, first.config)["seen"][1] == "s2 saw belief 1"
 
 
 def test_a_coupled_saver_passes_the_conformance_suite(address: str) -> None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .models import Blame, Commit, MemoryNode, Pusher
+from .models import Blame, Commit, MemoryNode, Pusher, TimedNode
 
-__all__ = ["Memory", "read_blame", "read_deleted", "read_expired", "read_found", "read_memory", "read_written"]
+__all__ = [
+    "Memory", "read_blame", "read_deleted", "read_expired", "read_found", "read_memory", "read_timed", "read_written",
+]
 
 #: Memory as upstream's SDK returns it: ``{node id: MemoryNode}`` in node-id order.
 Memory = dict[str, MemoryNode]
@@ -54,3 +56,8 @@ def read_written(doc: Mapping[str, Any]) -> tuple[Commit | None, dict[str, str]]
     """``mnem write``'s document: the commit (``None`` when nothing changed) and the changes."""
     return None if doc["commit"] is None else Commit.from_dict(doc["commit"]), dict(doc["changes"])
 
+
+
+def read_timed(doc: Mapping[str, Any]) -> dict[str, TimedNode]:
+    """``mnem stamps``'s document: ``{node id: node with its times}``."""
+    return {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}

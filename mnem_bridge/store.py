@@ -45,7 +45,7 @@ from typing import Any, Final, Literal, TypeVar, get_args, overload
 from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
 from .client import Mnem
-from .documents import Memory, read_blame, read_deleted, read_expired, read_found, read_memory, read_written
+from .documents import Memory, read_blame, read_deleted, read_expired, read_found, read_memory, read_timed, read_written
 from .encoding import Resolution, encode_json, pack_vector, resolution_flags, resolve_author, write_put
 from .errors import (
     InvalidRefError,
@@ -88,6 +88,13 @@ T = TypeVar("T")
 Predicate = Callable[[Memory], bool]
 
 _CONTENT_KINDS = get_args(ContentKind)
+#: A page of memory with nothing on it: what a view's branch that does not exist yet reads as.
+_EMPTY_PAGE: Final = MemoryPage(b'{"memory":{},"next_cursor":null}', {"memory": {}, "next_cursor": None})
+#: Why a view refuses merge and pull.
+_MERGE = "merge: mnem merge records onto HEAD's branch; merge on the store itself with that branch checked out"
+#: Why a view refuses staging, and what to do instead.
+_STAGING = ("stage or commit: staging belongs to HEAD's branch; write on the view with write(), or stage on the store "
+            "itself")
 
 
 class _Unset:
@@ -265,6 +272,24 @@ class Store:
 
     Prefer ``init``/``open``; constructing directly takes ``root`` as is.
 
+    ``on(branch)`` gives a view of the same store on one branch, for a
+    writer that keeps its commits apart without moving anyone's HEAD (a
+    LangGraph run replayed from a past checkpoint).  Every method of a view
+    either honours its branch or refuses with a ``UsageError`` that says why;
+    none falls back to HEAD's branch.  Each method's docstring says which,
+    under "On a view"; in short:
+
+    * reads default to the branch where a store reads HEAD (a revision given
+      as ``at`` is read as given), and writes land on it;
+    * a branch that does not exist yet reads as empty, as an unborn branch
+      does, and its first ``write`` creates it;
+    * what only HEAD's branch has is refused: staging and ``commit``,
+      ``checkout``, ``merge``/``pull`` (they record onto HEAD's branch), TTL
+      leases (``live=True``, ``touch``, ``expire``: ``mnem`` applies them to
+      HEAD's branch only);
+    * what concerns the whole store (branches, remotes, serving a remote,
+      ``export``, a revision the caller names) is the same as on the store.
+
     Args:
         root: The directory holding ``.mnem``.
         client: How to run ``mnem`` (default: a new ``Mnem()``, closed with the store).
@@ -275,6 +300,60 @@ class Store:
         self.root: Path | StoreUrl = root if isinstance(root, StoreUrl) else store_address(root)
         self._client = client if client is not None else Mnem()
         self._owns_client = client is None
+        self._branch: str | None = None
+
+    def on(self, branch: str) -> Store:
+        """A view of this store on ``branch``: its reads pass that branch as their revision, its writes land on it.
+
+        HEAD does not move, and nothing runs until a method is called: the
+        view shares this store's client (closing it leaves the client open).
+        See the class docstring for what a view does and refuses.
+
+        Args:
+            branch: The branch (created by the view's first ``write`` if it does not exist yet).
+
+        Returns:
+            The view.
+
+        Raises:
+            UsageError: ``branch`` is empty.
+        """
+        if not branch:
+            raise UsageError("Store.on needs a branch name")
+        view = Store(self.root, client=self._client)
+        view._branch = branch
+        return view
+
+    @property
+    def view_branch(self) -> str | None:
+        """The branch this view reads and writes (``on``), or ``None`` for the store itself (HEAD's branch)."""
+        return self._branch
+
+    def _at(self, at: str | None) -> str | None:
+        """The revision a read passes: ``at`` as the caller gave it, else the view's branch (``None``: HEAD's)."""
+        return self._branch if at is None else at
+
+    def _not_on_view(self, why: str) -> None:
+        """Refuse a call that only HEAD's branch can answer, on a view: ``why`` says what and how to do it instead."""
+        if self._branch is not None:
+            raise UsageError(f"a view on branch {self._branch!r} (Store.on) cannot {why}")
+
+    def _leases(self, live: bool) -> list[str]:
+        """``--live`` when ``live``; refused on a view, since ``mnem`` applies leases to HEAD's branch only."""
+        if not live:
+            return []
+        self._not_on_view("read live (live=True): mnem applies TTL leases only to reads of HEAD's branch; pass "
+                          "live=False to read the branch as committed")
+        return ["--live"]
+
+    def _unless_missing(self, read: Callable[[], T], empty: T, at: str | None = None) -> T:
+        """``read()``; on a view whose branch does not exist yet (read at it), ``empty``, as an unborn branch reads."""
+        try:
+            return read()
+        except InvalidRefError:
+            if self._branch is None or at is not None or any(name == self._branch for name, _ in self.branches()):
+                raise
+            return empty
 
     # ------------------------------------------------------------ plumbing
     @property
@@ -295,7 +374,10 @@ class Store:
         return self._client.call(self.root, *args, payload=payload, parse=parse)
 
     def close(self) -> None:
-        """Release the client if this store created it; no process is left running either way."""
+        """Release the client if this store created it; no process is left running either way.
+
+        On a view: nothing to release (a view never owns its client).
+        """
         if self._owns_client:
             self._client.close()
 
@@ -306,6 +388,8 @@ class Store:
         self.close()
 
     def __repr__(self) -> str:
+        if self._branch is not None:
+            return f"<mnem.Store root={str(self.root)!r} on={self._branch!r}>"
         return f"<mnem.Store root={str(self.root)!r}>"  # upstream's repr: code and logs written for it match
 
     # ------------------------------------------------------------ HEAD and staging
@@ -318,16 +402,28 @@ class Store:
         """The store's format version (upstream's ``Store.format_version``; 1 for every store today).
 
         Read from the store's config with one ``mnem status``, so a store
-        that cannot be opened raises here as any other read would.
+        that cannot be opened raises here as any other read would.  On a
+        view: the same (the whole store's).
         """
         return int(self._status(lambda status: status["format_version"]))
 
     def head(self) -> str:
-        """HEAD as stored: ``"ref: <branch>"``, or a commit hex when detached."""
+        """HEAD as stored: ``"ref: <branch>"``, or a commit hex when detached.
+
+        On a view: ``"ref: <its branch>"``, the HEAD its reads and writes act as if checked out (nothing is run).
+        """
+        if self._branch is not None:
+            return f"ref: {self._branch}"
         return str(self._status(lambda status: status["head"]))
 
     def head_commit(self) -> str | None:
-        """The commit HEAD points at, or ``None`` on an unborn branch."""
+        """The commit HEAD points at, or ``None`` on an unborn branch.
+
+        On a view: its branch's tip, or ``None`` when the branch does not exist yet.
+        """
+        if self._branch is not None:
+            branch = self._branch
+            return self._unless_missing(lambda: self.resolve(branch), None)
         commit = self._status(lambda status: status["commit"])
         return None if commit is None else str(commit)
 
@@ -353,8 +449,11 @@ class Store:
             The staged node's object id (64 hex).
 
         Raises:
-            UsageError (a ValueError): Bad ``content_kind`` or content that is not JSON.
+            UsageError (a ValueError): Bad ``content_kind`` or content that is not JSON; on a view, always.
+
+        On a view: refused (staging belongs to HEAD's branch; ``write`` lands on the view's).
         """
+        self._not_on_view(_STAGING)
         if content_kind not in _CONTENT_KINDS:
             raise UsageError(f'content_kind must be "note" or "claim", got {content_kind!r}')
         args = ["add", f"--content-json={encode_json(content)}"]
@@ -377,6 +476,8 @@ class Store:
 
         Returns:
             Its object id.
+
+        On a view: refused, as ``add``.
         """
         return self.add(
             node.id,
@@ -394,15 +495,19 @@ class Store:
 
         Raises:
             InvalidRefError: The node is neither committed nor staged.
+            UsageError: On a view, always (staging belongs to HEAD's branch).
         """
+        self._not_on_view(_STAGING)
         self._call("rm", "--", id)
 
     def staged(self) -> list[tuple[str, str]]:
-        """Staged nodes as ``(node id, object id)``, sorted by node id."""
+        """Staged nodes as ``(node id, object id)``, sorted by node id.  On a view: refused, as ``add``."""
+        self._not_on_view(_STAGING)
         return self._status(lambda status: [(entry["id"], entry["object"]) for entry in status["staged"]])
 
     def staged_deletions(self) -> list[str]:
-        """Node ids staged for deletion, sorted."""
+        """Node ids staged for deletion, sorted.  On a view: refused, as ``add``."""
+        self._not_on_view(_STAGING)
         return self._status(lambda status: list(status["staged_deletions"]))
 
     def unstage(self, id: str) -> bool:
@@ -413,7 +518,10 @@ class Store:
 
         Returns:
             Whether anything was staged for it.
+
+        On a view: refused, as ``add``.
         """
+        self._not_on_view(_STAGING)
         return bool(self._read(lambda doc: doc["unstaged"], "unstage", "--", id))
 
     def commit(self, message: str, *, author: str | None = None, time_ms: int | None = None) -> str:
@@ -431,7 +539,9 @@ class Store:
         Raises:
             InvalidRefError: Nothing staged, or HEAD is detached.
             ConflictError: The branch moved during the commit.
+            UsageError: On a view, always (it commits HEAD's staging; ``write`` lands on the view's branch).
         """
+        self._not_on_view(_STAGING)
         return str(self._read(lambda doc: doc["id"], "commit", *self._record_flags(message, author, time_ms)))
 
     def _record_flags(self, message: str | None, author: str | None, time_ms: int | None) -> list[str]:
@@ -475,20 +585,22 @@ class Store:
         Returns:
             The commits (empty on an unborn branch).
 
+        On a view: history from its branch's tip (empty while the branch does not exist).
+
         Raises:
             ContractError: ``touching`` or ``threads`` with a ``mnem`` that does not list the ``log-filter`` feature,
                 or ``since`` / ``until`` without ``log-time``.
             UsageError: ``since`` or ``until`` is not a time (nothing is run).
         """
         args = self._log_args(first_parent, limit, touching, threads, since, until)
-        return self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args)
+        return self._unless_missing(lambda: self._read(lambda doc: [Commit.from_dict(c) for c in doc], *args), [])
 
     def log_attributed(self, *, first_parent: bool = False, limit: int | None = None,
                        touching: Iterable[str] = (), threads: Iterable[str] = (), since: Time | None = None,
                        until: Time | None = None) -> list[tuple[Commit, Pusher | None]]:
         """``log``, each commit with who pushed it into the store where that was not its author.
 
-        Same arguments and order as ``log``, from the same one ``mnem log``.
+        Same arguments and order as ``log``, from the same one ``mnem log``; on a view, from its branch as ``log``.
 
         Returns:
             ``(commit, pusher)`` pairs; the pusher is ``None`` for a commit no one but its author brought here
@@ -499,11 +611,12 @@ class Store:
             UsageError: As ``log``.
         """
         args = self._log_args(first_parent, limit, touching, threads, since, until)
-        return self._read(lambda doc: [(Commit.from_dict(c), Pusher.of(c)) for c in doc], *args)
+        return self._unless_missing(
+            lambda: self._read(lambda doc: [(Commit.from_dict(c), Pusher.of(c)) for c in doc], *args), [])
 
     def _log_args(self, first_parent: bool, limit: int | None, touching: Iterable[str], threads: Iterable[str],
                   since: Time | None, until: Time | None) -> list[str]:
-        """``mnem log``'s arguments for ``log``'s options, each feature they need checked first."""
+        """``mnem log``'s arguments for ``log``'s options (from a view's branch), each needed feature checked first."""
         args = ["log"]
         if first_parent:
             args.append("--first-parent")
@@ -516,7 +629,7 @@ class Store:
                   if when is not None]
         if window:
             self._require("log-time")
-        return [*args, *filters, *window]
+        return [*args, *filters, *window, *([] if self._branch is None else ["--", self._branch])]
 
     def _require(self, feature: str) -> None:
         """Raise ``ContractError`` unless the binary lists ``feature`` (``features.NEEDS`` says what it is for)."""
@@ -533,23 +646,28 @@ class Store:
 
         Raises:
             InvalidRefError: No such branch or commit, or an ambiguous prefix.
+
+        On a view: the same (``spec`` names what it names in the whole store).
         """
         return str(self._read(lambda doc: doc["commit"], "resolve", "--", spec))
 
     def new_branch(self, name: str, *, start: str | None = None) -> None:
         """Create a branch at ``start`` (a commit-ish) or at HEAD, without switching to it.
 
+        On a view: ``start`` defaults to the view's branch instead of HEAD.
+
         Args:
             name: The branch name.
             start: Where it starts.
 
         Raises:
-            InvalidRefError: Bad or existing name, or HEAD has no commit yet.
+            InvalidRefError: Bad or existing name, or HEAD (a view's branch) has no commit yet.
         """
+        start = self._at(start)
         self._call("branch", "--", name, *([] if start is None else [start]))
 
     def branches(self) -> list[tuple[str, str]]:
-        """Every branch as ``(name, tip commit id)``, sorted by name."""
+        """Every branch as ``(name, tip commit id)``, sorted by name.  On a view: the same (the whole store's)."""
         return self._read(lambda doc: [(entry["name"], entry["commit"]) for entry in doc], "branch")
 
     def delete_branch(self, name: str) -> bool:
@@ -563,6 +681,8 @@ class Store:
 
         Raises:
             InvalidRefError: ``name`` is the current branch.
+
+        On a view: the same (the view's own branch may be deleted: it then reads as empty again).
         """
         return self._read(read_deleted, "branch", f"--delete={name}")
 
@@ -575,9 +695,12 @@ class Store:
             discard: Drop staged changes instead of refusing to switch.
 
         Raises:
-            UsageError (a ValueError): Neither ``target`` nor ``create`` given.
+            UsageError (a ValueError): Neither ``target`` nor ``create`` given; on a view, always.
             InvalidRefError: Unknown target, or staged changes without ``discard``.
+
+        On a view: refused (a view never moves HEAD; check out on the store itself).
         """
+        self._not_on_view("check out: a view never moves HEAD; call checkout on the store itself")
         if target is None and create is None:
             raise UsageError("checkout needs a target, or create= to make a new branch")
         args = ["checkout"]
@@ -601,7 +724,12 @@ class Store:
 
         Returns:
             A context manager yielding this store.
+
+        Raises:
+            UsageError: On a view, always (it moves HEAD; ``on(name)`` works on a branch without moving it).
         """
+        self._not_on_view("switch branches with branch(): it moves HEAD; use on(name) for a view of that branch, "
+                          "or call branch() on the store itself")
         self.new_branch(name, start=start)
         return self._on(name)
 
@@ -616,8 +744,12 @@ class Store:
 
     # ------------------------------------------------------------ reading memory
     def working_memory(self) -> Memory:
-        """The HEAD state with staging applied, in node-id order."""
-        return self._read(read_memory, "show")
+        """The HEAD state with staging applied, in node-id order.
+
+        On a view: its branch's tip (a view stages nothing); empty while the branch does not exist.
+        """
+        at = self._branch
+        return self._unless_missing(lambda: self._read(read_memory, "show", *([] if at is None else ["--", at])), {})
 
     def memory_page(
         self, *, limit: int, cursor: str | None = None, prefixes: Iterable[str] | None = None, at: str | None = None,
@@ -632,7 +764,14 @@ class Store:
 
         Returns:
             The page, with the binary's JSON kept for callers that pass it on.
+
+        On a view: ``at`` defaults to its branch (empty while the branch does not exist).
         """
+        given, at = at, self._at(at)
+        return self._unless_missing(lambda: self._page(limit, cursor, prefixes, at), _EMPTY_PAGE, given)
+
+    def _page(self, limit: int, cursor: str | None, prefixes: Iterable[str] | None, at: str | None) -> MemoryPage:
+        """``memory_page`` at the revision ``at`` (None: working memory)."""
         args = ["show", f"--limit={limit}", *([] if cursor is None else [f"--cursor={cursor}"]),
                 *(f"--prefix={start}" for start in prefixes or ()), "--", *([] if at is None else [at])]
         document, data = self._client.call_json(self.root, *args)
@@ -652,9 +791,13 @@ class Store:
 
         Returns:
             The node, or ``None`` if absent or staged for deletion.
+
+        On a view: ``at`` defaults to its branch.
         """
-        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}",
-                          *([] if at is None else ["--", at]))
+        given, at = at, self._at(at)
+        return self._unless_missing(lambda: self._read(
+            lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}",
+            *([] if at is None else ["--", at])), None, given)
 
     def state_at(self, commit: str) -> Memory:
         """The memory recorded by a commit (HEAD does not move).
@@ -664,6 +807,8 @@ class Store:
 
         Returns:
             ``{node id: MemoryNode}`` in node-id order.
+
+        On a view: the same (``commit`` is read as given).
         """
         return self._read(read_memory, "show", "--", commit)
 
@@ -685,15 +830,21 @@ class Store:
 
         Raises:
             ContractError: ``last`` with a ``mnem`` that does not list the ``ls-last`` feature.
+            UsageError: ``live`` on a view.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         starts = None if prefixes is None else list(prefixes)
+        flags = self._leases(live)
         if starts == []:
             return []
         if last is not None:
             self._require("ls-last")
-        args = ["ls", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
+        given, at = at, self._at(at)
+        args = ["ls", *flags, *(f"--prefix={start}" for start in starts or ()),
                 *([] if last is None else [f"--last={last}"]), "--", *([] if at is None else [at])]
-        return self._read(lambda doc: [str(node_id) for node_id in doc], *args)
+        return self._unless_missing(lambda: self._read(lambda doc: [str(node_id) for node_id in doc], *args), [],
+                                    given)
 
     def node_objects(
         self, *, prefixes: Iterable[str] | None = None, live: bool = False, unless: str | None = None,
@@ -719,19 +870,26 @@ class Store:
 
         Raises:
             ContractError: A ``mnem`` that does not list the ``ls-objects`` feature.
+            UsageError: ``live`` on a view.
+
+        On a view: its branch's tip instead of HEAD's commit (``(None, {}, [])`` while the branch does not
+        exist); ``live`` is refused.
         """
         starts = None if prefixes is None else list(prefixes)
+        flags = self._leases(live)
         if starts == []:
             return None, {}, []
         self._require("ls-objects")
-        args = ["ls", "--objects", *(["--live"] if live else []), *(f"--prefix={start}" for start in starts or ()),
-                *([] if unless is None else [f"--unless={unless}"]), "--"]
+        args = ["ls", "--objects", *flags, *(f"--prefix={start}" for start in starts or ()),
+                *([] if unless is None else [f"--unless={unless}"]), "--",
+                *([] if self._branch is None else [self._branch])]
 
         def parse(doc: Any) -> tuple[str | None, dict[str, str] | None, list[str]]:
             nodes = doc["nodes"]
             return doc["commit"], None if nodes is None else dict(nodes), list(doc["expired"])
 
-        return self._read(parse, *args)
+        unborn: tuple[str | None, dict[str, str] | None, list[str]] = (None, {}, [])
+        return self._unless_missing(lambda: self._read(parse, *args), unborn)
 
     def node_times(
         self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None, at: str | None = None,
@@ -753,14 +911,21 @@ class Store:
 
         Returns:
             ``{node id: TimedNode}`` in node-id order.
+
+        Raises:
+            UsageError: ``live`` on a view.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         wanted = None if ids is None else list(ids)
         starts = None if prefixes is None else list(prefixes)
+        flags = self._leases(live)
         if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
-        args = ["stamps", *(["--live"] if live else []), *(f"--node={node_id}" for node_id in wanted or ()),
+        given, at = at, self._at(at)
+        args = ["stamps", *flags, *(f"--node={node_id}" for node_id in wanted or ()),
                 *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
-        return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
+        return self._unless_missing(lambda: self._read(read_timed, *args), {}, given)
 
     def memory_valid_at(self, when: Time, *, at: str | None = None) -> Memory:
         """What was true at ``when`` by the facts' own event times, not what was known then (``show --valid-at``).
@@ -783,8 +948,12 @@ class Store:
             InvalidRefError: ``at`` names nothing.
             UsageError: ``when`` is not a time.
             ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist).
         """
-        return self._read(read_memory, "show", *self._valid_flag(when), "--", *([] if at is None else [at]))
+        flags, given, at = self._valid_flag(when), at, self._at(at)
+        return self._unless_missing(
+            lambda: self._read(read_memory, "show", *flags, "--", *([] if at is None else [at])), {}, given)
 
     def node_valid_at(self, id: str, when: Time, *, at: str | None = None) -> MemoryNode | None:
         """One node as ``memory_valid_at`` would hold it, found by the change index's probes alone.
@@ -801,9 +970,13 @@ class Store:
             InvalidRefError: ``at`` names nothing.
             UsageError: ``when`` is not a time.
             ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+
+        On a view: ``at`` defaults to its branch (``None`` while it does not exist).
         """
-        return self._read(lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}",
-                          *self._valid_flag(when), "--", *([] if at is None else [at]))
+        flags, given, at = self._valid_flag(when), at, self._at(at)
+        return self._unless_missing(lambda: self._read(
+            lambda data: None if data is None else MemoryNode.from_dict(data), "show", f"--node={id}", *flags, "--",
+            *([] if at is None else [at])), None, given)
 
     def valid_times(
         self, when: Time, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None,
@@ -828,14 +1001,17 @@ class Store:
             InvalidRefError: ``at`` names nothing.
             UsageError: ``when`` is not a time.
             ContractError: A ``mnem`` that does not list the ``valid-at`` feature.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist).
         """
         wanted = None if ids is None else list(ids)
         starts = None if prefixes is None else list(prefixes)
         if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
+        given, at = at, self._at(at)
         args = ["stamps", *self._valid_flag(when), *(f"--node={node_id}" for node_id in wanted or ()),
                 *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
-        return self._read(lambda doc: {node_id: TimedNode.from_dict(entry) for node_id, entry in doc.items()}, *args)
+        return self._unless_missing(lambda: self._read(read_timed, *args), {}, given)
 
     def _valid_flag(self, when: Time | None) -> list[str]:
         """``--valid-at=TIME`` when a time is given (checking the binary can answer it), else nothing."""
@@ -853,7 +1029,11 @@ class Store:
 
         Returns:
             ``{node id: new expiry in Unix ms}`` for the leases restarted.
+
+        Raises:
+            UsageError: On a view, always (``mnem touch`` restarts leases on HEAD's branch only).
         """
+        self._not_on_view("restart leases (touch): mnem touch restarts them on HEAD's branch only")
         wanted = list(ids)
         if not wanted:
             return {}
@@ -867,7 +1047,11 @@ class Store:
 
         Returns:
             ``(commit, removed ids)``; ``(None, [])`` when nothing had expired.
+
+        Raises:
+            UsageError: On a view, always (``mnem expire`` sweeps HEAD's branch only).
         """
+        self._not_on_view("expire: mnem expire sweeps HEAD's branch only; call expire on the store itself")
         return self._read(read_expired, "expire", f"--author={resolve_author(author)}")
 
     def embed(self, model: str, vectors: Mapping[str, Mapping[str, str]], *, at: str | None = None) -> int:
@@ -880,9 +1064,13 @@ class Store:
 
         Returns:
             How many nodes got vectors.
+
+        On a view: ``at`` defaults to its branch (0 while it does not exist).
         """
+        given, at = at, self._at(at)
         args = ["embed", f"--model={model}", "--", *([] if at is None else [at])]
-        return self._read(lambda doc: int(doc["embedded"]), *args, payload=encode_json(dict(vectors)))
+        return self._unless_missing(
+            lambda: self._read(lambda doc: int(doc["embedded"]), *args, payload=encode_json(dict(vectors))), 0, given)
 
     def similar(
         self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
@@ -911,18 +1099,24 @@ class Store:
             ``{node id: score}`` best first (ties by node id); nodes without a vector are left out.
 
         Raises:
-            UsageError: An unknown ``distance`` (``mnem`` refuses it, naming the accepted ones).
+            UsageError: An unknown ``distance`` (``mnem`` refuses it, naming the accepted ones); ``live`` on a view.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         wanted = None if ids is None else list(ids)
         starts = None if prefixes is None else list(prefixes)
+        flags = self._leases(live)
         if (wanted == [] and not starts) or (starts == [] and not wanted):
             return {}
-        args = ["similar", f"--model={model}", f"--vector={pack_vector(vector)}", *(["--live"] if live else []),
+        given, at = at, self._at(at)
+        args = ["similar", f"--model={model}", f"--vector={pack_vector(vector)}", *flags,
                 *([] if limit is None else [f"--limit={limit}"]),
                 *([] if distance == "cosine" else [f"--distance={distance}"]),
                 *(f"--node={node_id}" for node_id in wanted or ()), *(f"--prefix={start}" for start in starts or ()),
                 "--", *([] if at is None else [at])]
-        return self._read(lambda doc: dict(zip(map(str, doc), map(float, doc.values()), strict=True)), *args)
+        return self._unless_missing(
+            lambda: self._read(lambda doc: dict(zip(map(str, doc), map(float, doc.values()), strict=True)), *args), {},
+            given)
 
     def search(
         self, namespace: Sequence[str] = (), *, query: str | None = None, mode: str = "substring",
@@ -957,11 +1151,14 @@ class Store:
             UsageError: A bad argument (an unknown filter operator, a vector mode without ``model`` and
                 ``vector``, an argument larger than one value may be); nothing is read.
             ContractError: A ``mnem`` that does not list the ``search`` feature.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         self._require("search")
+        flags, given, at = self._leases(live), at, self._at(at)
         ranked = mode in ("vector", "hybrid") and bool(query)
         args = ["search", f"--namespace={encode_json(list(namespace))}", f"--limit={limit}", f"--offset={offset}",
-                *([] if mode == "substring" else [f"--mode={mode}"]), *(["--live"] if live else []),
+                *([] if mode == "substring" else [f"--mode={mode}"]), *flags,
                 *([f"--query={query}"] if query else []),
                 *([] if filter is None else [f"--filter={encode_json(dict(filter))}"]),
                 *(f"--field={path}" for path in (fields or ()) if mode == "hybrid"),
@@ -969,7 +1166,8 @@ class Store:
                 *([f"--vector={pack_vector(vector)}"] if ranked and vector is not None else []),
                 *([f"--distance={distance}"] if ranked and distance != "cosine" else []),
                 "--", *([] if at is None else [at])]
-        return self._read(lambda doc: [SearchHit.from_dict(item) for item in doc["items"]], *args)
+        return self._unless_missing(
+            lambda: self._read(lambda doc: [SearchHit.from_dict(item) for item in doc["items"]], *args), [], given)
 
     def namespaces(
         self, *, prefix: Sequence[str] | None = None, suffix: Sequence[str] | None = None,
@@ -991,13 +1189,17 @@ class Store:
 
         Raises:
             ContractError: A ``mnem`` that does not list the ``namespaces`` feature.
+
+        On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         self._require("namespaces")
-        args = ["namespaces", f"--limit={limit}", f"--offset={offset}", *(["--live"] if live else []),
+        flags, given, at = self._leases(live), at, self._at(at)
+        args = ["namespaces", f"--limit={limit}", f"--offset={offset}", *flags,
                 *([] if prefix is None else [f"--prefix={encode_json(list(prefix))}"]),
                 *([] if suffix is None else [f"--suffix={encode_json(list(suffix))}"]),
                 *([] if max_depth is None else [f"--max-depth={max_depth}"]), "--", *([] if at is None else [at])]
-        return self._read(lambda doc: [tuple(map(str, labels)) for labels in doc["namespaces"]], *args)
+        return self._unless_missing(
+            lambda: self._read(lambda doc: [tuple(map(str, labels)) for labels in doc["namespaces"]], *args), [], given)
 
     @overload
     def diff(self, frm: str | None = None, to: str | None = None, *,
@@ -1029,7 +1231,12 @@ class Store:
             InvalidRefError: A revision names no commit; with ``merge_base``, the two have no common ancestor or
                 several (criss-cross).
             ContractError: ``merge_base`` with a ``mnem`` that does not list the ``diff-range`` feature.
+
+        On a view: HEAD and working memory are its branch (a view stages nothing), so ``frm`` and ``to``
+        default to it.
         """
+        if self._branch is not None:
+            frm, to = frm or self._branch, to or self._branch
         if merge_base:
             return self._proposed(frm or "HEAD", to or "HEAD")
         if frm is None and to is not None:  # the CLI takes TO only after FROM
@@ -1054,6 +1261,8 @@ class Store:
 
         Returns:
             ``{node id: "added" | "modified" | "removed"}``.
+
+        On a view: the same (``commit`` is read as given).
         """
         changed: dict[str, ChangeKind] = self._read(dict, "show", "--stat", "--", commit)
         return changed
@@ -1087,15 +1296,20 @@ class Store:
             The outcome.
 
         Raises:
-            UsageError (a ValueError): A bad strategy or resolution value, or a resolved id containing ``=``.
+            UsageError (a ValueError): A bad strategy or resolution value, or a resolved id containing ``=``; on a
+                view, always (``mnem merge`` records onto HEAD's branch).
             InvalidRefError: Detached HEAD, staged changes, or a bad resolution.
         """
+        self._not_on_view(_MERGE)
         args = ["merge", *resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._read(MergeResult.from_dict, *args, "--", theirs)
 
     # ------------------------------------------------------------ remotes (docs/remotes.md)
     def _remote_call(self, parse: Callable[[Any], T], *args: str) -> T:
-        """One remote verb; a binary without the ``remotes`` feature is a ``ContractError`` naming the fix."""
+        """One remote verb; a binary without the ``remotes`` feature is a ``ContractError`` naming the fix.
+
+        On a view, the remote verbs act on the whole store, as on the store (``push`` and ``pull`` say more).
+        """
         self._require("remotes")
         return self._read(parse, *args)
 
@@ -1141,7 +1355,10 @@ class Store:
 
         Raises:
             ConflictError: Not a fast-forward (without a lease), or the lease no longer holds; nothing changed.
+
+        On a view: ``branch`` defaults to the view's.
         """
+        branch = branch or self._branch
         lease = [] if force_with_lease is False else (
             ["--force-with-lease"] if force_with_lease is True else [f"--force-with-lease={force_with_lease}"])
         return self._remote_call(Pushed.from_dict, "push", *lease, "--", remote, *([branch] if branch else []))
@@ -1160,13 +1377,20 @@ class Store:
         """Fetch, then merge ``remote/branch`` (default the current branch's name) as ``merge`` does.
 
         A merge that stops on conflicts keeps the fetch and returns them (``pulled.merge.ok`` is false).
+
+        Raises:
+            UsageError: On a view, always (the merge records onto HEAD's branch); nothing is fetched.
         """
+        self._not_on_view(_MERGE)
         args = [*resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._remote_call(Pulled.from_dict, "pull", *args, "--", remote, *([branch] if branch else []))
 
     # ------------------------------------------------------------ serving a remote (mnem-mcp's HTTP sync routes)
     def _serving_call(self, parse: Callable[[Any], T], *args: str, payload: str | None = None) -> T:
-        """One serving verb; a binary without the ``remotes-http`` feature is a ``ContractError`` naming the fix."""
+        """One serving verb; a binary without the ``remotes-http`` feature is a ``ContractError`` naming the fix.
+
+        On a view, serving a remote acts on the whole store, as on the store (its branches are named explicitly).
+        """
         self._require("remotes-http")
         return self._read(parse, *args, payload=payload)
 
@@ -1253,6 +1477,8 @@ class Store:
 
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
+
+        On a view: ``at`` defaults to its branch.
         """
         return self.blame_with_author(node_id, at)[0]
 
@@ -1271,6 +1497,8 @@ class Store:
 
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
+
+        On a view: ``at`` defaults to its branch.
         """
         blame, author, _ = self.blame_attributed(node_id, at)
         return blame, author
@@ -1288,7 +1516,10 @@ class Store:
 
         Raises:
             InvalidRefError: The node is absent there, or there is no commit.
+
+        On a view: ``at`` defaults to its branch.
         """
+        at = self._at(at)
         return self._read(read_blame, "blame", "--", node_id, *([] if at is None else [at]))
 
     def bisect(
@@ -1316,7 +1547,7 @@ class Store:
             absent: The node must be absent.
             present: The node must be present.
             good: Where the condition is false (default: the root of the chain).
-            bad: Where it is true (default HEAD).
+            bad: Where it is true (default HEAD; on a view, its branch).
 
         Returns:
             The first commit where the condition holds.
@@ -1327,6 +1558,7 @@ class Store:
         """
         if (predicate is None) == (node is None):
             raise UsageError("bisect needs exactly one of a predicate or node=")
+        bad = self._at(bad)
         if predicate is not None:
             if equals is not UNSET or absent or present:
                 raise UsageError("equals=, absent= and present= go with node=, not with a predicate")
@@ -1352,7 +1584,7 @@ class Store:
             absent: It must be absent.
             present: It must be present.
             good: Where the condition is false (default: the root of the chain).
-            bad: Where it is true (default HEAD).
+            bad: Where it is true (default HEAD; on a view, its branch).
             include_root: With no ``good``, the root of the chain is a candidate
                 too: when the condition already holds there, the root is the
                 answer instead of an ``InvalidRefError`` (the engine's
@@ -1370,6 +1602,7 @@ class Store:
             raise UsageError("bisect by node needs exactly one of equals=, absent=True or present=True")
         if include_root and good is not None:
             raise UsageError("include_root= goes without good= (it makes the root itself a candidate)")
+        bad = self._at(bad)
         args = ["bisect", f"--node={node}"]
         if equals is not UNSET:
             args.append(f"--equals={encode_json(equals)}")
@@ -1450,12 +1683,19 @@ class Store:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
 
         Raises:
-            UsageError: A reserved id without ``allow_reserved`` (a binary with ``write-reserved``).
+            UsageError: A reserved id without ``allow_reserved`` (a binary with ``write-reserved``); on a view, a
+                ``branch`` other than the view's.
             InvalidRefError: A delete of an absent id (without ``skip_missing``), or a bad ``branch`` name.
             BusyError: Another writer held the store too long.
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
                 or an ``if_absent`` put with one that does not list ``write-if-absent``.
+
+        On a view: the write lands on the view's branch (``branch`` defaults to it; another is refused).
         """
+        if self._branch is not None and branch not in (None, self._branch):
+            raise UsageError(f"a view on branch {self._branch!r} (Store.on) writes on that branch, not on {branch!r}; "
+                             f"use on({branch!r}) or the store itself")
+        branch = self._at(branch)
         sent = [write_put(index, item) for index, item in enumerate(puts)]
         if any(put.get("if_absent") for put in sent):
             self._require("write-if-absent")
@@ -1472,7 +1712,7 @@ class Store:
 
     # ------------------------------------------------------------ export / import
     def export(self) -> dict[str, Any]:
-        """The whole store (every object, ref and HEAD) in upstream's export format."""
+        """The whole store (every object, ref and HEAD) in upstream's export format.  On a view: the same."""
         return self._read(dict, "export")
 
     @classmethod

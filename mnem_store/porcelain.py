@@ -932,13 +932,23 @@ def namespaces(
     Only the ids under the first prefix condition's labels (up to its first
     ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
     """
+    from .expiry import live_leases, refuse_rev
     from .items import id_prefix
-    from .search import list_namespaces
+    from .search import list_namespaces, namespace_sizes
 
+    if live:
+        refuse_rev(rev, "namespaces")
     labels = next((condition.id_prefix_labels() for condition in conditions if condition.kind == "prefix"), ())
     prefix = id_prefix(labels)
-    found = ls(repo, rev, [prefix] if prefix else None, live=live)
-    return list_namespaces(found, conditions, max_depth, limit, offset)
+    with repo.backend.read():
+        start, branch = _read_start(repo, rev)
+        if start is None:
+            return []
+        nodes = _nodes_at(repo, start, [prefix] if prefix else None)
+        leases = live_leases(repo, branch, None) if live else {}
+        expired = [nid for nid, expires in leases.items() if expires is None and nid in nodes]
+        return list_namespaces(namespace_sizes(repo, start, prefix, nodes), expired, conditions, max_depth, limit,
+                               offset)
 
 
 # --------------------------------------------------------------- whole-store verbs

@@ -35,7 +35,7 @@ expired ids are read afresh by every search.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
@@ -44,7 +44,7 @@ from .lexical import Known, bm25, query_terms
 from .repo import Nodes, Repo
 
 __all__ = ["CACHE_SETS", "CACHE_VALUES", "LEXICAL_WEIGHT", "MODES", "RRF_K", "Condition", "Hit", "Mode", "Query",
-           "list_namespaces", "rank"]
+           "list_namespaces", "namespace_sizes", "rank"]
 
 Mode = Literal["substring", "bm25", "vector", "hybrid"]
 #: How a query is answered; the first is the default.
@@ -191,26 +191,46 @@ class Condition(NamedTuple):
         return self.path[: self.path.index("*")] if "*" in self.path else self.path
 
 
-def list_namespaces(
-    ids: Sequence[str], conditions: Sequence[Condition], max_depth: int | None, limit: int, offset: int,
-) -> list[tuple[str, ...]]:
-    """The namespaces the items among ``ids`` lie in that meet every condition, cut to ``max_depth``, sorted, paged.
+def namespace_sizes(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> dict[tuple[str, ...], int]:
+    """How many items each namespace holds among ``nodes`` (commit ``start``'s under ``prefix``), kept by both.
 
     A store of many items has few namespaces, so each distinct namespace
     part of an id is parsed once, and the key part only checked to be one a
-    put could have written.
+    put could have written.  A commit's nodes never change: a listing at the
+    same commit reads the sizes off the shelf instead of every id.
     """
+    shelf = repo.backend.kept.shelf("namespace sizes", CACHE_SETS)
+    found: dict[tuple[str, ...], int] | None = shelf.find((start, prefix))
+    if found is not None:
+        return found
     heads: dict[str, tuple[str, ...] | None] = {}
-    found: set[tuple[str, ...]] = set()
-    for node_id in ids:
+    found = {}
+    for node_id in nodes:
         head, _, key = node_id.rpartition(SEPARATOR)
         if head not in heads:
             parsed = parse_id(f"{head}{SEPARATOR}k") if head else None
             heads[head] = parsed[0] if parsed is not None else None
         namespace = heads[head]
-        if namespace is not None and namespace not in found and parse_id(f"x{SEPARATOR}{key}") is not None:
-            found.add(namespace)
-    spaces = {namespace for namespace in found if all(condition.holds(namespace) for condition in conditions)}
+        if namespace is not None and parse_id(f"x{SEPARATOR}{key}") is not None:
+            found[namespace] = found.get(namespace, 0) + 1
+    return shelf.keep((start, prefix), found)  # type: ignore[no-any-return]  # (the dict just kept)
+
+
+def list_namespaces(
+    sizes: Mapping[tuple[str, ...], int], expired: Iterable[str], conditions: Sequence[Condition],
+    max_depth: int | None, limit: int, offset: int,
+) -> list[tuple[str, ...]]:
+    """The namespaces holding items (``sizes``, less the ``expired`` ids among them) that meet every condition.
+
+    Each is cut to ``max_depth``; the answer is sorted and paged.
+    """
+    left = dict(sizes)
+    for node_id in expired:  # few: only a live read's run-out leases
+        place = parse_id(node_id)
+        if place is not None and place[0] in left:
+            left[place[0]] -= 1
+    spaces = {namespace for namespace, size in left.items()
+              if size > 0 and all(condition.holds(namespace) for condition in conditions)}
     if max_depth is not None:
         spaces = {namespace[:max_depth] for namespace in spaces}
     return sorted(spaces)[offset : offset + limit]

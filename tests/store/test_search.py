@@ -139,6 +139,15 @@ def test_namespaces_answers_list_namespaces(store):
     assert listed("--limit", "2", "--offset", "1") == [["users", "u0"], ["users", "u1"]]
 
 
+def test_live_namespaces_leave_out_a_namespace_whose_every_item_expired(store):
+    write(store, [{"id": "m1:a", "content": 1, "ttl": HOUR}, {"id": "m1:b", "content": 1},
+                  {"id": "m2:c", "content": 1, "ttl": HOUR}, {"id": "m3:d", "content": 1, "ttl": 3 * HOUR}],
+          when=NOW - 2 * HOUR)
+    assert j("namespaces", "--live", cwd=store)["namespaces"] == [["m1"], ["m3"]]
+    assert j("namespaces", cwd=store)["namespaces"] == [["m1"], ["m2"], ["m3"]]  # leases are --live's
+    refused = j("namespaces", "--live", "main", cwd=store, code=2)["error"]
+    assert refused["code"] == "usage" and refused["message"].startswith("namespaces --live")
+
 def test_bad_arguments_are_usage_errors_that_change_nothing(store):
     write(store, ITEMS)
     before = store_fingerprint(store)

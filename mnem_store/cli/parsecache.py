@@ -23,6 +23,13 @@ probe in that place did not come back as the option's value is never
 learnt, so a value with spaces (every commit message a saver writes) is
 answered from the cache like any other: argparse took ~0.2 ms per such
 ``mnem write`` (issue #35).
+
+A value argparse converts (``--limit=10``, ``type=paging(...)``) fails its
+probe, so such a shape is learnt again with each ``--option=digits`` value
+kept as a literal: argparse converts that number once, and the next request
+with the same numbers is answered from the cache.  A search or a namespace
+listing carries its limit and offset so; argparse took ~0.12 ms of each
+(issue #46).
 """
 
 from __future__ import annotations
@@ -41,6 +48,15 @@ _PROBE = "\0slot{}\0"
 
 #: One token of a shape: itself (a literal), a whole value (None), or an option and ``=`` before a value.
 Token = str | None | tuple[str]
+
+#: What a shape is known by when its numbers must be learnt as literals (the module's docstring).
+_BY_NUMBER = "by number"
+
+
+def _number(token: str) -> str | None:
+    """The digits of ``--option=digits``, else None."""
+    option, equals, value = token.partition("=")
+    return value if equals and option.startswith("--") and value.isascii() and value.isdigit() else None
 
 
 class _Answer(NamedTuple):
@@ -67,25 +83,36 @@ class ParseCache:
         """Cache ``parser``'s answers; ``keywords`` are the tokens never taken as values (command names)."""
         self.parser = parser
         self._keywords = frozenset(keywords)
-        self._answers: dict[tuple[Token, ...], _Answer | None] = {}
+        self._answers: dict[tuple[Token, ...], _Answer | str | None] = {}
 
     def parse_args(self, argv: list[str]) -> argparse.Namespace:
         """What ``parser.parse_args(argv)`` returns (or raises)."""
-        shape = tuple(map(self._token, argv))
-        try:
-            answer = self._answers[shape]
-        except KeyError:
-            answer = self._learn(shape)
-            if len(self._answers) >= SHAPES:
-                self._answers.clear()
-            self._answers[shape] = answer
-        return self.parser.parse_args(argv) if answer is None else answer.fill(argv)
+        answer = self._find(tuple(self._token(token) for token in argv), argv)
+        if answer is _BY_NUMBER:
+            answer = self._find(tuple(self._token(token, numbers=True) for token in argv), argv)
+        return answer.fill(argv) if isinstance(answer, _Answer) else self.parser.parse_args(argv)
 
-    def _token(self, token: str) -> Token:
+    def _find(self, shape: tuple[Token, ...], argv: list[str]) -> _Answer | str | None:
+        """What is known of ``shape``: its answer, ``_BY_NUMBER`` (learn its numbers as literals), or None."""
+        try:
+            return self._answers[shape]
+        except KeyError:
+            pass
+        answer: _Answer | str | None = self._learn(shape)
+        if answer is None and any(_number(token) is not None for token in argv):
+            numbered = tuple(self._token(token, numbers=True) for token in argv)
+            if numbered != shape:
+                answer = _BY_NUMBER  # a converted value failed its probe: the numbers join the shape
+        if len(self._answers) >= SHAPES:
+            self._answers.clear()
+        self._answers[shape] = answer
+        return answer
+
+    def _token(self, token: str, *, numbers: bool = False) -> Token:
         if not token.startswith("-"):
             return token if token in self._keywords else None
         option, equals, value = token.partition("=")
-        if not equals or not option.startswith("--"):
+        if not equals or not option.startswith("--") or (numbers and _number(token) is not None):
             return token
         return (option + "=",) if "\0" not in value else token  # argparse reads the value after "=" as it is
 

@@ -125,3 +125,18 @@ def test_an_option_value_with_spaces_is_answered_from_the_cache() -> None:
     assert calls == []
     for argv in (["ls", "--message=a b"], ["--message=a b", "write"], ["write", "--mess=a b", "-m", "x"]):
         assert outcome(cache.parse_args, argv) == outcome(PARSER.parse_args, argv), argv
+
+
+def test_a_converted_number_is_answered_from_the_cache_once_learnt() -> None:
+    """A search carries ``--limit=N --offset=N`` (``type=paging``): argparse took most of each search's time."""
+    cache = ParseCache(PARSER, COMMANDS)
+    line = ["-C", "/s", "--json", "search", '--namespace=["users"]', "--limit=10", "--offset=0", "--live", "--"]
+    cache.parse_args(line)
+    with argparse_calls() as calls:
+        got = cache.parse_args([line[0], "/t", *line[2:4], '--namespace=["docs"]', *line[5:]])
+        other = cache.parse_args([*line[:5], "--limit=20", *line[6:]])  # new numbers: learnt once
+        again = cache.parse_args([*line[:5], "--limit=20", *line[6:]])
+    assert (got.store, got.namespace, got.limit, got.offset, got.live) == ("/t", '["docs"]', 10, 0, True)
+    assert other.limit == again.limit == 20 and len(calls) == 1
+    for argv in ([*line[:5], "--limit=-1", *line[6:]], [*line[:5], f"--limit={2**70}", *line[6:]]):
+        assert outcome(cache.parse_args, argv) == outcome(PARSER.parse_args, argv), argv

@@ -21,15 +21,14 @@ so nothing is waited for and the run uses HEAD's branch.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import mnem_bridge
-from mnem_bridge import Commit, InvalidRefError, TimedNode
 
 from .checkpoint import MnemosyneSaver
 
-__all__ = ["BranchStore", "Coupling", "abranch_of", "branch_of", "coupling", "on_branch"]
+__all__ = ["Coupling", "abranch_of", "branch_of", "coupling", "on_branch"]
 
 #: Where a task's config holds the graph's checkpointer and the checkpoints its step started from, by
 #: namespace (LangGraph's ``CONFIG_KEY_CHECKPOINTER`` and ``CONFIG_KEY_CHECKPOINT_MAP``, private there;
@@ -88,79 +87,16 @@ async def abranch_of(coupled: Coupling | None) -> str | None:
 
 
 def on_branch(store: mnem_bridge.Store, branch: str | None) -> mnem_bridge.Store:
-    """The store a batch uses: ``store`` itself for HEAD's branch (``None``), else a ``BranchStore`` on ``branch``.
+    """The store a batch uses: ``store`` itself for HEAD's branch (``None``), else its view on ``branch``.
 
     A step whose checkpoint pins no branch (a run never replayed, or a
     checkpoint without a pin) uses HEAD's branch exactly as an uncoupled
-    store does.
+    store does.  On a replay branch the view (``Store.on``) reads at the
+    branch's tip and writes onto it, HEAD untouched; a branch made before
+    memory had any commit reads as empty until its first write creates it.
+    TTL leases are applied only to HEAD's branch, so such a step's reads
+    do not hide expired items nor refresh leases (the adapter asks for no
+    live read on a view, which refuses one); a put's TTL is still recorded
+    on the branch.
     """
-    return store if branch is None else BranchStore(store, branch)
-
-
-class BranchStore(mnem_bridge.Store):
-    """The bridge's ``Store`` bound to one branch: reads at its tip, writes onto it, HEAD untouched.
-
-    Only what ``MnemosyneStore.batch`` calls is bound: the ``ls``,
-    ``stamps`` and ``similar`` reads take the branch as their revision and
-    ``write`` passes ``--branch``.  TTL leases are read only on HEAD's
-    branch (``--live`` does not go with a revision), so reads here do not
-    hide expired items and do not refresh leases; a put's TTL is still
-    recorded on this branch.  A branch that does not exist yet (a fork made
-    before memory had any commit) reads as empty, and its first write
-    creates it.
-
-    Args:
-        store: The store to share the client (the ``mnem`` worker) of.
-        branch: The branch.
-    """
-
-    def __init__(self, store: mnem_bridge.Store, branch: str) -> None:
-        super().__init__(store.root, client=store.client)
-        #: The branch every read and write of this store uses.
-        self.pinned = branch
-
-    def _missing(self) -> bool:
-        return all(name != self.pinned for name, _ in self.branches())
-
-    def node_ids(self, *, prefixes: Iterable[str] | None = None, at: str | None = None,
-                 live: bool = False, last: int | None = None) -> list[str]:
-        """``Store.node_ids`` at the branch (``at`` is ignored: the branch is the revision)."""
-        try:
-            return super().node_ids(prefixes=prefixes, at=self.pinned, last=last)
-        except InvalidRefError:
-            if self._missing():
-                return []
-            raise
-
-    def node_times(self, ids: Iterable[str] | None = None, *, prefixes: Iterable[str] | None = None,
-                   at: str | None = None, live: bool = False) -> dict[str, TimedNode]:
-        """``Store.node_times`` at the branch."""
-        try:
-            return super().node_times(ids, prefixes=prefixes, at=self.pinned)
-        except InvalidRefError:
-            if self._missing():
-                return {}
-            raise
-
-    def similar(self, model: str, vector: Iterable[float], *, ids: Iterable[str] | None = None,
-                prefixes: Iterable[str] | None = None, at: str | None = None, live: bool = False,
-                limit: int | None = None, distance: str = "cosine") -> dict[str, float]:
-        """``Store.similar`` at the branch."""
-        try:
-            return super().similar(model, vector, ids=ids, prefixes=prefixes, at=self.pinned, limit=limit,
-                                   distance=distance)
-        except InvalidRefError:
-            if self._missing():
-                return {}
-            raise
-
-    def touch(self, ids: Iterable[str]) -> dict[str, int]:
-        """Nothing: ``mnem touch`` restarts leases on HEAD's branch, which this store does not read."""
-        return {}
-
-    def write(self, puts: Iterable[Mapping[str, Any]] = (), deletes: Iterable[str] = (), *, message: str,
-              author: str | None = None, time_ms: int | None = None, skip_missing: bool = False,
-              branch: str | None = None, allow_reserved: bool = False) -> tuple[Commit | None, dict[str, str]]:
-        """``Store.write`` onto the branch."""
-        return super().write(puts, deletes, message=message, author=author, time_ms=time_ms,
-                             skip_missing=skip_missing, branch=self.pinned, allow_reserved=allow_reserved)
+    return store if branch is None else store.on(branch)

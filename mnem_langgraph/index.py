@@ -282,13 +282,14 @@ def similarity(
     """For a search with a query on a store ranking by ``index``, its candidates' scores (``Store.similar``); else None.
 
     Candidates are the nodes under the search's namespace prefix, at the
-    commit ``at``, or (``None``) live on the current branch.
+    commit ``at``, or (``None``) live on the current branch (as committed on a ``Store.on`` view, whose
+    branch's leases ``mnem`` does not apply).
     """
     if index is None or not isinstance(op, SearchOp) or not op.query:
         return None
     prefix = id_prefix(tuple(op.namespace_prefix))
     return store.similar(index.model, embedded.queries[op.query], prefixes=[prefix] if prefix else None, at=at,
-                         live=at is None, distance=index.distance)
+                         live=at is None and store.view_branch is None, distance=index.distance)
 
 
 def reads_page_only(index: EmbeddingIndex | None, op: Any, alone: bool = False) -> bool:
@@ -314,23 +315,25 @@ def ranked_page(
     the best ``offset + limit``; the page is cut from them (items without a
     vector follow, in key order, only when the ranking runs out), and only
     the page's items are read with their times.  The answer equals ``Snapshot.answer``'s; a
-    write landing between the two calls can leave the page an item short.
+    write landing between the two calls can leave the page an item short.  On a ``Store.on`` view the
+    branch is read as committed (``mnem`` applies leases to HEAD's branch only).
     """
     prefix = id_prefix(tuple(op.namespace_prefix))
+    live = store.view_branch is None
     prefixes = [prefix] if prefix else None
     end = op.offset + op.limit
     query = embedded.queries[op.query or ""]
-    ranking = store.similar(index.model, query, prefixes=prefixes, live=True, limit=end, distance=index.distance)
+    ranking = store.similar(index.model, query, prefixes=prefixes, live=live, limit=end, distance=index.distance)
     chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
     if len(chosen) < end == len(ranking):  # ids that are not items took places: rank them all
-        ranking = store.similar(index.model, query, prefixes=prefixes, live=True, distance=index.distance)
+        ranking = store.similar(index.model, query, prefixes=prefixes, live=live, distance=index.distance)
         chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
     if len(chosen) < end:  # past the ranked items: the unranked ones, in key order
-        rest = [(parsed, nid) for nid in store.node_ids(prefixes=prefixes, live=True)
+        rest = [(parsed, nid) for nid in store.node_ids(prefixes=prefixes, live=live)
                 if nid not in ranking and (parsed := parse_node_id(nid)) is not None]
         chosen += [nid for _, nid in sorted(rest)][: end - len(chosen)]
     page = chosen[op.offset :]
-    snapshot = Snapshot.of(store.node_times(page, live=True)) if page else Snapshot(())
+    snapshot = Snapshot.of(store.node_times(page, live=live)) if page else Snapshot(())
     results = []
     for nid in page:
         namespace, key = parse_node_id(nid) or ((), "")

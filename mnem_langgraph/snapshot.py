@@ -86,6 +86,9 @@ class Snapshot:
     def load(cls, store: Store, reads: Sequence[Op]) -> Snapshot:
         """The current branch's live memory (expired items left out) as ``reads`` need it, in one invocation.
 
+        On a coupled step's view of a replay branch (``Store.on``) the branch
+        is read as committed: ``mnem`` applies TTL leases to HEAD's branch only.
+
         Gets fetch only their own nodes (a short history walk each); a
         search only the namespace under its prefix, a listing only what is
         under its prefix condition up to the first wildcard (``mnem stamps
@@ -104,11 +107,12 @@ class Snapshot:
                     break
                 if prefixes is not None:
                     prefixes.append(prefix)
+        live = store.view_branch is None
         if all(isinstance(op, ListNamespacesOp) for op in reads):  # ids alone: no node is read (``mnem ls``)
-            return cls.listing(store.node_ids(prefixes=prefixes, live=True))
+            return cls.listing(store.node_ids(prefixes=prefixes, live=live))
         if prefixes is None:
-            return cls.of(store.node_times(live=True))
-        return cls.of(store.node_times(ids, prefixes=prefixes, live=True))
+            return cls.of(store.node_times(live=live))
+        return cls.of(store.node_times(ids, prefixes=prefixes, live=live))
 
     def entry(self, namespace: tuple[str, ...], key: str) -> Entry | None:
         """The item at ``(namespace, key)``, if the snapshot holds it."""

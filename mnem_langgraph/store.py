@@ -277,7 +277,7 @@ class MnemosyneStore(BaseStore):
         each item is found by the id it was asked under.
         """
         asked = {(tuple(op.namespace), op.key): node_id(op.namespace, op.key) for op in ops if op.namespace}
-        timed = store.node_times(list(asked.values()), live=True) if asked else {}
+        timed = store.node_times(list(asked.values()), live=store.view_branch is None) if asked else {}
         entries = {place: Entry.of(*place, timed[nid]) for place, nid in asked.items() if nid in timed}
         results: list[Result] = []
         for op in ops:
@@ -294,7 +294,9 @@ class MnemosyneStore(BaseStore):
 
         As in ``SqliteStore`` and ``PostgresStore``, a read refreshes when its
         ``refresh_ttl`` is true *and* the store's ``TTLConfig`` turns
-        ``refresh_on_read`` on: without that setting no read refreshes.
+        ``refresh_on_read`` on: without that setting no read refreshes.  A
+        coupled step's view of a replay branch (``Store.on``) refreshes
+        nothing: ``mnem touch`` restarts leases on HEAD's branch only.
         """
         if not (self.ttl_config or {}).get("refresh_on_read", False):
             return
@@ -307,7 +309,7 @@ class MnemosyneStore(BaseStore):
             else:
                 continue
             touched += [node_id(i.namespace, i.key) for i in found if expiring(tuple(i.namespace), i.key)]
-        if touched:
+        if touched and store.view_branch is None:
             store.touch(dict.fromkeys(touched))
 
     def _write(self, store: mnem_bridge.Store, writes: Mapping[str, PutOp], run: Mapping[str, str],

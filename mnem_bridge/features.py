@@ -45,7 +45,7 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",
     "search": "cannot search LangGraph's items in one read (search)",
     "valid-at": "cannot read memory by valid time (memory_valid_at, node_valid_at, valid_times)",
-    "write-branch": "cannot write on another branch than HEAD's (write with branch=)",
+    "write-branch": "cannot write on another branch than HEAD's (write with branch=, or on a Store.on view)",
     "write-if-absent": "cannot put only what is absent (a write put with if_absent=True)",
 })
 

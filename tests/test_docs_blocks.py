@@ -130,6 +130,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/langgraph.md", "from mnem_langgraph.embeddings import WordLlamaEmbeddings"): ("python", ""),
     ("docs/bridge.md", "import mnem_bridge"): ("python", ""),
     ("docs/bridge.md", "import shutil"): ("python", ""),
+    ("docs/bridge.md", "from mnem_bridge import init as init_store"): ("python", ""),
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--branch NAME] "
@@ -137,6 +138,11 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
         "text", "synopsis"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
+    ("docs/cli-json.md", "mnem search [REV] [--namespace JSON] [--query TEXT] [--mode substring|bm25|vector|hybrid] "
+                         "[--filter JSON] [--model NAME] [--vector BASE64] [--distance cosine|l2|inner_product] "
+                         "[--field PATH]... [--limit N] [--offset N] [--live]"): ("text", "synopsis"),
+    ("docs/cli-json.md", "mnem namespaces [REV] [--prefix JSON]... [--suffix JSON]... [--max-depth N] [--limit N] "
+                         "[--offset N] [--live]"): ("text", "synopsis"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "write", "-m", "x"], "stdin_bytes": 42, '

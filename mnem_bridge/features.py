@@ -44,6 +44,7 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "remotes": "has no remotes (clone, remote_add, remote_remove, remotes, fetch, push, pull)",
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",
     "search": "cannot search LangGraph's items in one read (search)",
+    "search-valid-at": "cannot search or list LangGraph's items by valid time (search or namespaces with valid_at=)",
     "valid-at": "cannot read memory by valid time (memory_valid_at, node_valid_at, valid_times)",
     "write-branch": "cannot write on another branch than HEAD's (write with branch=, or on a Store.on view)",
     "write-if-absent": "cannot put only what is absent (a write put with if_absent=True)",

@@ -1013,6 +1013,13 @@ class Store:
                 *(f"--prefix={start}" for start in starts or ()), "--", *([] if at is None else [at])]
         return self._unless_missing(lambda: self._read(read_timed, *args), {}, given)
 
+    def _search_valid_flag(self, when: Time | None) -> list[str]:
+        """``search``'s and ``namespaces``' ``--valid-at=TIME`` when a time is given, else nothing."""
+        if when is None:
+            return []
+        self._require("search-valid-at")
+        return [f"--valid-at={text_of(when)}"]
+
     def _valid_flag(self, when: Time | None) -> list[str]:
         """``--valid-at=TIME`` when a time is given (checking the binary can answer it), else nothing."""
         if when is None:
@@ -1122,7 +1129,7 @@ class Store:
         self, namespace: Sequence[str] = (), *, query: str | None = None, mode: str = "substring",
         filter: Mapping[str, Any] | None = None, limit: int = 10, offset: int = 0,
         fields: Sequence[str] | None = None, model: str | None = None, vector: Iterable[float] | None = None,
-        distance: str = "cosine", at: str | None = None, live: bool = False,
+        distance: str = "cosine", at: str | None = None, live: bool = False, valid_at: Time | None = None,
     ) -> list[SearchHit]:
         """A page of LangGraph items under ``namespace``, filtered and ranked in one read (``mnem search``).
 
@@ -1143,6 +1150,8 @@ class Store:
             distance: How a vector is scored, as ``similar``'s ``distance``.
             at: A commit-ish (default: HEAD's commit).
             live: Leave out items whose TTL lease on HEAD's branch has run out (not with ``at``).
+            valid_at: Search the items valid at this time by their event times, along ``at``'s history
+                (``valid_times``), their times in valid time; vectors still score the values ``at`` holds.
 
         Returns:
             The page, best first where the mode ranks.
@@ -1150,15 +1159,17 @@ class Store:
         Raises:
             UsageError: A bad argument (an unknown filter operator, a vector mode without ``model`` and
                 ``vector``, an argument larger than one value may be); nothing is read.
-            ContractError: A ``mnem`` that does not list the ``search`` feature.
+            ContractError: A ``mnem`` that does not list the ``search`` feature (``search-valid-at`` with
+                ``valid_at``).
 
         On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         self._require("search")
+        valid = self._search_valid_flag(valid_at)
         flags, given, at = self._leases(live), at, self._at(at)
         ranked = mode in ("vector", "hybrid") and bool(query)
         args = ["search", f"--namespace={encode_json(list(namespace))}", f"--limit={limit}", f"--offset={offset}",
-                *([] if mode == "substring" else [f"--mode={mode}"]), *flags,
+                *([] if mode == "substring" else [f"--mode={mode}"]), *flags, *valid,
                 *([f"--query={query}"] if query else []),
                 *([] if filter is None else [f"--filter={encode_json(dict(filter))}"]),
                 *(f"--field={path}" for path in (fields or ()) if mode == "hybrid"),
@@ -1172,6 +1183,7 @@ class Store:
     def namespaces(
         self, *, prefix: Sequence[str] | None = None, suffix: Sequence[str] | None = None,
         max_depth: int | None = None, limit: int = 100, offset: int = 0, at: str | None = None, live: bool = False,
+        conditions: Sequence[tuple[Literal["prefix", "suffix"], Sequence[str]]] = (), valid_at: Time | None = None,
     ) -> list[tuple[str, ...]]:
         """LangGraph's ``list_namespaces``, answered from node ids alone in one read (``mnem namespaces``).
 
@@ -1183,20 +1195,26 @@ class Store:
             offset: Skip this many first.
             at: A commit-ish (default: HEAD's commit).
             live: Leave out items whose TTL lease on HEAD's branch has run out (not with ``at``).
+            conditions: More match conditions, ``(kind, labels)`` pairs, every one of which must hold too:
+                a ``ListNamespacesOp`` may carry several of a kind.
+            valid_at: List the namespaces of the items valid at this time, along ``at``'s history (as ``search``).
 
         Returns:
             The namespaces, sorted.
 
         Raises:
-            ContractError: A ``mnem`` that does not list the ``namespaces`` feature.
+            ContractError: A ``mnem`` that does not list the ``namespaces`` feature (``search-valid-at`` with
+                ``valid_at``).
 
         On a view: ``at`` defaults to its branch (empty while it does not exist); ``live`` is refused.
         """
         self._require("namespaces")
+        valid = self._search_valid_flag(valid_at)
         flags, given, at = self._leases(live), at, self._at(at)
-        args = ["namespaces", f"--limit={limit}", f"--offset={offset}", *flags,
+        args = ["namespaces", f"--limit={limit}", f"--offset={offset}", *flags, *valid,
                 *([] if prefix is None else [f"--prefix={encode_json(list(prefix))}"]),
                 *([] if suffix is None else [f"--suffix={encode_json(list(suffix))}"]),
+                *(f"--{kind}={encode_json(list(labels))}" for kind, labels in conditions),
                 *([] if max_depth is None else [f"--max-depth={max_depth}"]), "--", *([] if at is None else [at])]
         return self._unless_missing(
             lambda: self._read(lambda doc: [tuple(map(str, labels)) for labels in doc["namespaces"]], *args), [], given)

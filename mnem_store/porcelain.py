@@ -894,12 +894,16 @@ class Ranker(NamedTuple):
 
 def search(
     repo: Repo, query: Query, rev: str | None = None, *, live: bool = False, ranker: Ranker | None = None,
+    valid_at: int | None = None,
 ) -> list[Found]:
     """A page of LangGraph items (``mnem_store.search``) at ``rev`` (default HEAD's commit), in one read.
 
     ``live`` (HEAD's branch only) leaves out items whose lease has run out.
     ``ranker`` is needed by a query in ``vector`` or ``hybrid`` mode.  Only
     the page's items are stamped (created, updated) and returned.
+    ``valid_at`` (Unix ms) searches the items valid then along ``rev``'s
+    history instead (``valid_at``), stamped in valid time; vectors still
+    score the values ``rev`` holds.
     """
     from .expiry import live_leases, refuse_rev
     from .items import id_prefix
@@ -912,25 +916,38 @@ def search(
         start, branch = _read_start(repo, rev)
         prefix = id_prefix(query.namespace)
         prefixes = [prefix] if prefix else None
-        nodes = _nodes_at(repo, start, prefixes)
+        valid = _valid(repo, start, valid_at, prefixes)
+        nodes = _nodes_at(repo, start, prefixes) if valid is None else {n: s.object for n, s in valid.items()}
         leases = live_leases(repo, branch, None) if live else {}
         expired = {nid for nid, expires in leases.items() if expires is None and nid in nodes}
         vectors = None
         if ranker is not None and start is not None and query.query and query.mode in ("vector", "hybrid"):
             vectors = _scored(repo, start, ranker.model, ranker.vector, prefixes, None, expired, None, ranker.distance)
-        page = rank(repo, start, prefix, nodes, expired, query, vectors)
-        stamped = node_stamps(repo, start, [hit.id for hit in page])
+        page = rank(repo, start, prefix, nodes, expired, query, vectors, valid_at)
+        stamped = valid if valid is not None else node_stamps(repo, start, [hit.id for hit in page])
         return [Found(hit, stamped[hit.id].created, stamped[hit.id].updated, leases.get(hit.id)) for hit in page]
+
+
+def _valid(
+    repo: Repo, start: bytes | None, when: int | None, prefixes: list[str] | None,
+) -> dict[str, Stamped] | None:
+    """The nodes under ``prefixes`` valid at ``when`` along ``start``'s history (``validtime``); None without it."""
+    if when is None:
+        return None
+    from .validtime import valid_at as valid
+
+    return valid(repo, start, when, None, prefixes)
 
 
 def namespaces(
     repo: Repo, conditions: Sequence[Condition] = (), rev: str | None = None, *, live: bool = False,
-    max_depth: int | None = None, limit: int = 100, offset: int = 0,
+    max_depth: int | None = None, limit: int = 100, offset: int = 0, valid_at: int | None = None,
 ) -> list[tuple[str, ...]]:
     """LangGraph's ``list_namespaces`` at ``rev`` (default HEAD's commit), in one read of ids alone.
 
     Only the ids under the first prefix condition's labels (up to its first
     ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
+    ``valid_at`` (Unix ms) lists the namespaces of the items valid then along ``rev``'s history.
     """
     from .expiry import live_leases, refuse_rev
     from .items import id_prefix
@@ -944,11 +961,13 @@ def namespaces(
         start, branch = _read_start(repo, rev)
         if start is None:
             return []
-        nodes = _nodes_at(repo, start, [prefix] if prefix else None)
+        valid = _valid(repo, start, valid_at, [prefix] if prefix else None)
+        nodes = _nodes_at(repo, start, [prefix] if prefix else None) if valid is None else {
+            n: s.object for n, s in valid.items()}
         leases = live_leases(repo, branch, None) if live else {}
         expired = [nid for nid, expires in leases.items() if expires is None and nid in nodes]
-        return list_namespaces(namespace_sizes(repo, start, prefix, nodes), expired, conditions, max_depth, limit,
-                               offset)
+        return list_namespaces(namespace_sizes(repo, start, prefix, nodes, valid_at), expired, conditions, max_depth,
+                               limit, offset)
 
 
 # --------------------------------------------------------------- whole-store verbs

@@ -35,6 +35,7 @@ expired ids are read afresh by every search.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Literal, NamedTuple
@@ -95,10 +96,15 @@ class _Set:
         self.known = known
 
 
-def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> _Set:
-    """The items among ``nodes`` (commit ``start``'s under ``prefix``): kept by both, values by object id."""
+def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes, valid_at: int | None) -> _Set:
+    """The items among ``nodes``, kept by where they come from, and their values by object id.
+
+    ``nodes`` are commit ``start``'s under ``prefix``, or those valid at
+    ``valid_at`` along its history: a commit's history never changes, so
+    the three name one set for good.
+    """
     sets = repo.backend.kept.shelf("search sets", CACHE_SETS)
-    found: _Set | None = sets.find((start, prefix))
+    found: _Set | None = sets.find((start, prefix, valid_at))
     if found is not None:
         return found
     values = repo.backend.kept.shelf("search values", CACHE_VALUES)
@@ -109,22 +115,24 @@ def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> _Set:
         values.keep(raw, Known(item_value(repo.node(raw).content)))
     known = [values.find(nodes[node_id]) for _, node_id in items]
     found = _Set([node_id for _, node_id in items], [place for place, _ in items], known)
-    sets.keep((start, prefix), found)
+    sets.keep((start, prefix, valid_at), found)
     return found
 
 
 def rank(
     repo: Repo, start: bytes | None, prefix: str, nodes: Nodes, expired: set[str], query: Query,
-    vectors: Mapping[str, float] | None,
+    vectors: Mapping[str, float] | None, valid_at: int | None = None,
 ) -> list[Hit]:
     """The page of ``query`` over commit ``start``'s items under ``prefix`` (``nodes``), less ``expired``.
+
+    ``valid_at``: ``nodes`` are those valid at that time along ``start``'s history (what they are kept by).
 
     ``vectors`` are the candidates' vector scores (``mnem similar``'s
     answer) for ``vector`` and ``hybrid``; call inside one read snapshot.
     """
     if start is None or not nodes:
         return []
-    found = _candidates(repo, start, prefix, nodes)
+    found = _candidates(repo, start, prefix, nodes, valid_at)
     conditions = query.filter
     kept: Iterator[int] = (i for i in range(len(found.ids)) if found.ids[i] not in expired) if expired else iter(
         range(len(found.ids)))
@@ -132,7 +140,7 @@ def rank(
         from .filters import matches
 
         kept = (i for i in kept if matches(found.known[i].value, conditions))
-    end = query.offset + query.limit
+    end = min(query.offset + query.limit, sys.maxsize)  # two pages at MAX_PAGING pass islice's bound
     text = query.query
     scored: list[tuple[int, float | None]]
     if not text:
@@ -191,8 +199,11 @@ class Condition(NamedTuple):
         return self.path[: self.path.index("*")] if "*" in self.path else self.path
 
 
-def namespace_sizes(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> dict[tuple[str, ...], int]:
+def namespace_sizes(repo: Repo, start: bytes, prefix: str, nodes: Nodes,
+                    valid_at: int | None = None) -> dict[tuple[str, ...], int]:
     """How many items each namespace holds among ``nodes`` (commit ``start``'s under ``prefix``), kept by both.
+
+    ``valid_at``: ``nodes`` are those valid at that time along ``start``'s history, kept by all three.
 
     A store of many items has few namespaces, so each distinct namespace
     part of an id is parsed once, and the key part only checked to be one a
@@ -200,7 +211,7 @@ def namespace_sizes(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> dict
     same commit reads the sizes off the shelf instead of every id.
     """
     shelf = repo.backend.kept.shelf("namespace sizes", CACHE_SETS)
-    found: dict[tuple[str, ...], int] | None = shelf.find((start, prefix))
+    found: dict[tuple[str, ...], int] | None = shelf.find((start, prefix, valid_at))
     if found is not None:
         return found
     heads: dict[str, tuple[str, ...] | None] = {}
@@ -213,7 +224,7 @@ def namespace_sizes(repo: Repo, start: bytes, prefix: str, nodes: Nodes) -> dict
         namespace = heads[head]
         if namespace is not None and parse_id(f"x{SEPARATOR}{key}") is not None:
             found[namespace] = found.get(namespace, 0) + 1
-    return shelf.keep((start, prefix), found)  # type: ignore[no-any-return]  # (the dict just kept)
+    return shelf.keep((start, prefix, valid_at), found)  # type: ignore[no-any-return]  # (the dict just kept)
 
 
 def list_namespaces(

@@ -140,9 +140,9 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
     ("docs/cli-json.md", "mnem search [REV] [--namespace JSON] [--query TEXT] [--mode substring|bm25|vector|hybrid] "
                          "[--filter JSON] [--model NAME] [--vector BASE64] [--distance cosine|l2|inner_product] "
-                         "[--field PATH]... [--limit N] [--offset N] [--live]"): ("text", "synopsis"),
+                         "[--field PATH]... [--limit N] [--offset N] [--live] [--valid-at TIME]"): ("text", "synopsis"),
     ("docs/cli-json.md", "mnem namespaces [REV] [--prefix JSON]... [--suffix JSON]... [--max-depth N] [--limit N] "
-                         "[--offset N] [--live]"): ("text", "synopsis"),
+                         "[--offset N] [--live] [--valid-at TIME]"): ("text", "synopsis"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "show", "--node", "plan"], "stdin": null}'): (
         "jsonl", "a worker request and answer"),
     ("docs/cli-json.md", '{"argv": ["-C", "/path/to/store", "--json", "write", "-m", "x"], "stdin_bytes": 42, '

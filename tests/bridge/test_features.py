@@ -34,6 +34,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "remotes": lambda store, _: store.fetch("origin"),
     "remotes-http": lambda store, _: store.advertise(),
     "search": lambda store, _: store.search(("memories",)),
+    "search-valid-at": lambda store, _: store.search(("memories",), valid_at=0),
     "valid-at": lambda store, _: store.memory_valid_at(0),
     "write-branch": lambda store, _: store.write([{"id": "a", "content": 1}], message="w", branch="side"),
     "write-if-absent": lambda store, _: store.write([{"id": "a", "content": 1, "if_absent": True}], message="w"),

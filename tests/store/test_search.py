@@ -103,6 +103,37 @@ def test_each_mode_orders_as_the_adapter_does(store):
     assert hybrid[0]["score"] == 2 / 21 + 1 / 22 and hybrid[3]["score"] == 1 / 23
 
 
+def test_hybrid_reads_a_querys_stemmed_content_words_and_a_values_stemmed_field_words():
+    """Moved from tests/langgraph/test_hybrid.py with the lexical side it tested (``mnem_store.lexical``)."""
+    from collections import Counter
+
+    from mnem_store.lexical import Known, query_terms
+
+    assert query_terms("What did Caroline realize after her charity races?", stemmed=True) == [
+        "carolin", "realiz", "chariti", "race"]
+    assert query_terms("what is it?", stemmed=True) == ["what", "is", "it"]  # only stopwords: kept, still matching
+    value = Known({"text": "Adopting a dog", "date": "8 May, 2023", "n": 3})
+    assert value.analysed(("$",))[0] == Counter(["text", "adopt", "a", "dog", "date", "8", "may", "2023", "n", "3"])
+    assert value.analysed(("text",)) == (Counter(["adopt", "a", "dog"]), 3)
+
+
+def test_hybrid_fusion_ranks_what_either_ranking_found_and_keeps_the_rest_in_order(store):
+    """Moved from tests/langgraph/test_hybrid.py (``fuse``): BM25's only hit, then the vectors' order, then the rest."""
+    def unit(cos):
+        return {"model": "e", "fields": {"text": vector(cos, (1 - cos * cos) ** 0.5)}}
+
+    write(store, [{"id": "h:0", "content": {"text": "nothing relevant"}, "vectors": unit(0.1)},
+                  {"id": "h:1", "content": {"text": "the charity race"}, "vectors": unit(0.2)},
+                  {"id": "h:2", "content": {"text": "close in meaning"}, "vectors": unit(0.9)},
+                  {"id": "h:3", "content": {"text": "unrelated"}}])
+    args = ("--namespace", '["h"]', "--query", "the charity race?", "--mode", "hybrid", "--model", "e",
+            "--vector", vector(1, 0))
+    fused = search(store, *args)
+    assert ids(fused) == ["h:1", "h:2", "h:0", "h:3"] and fused[-1]["score"] == 0.0
+    assert [i["score"] for i in fused] == sorted((i["score"] for i in fused), reverse=True)
+    assert search(store, *args) == fused  # again, from what the store kept: the same answer
+
+
 def test_expired_items_leave_live_searches_and_a_revision_reads_as_committed(store):
     write(store, [{"id": "m:gone", "content": {"t": "x"}, "ttl": HOUR}, {"id": "m:kept", "content": {"t": "x"}},
                   {"id": "m:leased", "content": {"t": "x"}, "ttl": 3 * HOUR}], when=NOW - 2 * HOUR)
@@ -115,6 +146,24 @@ def test_expired_items_leave_live_searches_and_a_revision_reads_as_committed(sto
     assert ids(search(store, first["id"], "--namespace", '["m"]', "--limit", "1", "--offset", "2")) == ["m:later"]
     refused = j("search", "--live", "main", cwd=store, code=2)["error"]
     assert refused["code"] == "usage" and "revision" in refused["message"]
+
+
+def test_valid_at_searches_and_lists_what_held_then_along_the_revisions_history(store):
+    write(store, [{"id": "m:a", "content": {"t": "old"}}, {"id": "g:b", "content": {"t": "x"}}], when=NOW - 2 * HOUR)
+    j("write", "-m", "w", cwd=store, now=NOW, input=json.dumps({"put": [{"id": "m:a", "content": {"t": "new"}}],
+                                                                "delete": ["g:b"]}))
+    then = str(NOW - HOUR)
+    found = search(store, "--valid-at", then)
+    assert [(i["id"], i["value"], i["updated"]) for i in found] == [("g:b", {"t": "x"}, NOW - 2 * HOUR),
+                                                                    ("m:a", {"t": "old"}, NOW - 2 * HOUR)]
+    assert ids(search(store, "--valid-at", then, "--query", "OLD")) == ["m:a"]
+    assert [(i["id"], i["value"]) for i in search(store)] == [("m:a", {"t": "new"})]  # the memory now
+    assert j("namespaces", "--valid-at", then, cwd=store)["namespaces"] == [["g"], ["m"]]
+    assert j("namespaces", "--valid-at", then, "main~1", cwd=store)["namespaces"] == [["g"], ["m"]]
+    assert j("namespaces", "--valid-at", str(NOW - 3 * HOUR), cwd=store)["namespaces"] == []
+    for verb in ("search", "namespaces"):
+        refused = j(verb, "--valid-at", then, "--live", cwd=store, code=2)["error"]
+        assert refused["code"] == "usage" and "--valid-at" in refused["message"]
 
 
 def test_only_the_page_is_sent(store):

@@ -19,7 +19,7 @@ from ...errors import UsageError
 from ...limits import Limits
 from ...search import MODES, Query
 from ...similarity import DISTANCES
-from ..context import Context, Outcome, check_text, paging, parse_json_arg
+from ..context import Context, Outcome, check_text, paging, parse_json_arg, wall_time
 from .write import decode_vector
 
 
@@ -43,12 +43,17 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--offset", type=paging(0, "--offset"), default=0, metavar="N", help="skip the first N")
     parser.add_argument("--live", action="store_true",
                         help="leave out items whose lease on HEAD's branch has run out; needs no REV")
+    parser.add_argument("--valid-at", type=wall_time, metavar="TIME",
+                        help="the items valid at TIME by their event times, along REV's history, stamped in that "
+                             "valid time (see stamps --valid-at); not with --live")
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print the page, one item a line (JSON: ``{"items": [...]}``, docs/cli-json.md)."""
     query, ranker = _query(args)
-    found = porcelain.search(ctx.repo(), query, args.rev, live=args.live, ranker=ranker)
+    if args.valid_at is not None and args.live:
+        raise UsageError("--valid-at reads what was true at a time, and --live what is alive now: give one")
+    found = porcelain.search(ctx.repo(), query, args.rev, live=args.live, ranker=ranker, valid_at=args.valid_at)
     data = {"items": [{"id": item.hit.id, "namespace": list(item.hit.namespace), "key": item.hit.key,
                        "value": item.hit.value, "created": item.created, "updated": item.updated,
                        "score": item.hit.score, "expires": item.expires} for item in found]}

@@ -1,4 +1,4 @@
-"""Between memory nodes and LangGraph items: values, provenance, times, filters.
+"""Between memory nodes and LangGraph items: values, provenance, times.
 
 Writing, a value dict becomes the node content and its reserved ``_meta``
 dict becomes the node's provenance.  ADR-0016 says ``_meta`` is lifted *and
@@ -9,8 +9,7 @@ what the caller meant as data.
 
 Reading, a node stamped by ``mnem stamps`` becomes an ``Item`` whose
 ``created_at`` / ``updated_at`` are history's answer, not the time of the
-read.  ``list_namespaces``' match conditions follow InMemoryStore's
-wildcard rules (``search``'s filters are in ``filters``, its ranking in ``ranking``).
+read.  A search's items come from the engine already made (``reads``).
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from langgraph.store.base import Item, MatchCondition, SearchItem
+from langgraph.store.base import Item
 
 from mnem_bridge import TimedNode, UsageError, times
 from mnem_bridge.agents import ITEM_KEYS
@@ -30,7 +29,6 @@ __all__ = [
     "META_KEY",
     "Entry",
     "from_ms",
-    "matches_namespace",
     "split_meta",
     "value_of",
 ]
@@ -107,7 +105,7 @@ def value_of(content: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One item of a snapshot: where it lives, its value, its two times, and when its TTL runs out (None: never)."""
+    """One item read by a get: where it lives, its value, its two times, and when its TTL runs out (None: never)."""
 
     namespace: tuple[str, ...]
     key: str
@@ -122,16 +120,9 @@ class Entry:
         return cls(namespace, key, value_of(timed.node.content), timed.created, timed.updated, timed.expires)
 
     def item(self) -> Item:
-        """A fresh ``Item``: callers may mutate its value, and a pinned view keeps its snapshot."""
+        """A fresh ``Item``: callers may mutate its value."""
         return Item(value=_copied(self.value), key=self.key, namespace=self.namespace,
                     created_at=from_ms(self.created), updated_at=from_ms(self.updated))
-
-    def search_item(self, score: float | None = None) -> SearchItem:
-        """A fresh ``SearchItem``, with the relevance ``score`` of a search that ranks (None otherwise)."""
-        return SearchItem(
-            self.namespace, self.key, _copied(self.value), from_ms(self.created), from_ms(self.updated),
-            score=score,
-        )
 
 
 def _copied(value: Any) -> Any:
@@ -145,27 +136,3 @@ def _copied(value: Any) -> Any:
     if isinstance(value, list):
         return [_copied(item) for item in value]
     return value
-
-
-def matches_namespace(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
-    """InMemoryStore's rule: a ``"*"`` in the path matches any one label.
-
-    Args:
-        condition: A prefix or suffix condition of ``list_namespaces``.
-        namespace: A namespace present in the store.
-
-    Returns:
-        Whether the namespace starts (or ends) with the path.
-
-    Raises:
-        ValueError: A match type other than ``prefix`` and ``suffix``.
-    """
-    path = condition.path
-    # Only the path's labels are compared, so the namespace is cut to its length.
-    if condition.match_type == "prefix":
-        pairs = zip(namespace, path, strict=False)
-    elif condition.match_type == "suffix":
-        pairs = zip(reversed(namespace), reversed(path), strict=False)
-    else:
-        raise ValueError(f"Unsupported match type: {condition.match_type}")
-    return len(namespace) >= len(path) and all(p == "*" or label == p for label, p in pairs)

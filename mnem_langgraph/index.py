@@ -41,16 +41,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.embeddings import Embeddings
-from langgraph.store.base import PutOp, SearchItem, SearchOp
+from langgraph.store.base import PutOp, SearchOp
 from langgraph.store.base.embed import ensure_embeddings, get_text_at_path, tokenize_path
 
-from mnem_bridge import Store, UsageError
+from mnem_bridge import UsageError
 from mnem_bridge.store import pack_vector
 
-from .keys import id_prefix, parse_node_id
-from .snapshot import Snapshot
-
-__all__ = ["DISTANCES", "Embedded", "EmbeddingIndex", "ranked_page", "reads_page_only", "similarity"]
+__all__ = ["DISTANCES", "Embedded", "EmbeddingIndex"]
 
 logger = logging.getLogger(__name__)
 
@@ -274,70 +271,3 @@ def model_name(embed: Any) -> str:
     name = f"{getattr(kind, '__module__', '?')}.{getattr(kind, '__qualname__', repr(kind))}"
     model = getattr(embed, "model", None) or getattr(embed, "model_name", None)
     return f"{name}:{model}" if isinstance(model, str) else name
-
-
-def similarity(
-    store: Store, index: EmbeddingIndex | None, op: Any, embedded: Embedded, at: str | None = None,
-) -> dict[str, float] | None:
-    """For a search with a query on a store ranking by ``index``, its candidates' scores (``Store.similar``); else None.
-
-    Candidates are the nodes under the search's namespace prefix, at the
-    commit ``at``, or (``None``) live on the current branch (as committed on a ``Store.on`` view, whose
-    branch's leases ``mnem`` does not apply).
-    """
-    if index is None or not isinstance(op, SearchOp) or not op.query:
-        return None
-    prefix = id_prefix(tuple(op.namespace_prefix))
-    return store.similar(index.model, embedded.queries[op.query], prefixes=[prefix] if prefix else None, at=at,
-                         live=at is None and store.view_branch is None, distance=index.distance)
-
-
-def reads_page_only(index: EmbeddingIndex | None, op: Any, alone: bool = False) -> bool:
-    """Whether a search is answered by ``ranked_page``: a ranked query without filter, of the whole store or alone.
-
-    ``alone``: it is the batch's one read (what ``search`` sends).
-    A search of the whole store would read every item, so it reads only its
-    page.  So does a namespace's search on its own: reading the namespace
-    (``mnem stamps --prefix``) costs what it holds, ten thousand values sent
-    and decoded for ten returned.  In a batch of several reads, the others
-    already read one snapshot, which answers a namespace's search too.
-    """
-    return (index is not None and isinstance(op, SearchOp) and bool(op.query) and not op.filter
-            and (alone or not op.namespace_prefix))
-
-
-def ranked_page(
-    store: Store, index: EmbeddingIndex, op: SearchOp, embedded: Embedded,
-) -> tuple[list[SearchItem], Snapshot]:
-    """A query search without a filter, reading only the page's items: ``(results, their snapshot)``.
-
-    ``mnem similar`` ranks every candidate where the vectors are and sends
-    the best ``offset + limit``; the page is cut from them (items without a
-    vector follow, in key order, only when the ranking runs out), and only
-    the page's items are read with their times.  The answer equals ``Snapshot.answer``'s; a
-    write landing between the two calls can leave the page an item short.  On a ``Store.on`` view the
-    branch is read as committed (``mnem`` applies leases to HEAD's branch only).
-    """
-    prefix = id_prefix(tuple(op.namespace_prefix))
-    live = store.view_branch is None
-    prefixes = [prefix] if prefix else None
-    end = op.offset + op.limit
-    query = embedded.queries[op.query or ""]
-    ranking = store.similar(index.model, query, prefixes=prefixes, live=live, limit=end, distance=index.distance)
-    chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
-    if len(chosen) < end == len(ranking):  # ids that are not items took places: rank them all
-        ranking = store.similar(index.model, query, prefixes=prefixes, live=live, distance=index.distance)
-        chosen = [nid for nid in ranking if parse_node_id(nid) is not None][:end]
-    if len(chosen) < end:  # past the ranked items: the unranked ones, in key order
-        rest = [(parsed, nid) for nid in store.node_ids(prefixes=prefixes, live=live)
-                if nid not in ranking and (parsed := parse_node_id(nid)) is not None]
-        chosen += [nid for _, nid in sorted(rest)][: end - len(chosen)]
-    page = chosen[op.offset :]
-    snapshot = Snapshot.of(store.node_times(page, live=live)) if page else Snapshot(())
-    results = []
-    for nid in page:
-        namespace, key = parse_node_id(nid) or ((), "")
-        entry = snapshot.entry(namespace, key)
-        if entry is not None:
-            results.append(entry.search_item(ranking.get(nid)))
-    return results, snapshot

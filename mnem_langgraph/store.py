@@ -7,9 +7,11 @@ value can be explained (``why``), and a graph node can try a hypothesis on
 a branch and merge or abandon it.
 
 Only ``batch`` and ``abatch`` are implemented; BaseStore builds ``get``,
-``put``, ``search``, ... and their ``a*`` twins on them.  A batch costs at
-most two ``mnem`` invocations: one ``stamps`` for all its reads, one
-``write`` for all its puts and deletes.  The store reads and writes the
+``put``, ``search``, ... and their ``a*`` twins on them.  A batch costs one
+``mnem stamps`` for its gets, one ``mnem search`` or ``mnem namespaces``
+for each other read (``reads``: the engine filters, ranks and pages where
+the values are), and one ``write`` for all its puts and deletes; the store
+keeps no copy of the store's data between calls.  The store reads and writes the
 committed tip of the current branch; staged changes (``mnem add``) are
 neither seen nor touched, just as ``mnem write`` leaves them alone.
 """
@@ -24,7 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import BaseStore, GetOp, Item, Op, PutOp, Result, SearchOp, TTLConfig
+from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
 from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError, times
@@ -33,16 +35,14 @@ from mnem_bridge.models import MergeSide, MergeStrategy
 from mnem_bridge.text import in_message
 from mnem_bridge.times import Time
 
-from . import candidates
-from .convert import META_KEY, Entry, split_meta
+from . import reads
+from .convert import META_KEY, Entry, split_meta, value_of
 from .coupling import abranch_of, branch_of, coupling, on_branch
-from .hybrid import WHOLE
-from .index import Embedded, EmbeddingIndex, ranked_page, reads_page_only, similarity
-from .keys import check_op, node_id
+from .index import Embedded, EmbeddingIndex
+from .keys import check_op, node_id, parse_node_id
 from .opening import open_store
 from .ranking import QueryMode, resolve_query_mode
 from .runinfo import run_provenance
-from .snapshot import Snapshot
 from .sweeper import Sweeper
 from .view import MemoryView
 
@@ -93,7 +93,7 @@ class MnemosyneStore(BaseStore):
             for natural-language questions such as langmem's) and
             ``"vector"`` (needs ``index``) choose one (``ranking``), and
             ``"hybrid"`` (needs ``index``) fuses BM25's ranking with the
-            vectors' (``hybrid``).
+            vectors' (docs/cli-json.md, ``mnem search``).
         ttl: LangGraph's ``TTLConfig`` (``default_ttl`` minutes,
             ``refresh_on_read``, ``sweep_interval_minutes``, which starts
             the sweeper now).  Expired items vanish from reads at once; a
@@ -136,8 +136,6 @@ class MnemosyneStore(BaseStore):
         self._query_mode = resolve_query_mode(query_mode, self._index is not None)
         #: The index a query ranks by: the store's, unless ``query_mode`` chose a lexical answer.
         self._ranker = self._index if self._query_mode in ("vector", "hybrid") else None
-        #: The fields a hybrid query's BM25 reads: the index's.
-        self._fields = self._index.fields if self._index else WHOLE
         self.ttl_config = ttl
         self._client, self._store = open_store(path, mnem=mnem, timeout=timeout, create=create, clock=clock)
         self.author = author
@@ -224,57 +222,39 @@ class MnemosyneStore(BaseStore):
         a graph run whose ``MnemosyneSaver`` couples memory to its
         checkpoints, a step replayed from a past checkpoint uses the branch
         the replay made (``coupling``); every other batch passes ``None``.
+
+        Each kind of op has one path: the batch's gets are read together
+        (``_gets``, one ``mnem stamps``), and each search and namespace
+        listing is one ``mnem search`` or ``mnem namespaces`` (``reads``),
+        all before the writes, so reads see the state before the batch's writes.
         """
         store = on_branch(self._store, branch)
         gets = [op for op in ops if isinstance(op, GetOp)]
-        if len(gets) == len(ops):
-            return self._gets(store, gets)
-        alone = sum(1 for op in ops if not isinstance(op, PutOp)) == 1  # the batch's one read (``search``)
-        pager = self._ranker if self._query_mode == "vector" else None  # hybrid's BM25 reads every candidate
-        paged = {i for i, op in enumerate(ops) if reads_page_only(pager, op, alone)}
-        listed = {i for i, op in enumerate(ops) if i not in paged and self._lists(store, op, alone)}
-        reads = [op for i, op in enumerate(ops) if not isinstance(op, PutOp) and i not in paged | listed]
-        snapshot = Snapshot.load(store, reads) if reads else Snapshot(())
+        got, expiring = self._gets(store, gets) if gets else ([], {})
+        answers = iter(got)
         results: list[Result] = []
-        read: dict[tuple[tuple[str, ...], str], bool] = {}  # item -> whether it has a TTL, for refreshing
-        for i, op in enumerate(ops):
-            if isinstance(op, PutOp):
-                results.append(None)
-            elif i in paged and pager is not None and isinstance(op, SearchOp):
-                items, page = ranked_page(store, pager, op, embedded)
-                results.append(items)
-                read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
-            elif i in listed and isinstance(op, SearchOp):
-                items, page = candidates.search(store, op, similarity(store, self._ranker, op, embedded),
-                                                self._query_mode, self._fields)
-                results.append(items)
-                read.update(((it.namespace, it.key), page.expiring(it.namespace, it.key)) for it in items)
+        for op in ops:
+            if isinstance(op, GetOp):
+                results.append(next(answers))
+            elif isinstance(op, SearchOp):
+                hits = reads.search(store, op, self._query_mode, self._ranker, embedded)
+                expiring.update(((hit.namespace, hit.key), hit.expires is not None) for hit in hits)
+                results.append([reads.search_item(hit) for hit in hits])
+            elif isinstance(op, ListNamespacesOp):
+                results.append(reads.namespaces(store, op))
             else:
-                scores = similarity(store, self._ranker, op, embedded)
-                results.append(snapshot.answer(op, scores, self._query_mode, self._fields))
-        self._refresh(store, ops, results, lambda namespace, key: read.get((namespace, key)) or snapshot.expiring(
-            namespace, key))
+                results.append(None)
+        self._refresh(store, ops, results, lambda namespace, key: expiring.get((namespace, key), False))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
             self._write(store, writes, run, embedded)
         return results
 
-    def _lists(self, store: mnem_bridge.Store, op: Op, alone: bool) -> bool:
-        """Whether a search is answered by ``candidates.search``: the batch's one read, a query, on HEAD's branch.
+    def _gets(self, store: mnem_bridge.Store, ops: list[GetOp]
+              ) -> tuple[list[Result], dict[tuple[tuple[str, ...], str], bool]]:
+        """A batch's gets, their nodes read in one ``mnem stamps``: the items, and which of them have a TTL.
 
-        It reads the namespace's object ids and only the values this
-        process has not seen, where a snapshot reads every value with its
-        times; a batch of several reads keeps one snapshot for all of them
-        (one ``mnem stamps``), and a coupled step's branch (``coupling``) reads as before.
-        """
-        return (alone and isinstance(op, SearchOp) and bool(op.query) and store is self._store
-                and "ls-objects" in self._client.binary.features)
-
-    def _gets(self, store: mnem_bridge.Store, ops: list[GetOp]) -> list[Result]:
-        """A batch of gets only, what ``get`` and ``aget`` send: their nodes read in one ``mnem stamps``.
-
-        The answers are ``Snapshot.answer``'s, without building a snapshot:
-        each item is found by the id it was asked under.
+        Each item is found by the id it was asked under.
         """
         asked = {(tuple(op.namespace), op.key): node_id(op.namespace, op.key) for op in ops if op.namespace}
         timed = store.node_times(list(asked.values()), live=store.view_branch is None) if asked else {}
@@ -283,8 +263,7 @@ class MnemosyneStore(BaseStore):
         for op in ops:
             entry = entries.get((tuple(op.namespace), op.key))
             results.append(None if entry is None else entry.item())
-        self._refresh(store, list(ops), results, lambda namespace, key: entries[namespace, key].expires is not None)
-        return results
+        return results, {place: entry.expires is not None for place, entry in entries.items()}
 
     def _refresh(
         self, store: mnem_bridge.Store, ops: list[Op], results: list[Result],
@@ -396,8 +375,8 @@ class MnemosyneStore(BaseStore):
         commit = self._store.head_commit()
         if commit is None:
             return 0
-        snapshot = Snapshot.of(self._store.node_times(at=commit))
-        puts = [PutOp(e.namespace, e.key, e.value) for e in snapshot.entries]
+        puts = [PutOp(*place, value_of(timed.node.content)) for nid, timed in self._store.node_times(at=commit).items()
+                if (place := parse_node_id(nid)) is not None]
         embedded = self._index.embed(puts)
         vectors = {node_id(*key): spec["fields"] for key, spec in embedded.puts.items()}
         return self._store.embed(self._index.model, vectors, at=commit) if vectors else 0

@@ -3,11 +3,12 @@
 A graph node (or a test, or a debugging session) can hand this to code that
 expects a store and see exactly what the agent knew at that commit.  The
 commit is resolved once, when the view is made, so a view of ``"main"``
-keeps showing that commit after main moves on; since a commit never
-changes, the view reads it once and answers every later read from memory.
-``MnemosyneStore.valid_at(T)`` is the same view of another memory: what
-held at T by the facts' event times, along that commit's history
-(``mnem stamps --valid-at``).
+keeps showing that commit after main moves on.  Each read is answered as
+the store answers it (``reads``, one ``mnem`` call per op) at that commit;
+the engine keeps what a commit's reads need by content id, so the view
+holds nothing itself.  ``MnemosyneStore.valid_at(T)`` is the same view of
+another memory: what held at T by the facts' event times, along that
+commit's history (``--valid-at``).
 """
 
 from __future__ import annotations
@@ -15,15 +16,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Iterable
 
-from langgraph.store.base import BaseStore, Op, PutOp, Result
+from langgraph.store.base import BaseStore, GetOp, ListNamespacesOp, Op, PutOp, Result, SearchOp
 
 from mnem_bridge import Store, run_inline
 
-from .hybrid import WHOLE
-from .index import Embedded, EmbeddingIndex, similarity
-from .keys import check_op
+from . import reads
+from .convert import Entry
+from .index import Embedded, EmbeddingIndex
+from .keys import check_op, node_id
 from .ranking import QueryMode, resolve_query_mode
-from .snapshot import Snapshot
 
 __all__ = ["MemoryView", "ReadOnlyError"]
 
@@ -61,7 +62,6 @@ class MemoryView(BaseStore):
         self.valid_at = valid_at
         self._mode = resolve_query_mode(mode, index is not None)
         self._index = index if self._mode in ("vector", "hybrid") else None
-        self._snapshot: Snapshot | None = None
 
     def __repr__(self) -> str:
         valid = "" if self.valid_at is None else f" valid at {self.valid_at}"
@@ -89,13 +89,21 @@ class MemoryView(BaseStore):
                     f"or branch from this commit (store.branch(name, start={self.commit[:12]!r}))"
                 )
         embedded = self._index.embed(ops) if self._index else Embedded()
-        if self._snapshot is None:
-            self._snapshot = Snapshot.of(self._store.node_times(at=self.commit) if self.valid_at is None
-                                         else self._store.valid_times(self.valid_at, at=self.commit))
-        memory = self._snapshot
-        fields = self._index.fields if self._index else WHOLE
-        return [memory.answer(op, similarity(self._store, self._index, op, embedded, self.commit), self._mode, fields)
-                for op in ops]
+        asked = [node_id(op.namespace, op.key) for op in ops if isinstance(op, GetOp) and op.namespace]
+        timed = {} if not asked else self._store.node_times(asked, at=self.commit) if self.valid_at is None else (
+            self._store.valid_times(self.valid_at, asked, at=self.commit))  # the gets: one read
+        results: list[Result] = []
+        for op in ops:
+            if isinstance(op, SearchOp):
+                hits = reads.search(self._store, op, self._mode, self._index, embedded, self.commit, self.valid_at)
+                results.append([reads.search_item(hit) for hit in hits])
+            elif isinstance(op, ListNamespacesOp):
+                results.append(reads.namespaces(self._store, op, self.commit, self.valid_at))
+            else:
+                assert isinstance(op, GetOp)
+                found = timed.get(node_id(op.namespace, op.key)) if op.namespace else None
+                results.append(None if found is None else Entry.of(tuple(op.namespace), op.key, found).item())
+        return results
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         """``batch``, its waits for ``mnem`` awaited on the event loop (``mnem_bridge.run_inline``)."""

@@ -45,7 +45,8 @@ def ranked_store(store_root: Path) -> Iterator[MnemosyneStore]:
 
 
 #: The ``mnem`` verbs the ``verbs`` fixture tells apart in the bridge's echo log.
-VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire", "log", "status", "blame")
+VERBS = ("stamps", "write", "touch", "similar", "embed", "ls", "show", "expire", "log", "status", "blame", "search",
+         "namespaces")
 
 
 class Verbs(logging.Handler):

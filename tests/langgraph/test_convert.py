@@ -1,6 +1,7 @@
 """Values, provenance, times and filters, checked against InMemoryStore's own helpers.
 
-The filter and namespace rules are compared with InMemoryStore's private
+The filter and namespace rules, which the engine applies (``mnem_store.filters``,
+``mnem_store.search.Condition``), are compared with InMemoryStore's private
 ``_compare_values`` / ``_does_match`` over generated inputs (in process, so
 hundreds of cases cost nothing); the oracle's crashes on missing or
 non-numeric fields are the one documented difference.
@@ -13,11 +14,16 @@ from datetime import UTC, datetime
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from langgraph.store.base import MatchCondition
+from langgraph.store.base import MatchCondition, PutOp, SearchOp
 from langgraph.store.memory import _compare_values, _does_match
 
-from mnem_langgraph.convert import from_ms, matches_namespace, split_meta, value_of
-from mnem_langgraph.filters import field, matches_filter
+from mnem_bridge import UsageError
+from mnem_langgraph import MnemosyneStore
+from mnem_langgraph.convert import from_ms, split_meta, value_of
+from mnem_store.filters import matches as matches_filter
+from mnem_store.search import Condition
+
+pytest_plugins = ["langgraph_fixtures"]
 
 
 def test_meta_is_lifted_and_stripped():
@@ -88,21 +94,23 @@ def test_a_condition_inmemorystore_crashes_on_is_no_match_or_a_string_order():
 
 def test_filters_follow_dotted_paths_into_nested_values():
     value = {"author": {"name": "ada", "stats": {"posts": 12}}, "a.b": "literal", "tags": ["x"]}
-    assert field(value, "author.name") == "ada"
-    assert field(value, "a.b") == "literal"  # a key holding a dot is found whole, as InMemoryStore does
-    assert field(value, "author.missing.deeper") is None
-    assert field(value, "tags.0") is None  # paths go into dicts, not lists
+    assert matches_filter(value, {"author.name": "ada"})
+    assert matches_filter(value, {"a.b": "literal"})  # a key holding a dot is found whole, as InMemoryStore does
+    assert matches_filter(value, {"author.missing.deeper": None})  # absent reads as None
+    assert matches_filter(value, {"tags.0": None})  # paths go into dicts, not lists
     assert matches_filter(value, {"author.name": "ada", "author.stats.posts": {"$gte": 10, "$lt": 13}})
     assert not matches_filter(value, {"author.stats.posts": {"$gt": 12}})
     assert matches_filter(value, {"author.nickname": {"$ne": "bob"}})
     assert matches_filter(value, {"author.stats": {"posts": 12}})
 
 
-def test_unsupported_operators_are_errors():
-    with pytest.raises(ValueError, match="Unsupported operator"):
-        matches_filter({"a": 1}, {"a": {"$in": [1]}})
-    with pytest.raises(ValueError, match=r"\$eq, \$ne, \$gt"):  # the message lists what is allowed
-        matches_filter({"a": 1}, {"a": {"$regex": "1"}})
+def test_unsupported_operators_are_refused_before_anything_changes(mstore: MnemosyneStore) -> None:
+    mstore.put(("a",), "k", {"a": 1})
+    with pytest.raises(ValueError, match=r"'\$in'"):
+        mstore.search(("a",), filter={"a": {"$in": [1]}})
+    with pytest.raises(UsageError, match=r"\$eq, \$ne, \$gt"):  # the message lists what is allowed
+        mstore.batch([SearchOp(("a",), {"a": {"$regex": "1"}}), PutOp(("a",), "k", None)])
+    assert mstore.get(("a",), "k") is not None  # the batch's delete was not applied
 
 
 labels = st.sampled_from(["a", "b", "c"])
@@ -112,4 +120,4 @@ paths = st.lists(labels | st.just("*"), max_size=3).map(tuple)
 @given(st.sampled_from(["prefix", "suffix"]), paths, st.lists(labels, min_size=1, max_size=4).map(tuple))
 def test_namespace_conditions_match_inmemorystore(kind, path, namespace):
     condition = MatchCondition(kind, path)
-    assert matches_namespace(condition, namespace) == _does_match(condition, namespace)
+    assert Condition(kind, path).holds(namespace) == _does_match(condition, namespace)

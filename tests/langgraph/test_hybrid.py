@@ -4,7 +4,9 @@ What a user relies on: a memory found by either ranking comes back (one
 with no shared word but a close vector, one with the rare word but a far
 vector), the index's ``fields`` bound what BM25 reads, nothing is hidden
 (unfound items follow with score 0.0 in key order), the mode needs an
-index, and ``at(rev)`` searches the past the same way.
+index, and ``at(rev)`` searches the past the same way.  How the engine stems,
+drops stopwords and fuses is tested where it lives (tests/store/test_search.py's
+hybrid tests).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ from langgraph.store.base import PutOp
 
 from mnem_bridge import UsageError
 from mnem_langgraph import MnemosyneStore
-from mnem_langgraph.hybrid import WHOLE, analysed, fuse, query_terms
 
 pytest_plugins = ["langgraph_fixtures"]
 
@@ -31,24 +32,6 @@ def embed(texts: list[str]) -> list[list[float]]:
 
 def index(fields=("text",)):
     return {"dims": len(TOPICS), "embed": embed, "fields": list(fields)}
-
-
-def test_the_query_keeps_its_stemmed_content_words_and_a_memory_its_stemmed_words():
-    assert query_terms("What did Caroline realize after her charity races?") == "carolin realiz chariti race"
-    assert query_terms("what is it?") == "what is it"  # only stopwords: kept, so the query still matches something
-    value = {"text": "Adopting a dog", "date": "8 May, 2023", "n": 3}
-    assert analysed(value, WHOLE) == "text adopt a dog date 8 may 2023 n 3"
-    assert analysed(value, [("text", ["text"])]) == "adopt a dog"
-
-
-def test_fusion_ranks_what_either_ranking_found_and_keeps_the_rest_in_order():
-    values = [{"text": "nothing relevant"}, {"text": "the charity race"}, {"text": "close in meaning"},
-              {"text": "unrelated"}]
-    fused = fuse("the charity race?", values, [0.1, 0.2, 0.9, None], WHOLE)
-    order = [n for n, _ in fused]
-    assert order[:2] == [1, 2]  # BM25's only hit (weighted higher), then the vectors' best
-    assert order[2:] == [0, 3] and fused[-1][1] == 0.0  # then the vectors' rest; unfound last, in given order
-    assert [score for _, score in fused] == sorted((score for _, score in fused), reverse=True)
 
 
 def test_a_hybrid_store_finds_a_memory_by_its_words_or_by_its_meaning(store_root):
@@ -82,17 +65,6 @@ def test_the_whole_value_is_read_when_the_index_has_no_fields(store_root):
 def test_hybrid_needs_an_index(store_root):
     with pytest.raises(UsageError, match="query_mode='hybrid' ranks by embeddings: also pass index="):
         MnemosyneStore(store_root, mnem=MNEM, query_mode="hybrid")
-
-
-def test_candidates_known_by_object_id_rank_as_unknown_ones_do():
-    """Known object ids let the candidates' words be inverted once and kept; the ranking must not change."""
-    values = [{"text": f"turn {n} about {word}"} for n, word in enumerate(["hiking", "sushi", "adoption"] * 5)]
-    vectors = [None if n % 4 == 0 else n / 20 for n in range(len(values))]
-    objects = [f"obj-{n}" for n in range(len(values))]
-    for query in ("Who adopted a dog?", "what about sushi and hiking", "nothing shared"):
-        plain = fuse(query, values, vectors, WHOLE)
-        assert fuse(query, values, vectors, WHOLE, objects) == plain
-        assert fuse(query, values, vectors, WHOLE, objects) == plain  # the kept postings, again
 
 
 def test_async_search_ranks_as_sync_search_does(store_root):

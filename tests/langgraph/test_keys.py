@@ -8,7 +8,6 @@ from hypothesis import strategies as st
 from langgraph.store.base import GetOp, InvalidNamespaceError, ListNamespacesOp, MatchCondition, PutOp, SearchOp
 
 from mnem_langgraph.keys import check_op, decode_part, encode_part, node_id, parse_node_id
-from mnem_langgraph.snapshot import Snapshot
 
 #: Text with the two special characters, unicode and no lone surrogates (ids are UTF-8).
 text = st.text(st.characters(blacklist_categories=("Cs",)) | st.sampled_from(":%3A25"), max_size=12)
@@ -75,9 +74,3 @@ def test_check_op_applies_puts_rules_inside_batch():
             check_op(bad)
     with pytest.raises(ValueError, match="Unknown operation type"):
         check_op(("not", "an", "op"))  # type: ignore[arg-type]
-
-
-@given(st.lists(st.text(alphabet=":%2A5.3xk\x00", max_size=12), max_size=30))
-def test_a_listing_finds_exactly_the_namespaces_parse_node_id_finds(ids):
-    expected = {parsed[0] for nid in ids if (parsed := parse_node_id(nid)) is not None}
-    assert Snapshot.listing(ids).answer(ListNamespacesOp(limit=1000)) == sorted(expected)

@@ -172,32 +172,31 @@ def test_search_filters_query_pagination_and_order(mstore):
     assert all(i.score is None for i in page)
 
 
-def test_a_read_asks_mnem_only_for_the_namespace_it_can_return(mstore, caplog):
+def test_each_read_op_is_one_mnem_call_for_the_namespace_it_can_return(mstore, caplog):
     mstore.batch([PutOp(U1, "plan", {"v": 1}), PutOp(("memories", "u10"), "plan", {"v": 2}),
                   PutOp(("other",), "k", {"v": 3})])
 
-    def read_line(read):
-        """What ``read`` returned, and the one mnem command it ran (as echoed, the line a user reruns)."""
+    def read_lines(read):
+        """What ``read`` returned, and the mnem commands it ran (as echoed, the lines a user reruns)."""
         caplog.clear()
         with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
             found = read()
-        lines = [r.getMessage() for r in caplog.records if " --json " in r.getMessage()]
-        assert len(lines) == 1, lines
-        return found, lines[0]
+        return found, [r.getMessage() for r in caplog.records if " --json " in r.getMessage()]
 
-    found, line = read_line(lambda: mstore.search(U1))
-    assert [i.namespace for i in found] == [U1] and line.endswith(" stamps --live --prefix=memories:u1: --")
-    found, line = read_line(lambda: mstore.batch([GetOp(("other",), "k"), SearchOp(("memories", "u10"))]))
+    found, lines = read_lines(lambda: mstore.search(U1))
+    assert [i.namespace for i in found] == [U1] and len(lines) == 1
+    assert " search '--namespace=[\"memories\",\"u1\"]' --limit=10 --offset=0 --live --" in lines[0]
+    # The gets of a batch are one read, each search one more.
+    found, lines = read_lines(lambda: mstore.batch([GetOp(("other",), "k"), SearchOp(("memories", "u10"))]))
     assert found[0].value == {"v": 3} and [i.value for i in found[1]] == [{"v": 2}]
-    assert line.endswith(" stamps --live --node=other:k --prefix=memories:u10: --")
-    # A listing needs ids only: no node is read.
-    found, line = read_line(lambda: mstore.list_namespaces(prefix=("memories", "*")))
-    assert found == [U1, ("memories", "u10")] and line.endswith(" ls --live --prefix=memories: --")
-    found, line = read_line(lambda: mstore.list_namespaces(suffix=("u1",)))  # a suffix can be anywhere
-    assert found == [U1] and line.endswith(" ls --live --")
-    found, line = read_line(lambda: mstore.batch([ListNamespacesOp(), SearchOp(("other",))]))
+    assert [line.split(" --json ")[1].split()[0] for line in lines] == ["stamps", "search"]
+    assert lines[0].endswith(" stamps --live --node=other:k --")
+    found, lines = read_lines(lambda: mstore.list_namespaces(prefix=("memories", "*")))
+    assert found == [U1, ("memories", "u10")] and len(lines) == 1
+    assert " namespaces --limit=100 --offset=0 --live '--prefix=[\"memories\",\"*\"]' --" in lines[0]
+    found, lines = read_lines(lambda: mstore.batch([ListNamespacesOp(), SearchOp(("other",))]))
     assert found[0] == [U1, ("memories", "u10"), ("other",)] and [i.key for i in found[1]] == ["k"]
-    assert line.endswith(" stamps --live --")  # a search beside it needs the items: the whole store, once
+    assert [line.split(" --json ")[1].split()[0] for line in lines] == ["namespaces", "search"]
 
 
 def test_list_namespaces_has_no_phantoms_and_supports_the_conditions(mstore):

@@ -12,16 +12,14 @@ import json
 
 import pytest
 from conftest import MNEM
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from langgraph.store.base import PutOp, SearchOp
+from langgraph.store.base import PutOp
 from langgraph.store.memory import InMemoryStore
 
 from mnem_bridge import UsageError
 from mnem_langgraph import MnemosyneStore, node_id
-from mnem_langgraph.convert import Entry
-from mnem_langgraph.ranking import bm25_scores, contains, words
-from mnem_langgraph.snapshot import Snapshot
+from mnem_store.lexical import Known, bm25, query_terms, words
 
 #: The ``store_root``, ``mstore`` and ``ranked_store`` fixtures (tests/langgraph has no conftest.py: see that module).
 pytest_plugins = ["langgraph_fixtures"]
@@ -69,7 +67,7 @@ def test_every_item_upstreams_adapter_finds_is_found_and_so_is_its_node_id(query
     """Upstream's rule: ``query.lower() in json.dumps(value).lower()``; ours adds the node id and strings as written."""
     nid = node_id(namespace, key)
     if query.lower() in json.dumps(value, default=str).lower() or query.lower() in nid.lower():
-        assert contains(query, nid, value)
+        assert query.casefold() in nid.casefold() or Known(value).contains(query.casefold())  # the engine's test
 
 
 def test_query_mode_is_checked_when_the_store_opens(store_root):
@@ -79,6 +77,11 @@ def test_query_mode_is_checked_when_the_store_opens(store_root):
         MnemosyneStore(store_root, mnem=MNEM, query_mode="vector")
     with MnemosyneStore(store_root, mnem=MNEM, query_mode="bm25") as store:
         assert store.query_mode == "bm25" and store.history() == []
+
+
+def bm25_scores(query, documents):
+    """The engine's BM25 scores of ``documents`` for ``query`` (``mnem_store.lexical``, what ``"bm25"`` ranks by)."""
+    return bm25(query_terms(query, stemmed=False), [Known(document).bag() for document in documents])
 
 
 def test_words_are_the_casefolded_text_of_every_string_key_and_number():
@@ -112,15 +115,19 @@ items = st.lists(
 )
 
 
+TAGS = iter(range(10**9))
+
+
 @given(items, st.sampled_from(["apple", "blue apple", "sky!", "nothing here", ""]), st.sampled_from([(), ("a",)]))
-def test_a_query_never_hides_an_item_inmemorystore_returns(puts, query, prefix):
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_query_never_hides_an_item_inmemorystore_returns(ranked_store, puts, query, prefix):
+    tag = f"t{next(TAGS)}"  # each example in namespaces of its own
     oracle = InMemoryStore()
     oracle.batch([PutOp(ns, k, v) for ns, k, v in puts])
-    latest = {(ns, k): v for ns, k, v in puts}
-    snapshot = Snapshot(Entry(ns, k, v, 0, 0) for (ns, k), v in latest.items())
-    found = snapshot.answer(SearchOp(prefix, None, 100, 0, query), mode="bm25")
+    ranked_store.batch([PutOp((tag, *ns), k, v) for ns, k, v in puts])
+    found = ranked_store.search((tag, *prefix), query=query, limit=100)
     expected = oracle.search(prefix, query=query, limit=100)
-    assert {(i.namespace, i.key) for i in found} == {(i.namespace, i.key) for i in expected}
+    assert {(i.namespace[1:], i.key) for i in found} == {(i.namespace, i.key) for i in expected}
     scores = [i.score for i in found]
     if query:
         assert scores == sorted(scores, reverse=True)

@@ -76,6 +76,11 @@ def test_valid_at_is_what_held_then_by_event_time(plans: MnemosyneStore) -> None
     assert tier(plans.valid_at(ms(2026, 8, 2))) is None  # the deletion (dated by its commit) ended it
     july = plans.valid_at("2026-07-01")
     assert sorted(item.key for item in july.search(NS)) == ["plan", "seats"]  # deleted since, but it held then
+    found = april.search(NS, query="PRO")  # searched as the store searches: one engine read, in valid time
+    assert [(i.key, i.value, i.updated_at) for i in found] == [
+        ("plan", {"tier": "pro"}, datetime(2026, 3, 1, tzinfo=UTC))]
+    assert plans.valid_at(datetime(2026, 1, 11)).list_namespaces() == [NS]
+    assert plans.valid_at(datetime(2026, 1, 9)).list_namespaces() == [] == plans.valid_at("2026-01-09").search(NS)
     assert tier(plans.valid_at("2026-04-15", at="main@{2026-04-30}")) == "enterprise"  # valid then, as known then
     with pytest.raises(ReadOnlyError):
         april.put(NS, "plan", {"tier": "free"})

@@ -144,7 +144,7 @@ def test_an_index_whose_embedder_disagrees_with_dims_is_a_clear_error(store_root
         MnemosyneStore(store_root, mnem=MNEM, index={"embed": embed})
 
 
-def test_a_query_without_filter_reads_only_its_page_and_answers_as_a_full_read_does(store_root, caplog):
+def test_a_query_is_one_search_call_and_answers_as_the_commit_view_does(store_root, caplog):
     import logging
 
     with MnemosyneStore(store_root, mnem=MNEM, index=index()) as store:
@@ -162,5 +162,4 @@ def test_a_query_without_filter_reads_only_its_page_and_answers_as_a_full_read_d
         with caplog.at_level(logging.DEBUG, logger="mnem_bridge"):
             store.search((), query="pizza", limit=2)
         lines = [r.getMessage() for r in caplog.records if " --json " in r.getMessage()]
-        assert [line.split(" --json ")[1].split()[0] for line in lines] == ["similar", "stamps"]
-        assert lines[1].endswith("stamps --live --node=memories:u1:k0 --node=memories:u1:k6 --")
+        assert [line.split(" --json ")[1].split()[0] for line in lines] == ["search"]

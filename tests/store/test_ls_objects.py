@@ -1,9 +1,10 @@
-"""``mnem ls --objects``: a commit's ids with their values' object ids, what a search that keeps values by object reads.
+"""``mnem ls --objects``: a commit's ids with their values' object ids, for a client that keeps values by object.
 
 A value's object id names it for good and a commit's nodes never change, so
-a client keeps both (``mnem_langgraph.candidates``): ``--unless`` spares it
-the nodes of a commit it holds, and ``expired`` tells it what a lease has
-taken since.  On every backend.
+a client may keep both (the bridge's ``Store.node_objects``): ``--unless``
+spares it the nodes of a commit it holds, and ``expired`` tells it what a
+lease has taken since.  (``MnemosyneStore`` no longer does: ``mnem search``
+answers its searches where the values are.)  On every backend.
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ expired ids are read afresh by every search.
 
 from __future__ import annotations
 
+import heapq
 import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
@@ -150,21 +151,26 @@ def rank(
         hits = (i for i in kept if wanted in found.ids[i].casefold() or found.known[i].contains(wanted))
         scored = [(i, None) for i in islice(hits, query.offset, end)]
     else:
-        scored = _ranked(found, list(kept), text, query, vectors or {})[query.offset : end]
+        scored = _ranked(found, list(kept), text, query, vectors or {}, end)[query.offset :]
     return [Hit(found.ids[i], *found.places[i], found.known[i].value, score) for i, score in scored]
 
 
 def _ranked(found: _Set, hits: list[int], text: str, query: Query,
-            vectors: Mapping[str, float]) -> list[tuple[int, float | None]]:
-    """Every candidate of a ranking mode, best first, with its score (module docstring)."""
+            vectors: Mapping[str, float], end: int) -> list[tuple[int, float | None]]:
+    """The first ``end`` candidates of a ranking mode, best first, with their scores (module docstring).
+
+    Only the first ``end`` places are ordered (``_best_first``): a page of
+    ten does not sort ten thousand candidates.
+    """
     if query.mode == "vector":
-        with_vector = sorted((i for i in hits if found.ids[i] in vectors),
-                             key=lambda i: (-vectors[found.ids[i]], found.ids[i]))
-        return [*((i, vectors[found.ids[i]]) for i in with_vector),
-                *((i, None) for i in hits if found.ids[i] not in vectors)]
+        ids = found.ids
+        with_vector = heapq.nsmallest(end, (i for i in hits if ids[i] in vectors),
+                                      key=lambda i: (-vectors[ids[i]], ids[i]))
+        rest = islice((i for i in hits if ids[i] not in vectors), end - len(with_vector))
+        return [*((i, vectors[ids[i]]) for i in with_vector), *((i, None) for i in rest)]
     if query.mode == "bm25":
         scores = bm25(query_terms(text, stemmed=False), [found.known[i].bag() for i in hits])
-        return [(hits[n], scores[n]) for n in _best_first(scores)]
+        return [(hits[n], scores[n]) for n in _best_first(scores, end)]
     lexical = bm25(query_terms(text, stemmed=True), [found.known[i].analysed(query.fields) for i in hits])
     fused = [0.0] * len(hits)
     vector = [vectors.get(found.ids[i]) for i in hits]
@@ -173,12 +179,15 @@ def _ranked(found: _Set, hits: list[int], text: str, query: Query,
                         key=lambda n: -ranking[n])  # type: ignore[operator]  # (None left out above)
         for place, n in enumerate(ranked, start=1):
             fused[n] += weight / (RRF_K + place)
-    return [(hits[n], fused[n]) for n in sorted(range(len(hits)), key=lambda n: -fused[n])]
+    return [(hits[n], fused[n]) for n in _best_first(fused, end)]
 
 
-def _best_first(scores: Sequence[float]) -> list[int]:
-    """Positions by score, best first; ties and the 0.0 rest in their given order (a stable sort)."""
-    return sorted(range(len(scores)), key=lambda n: -scores[n])
+def _best_first(scores: Sequence[float], end: int) -> list[int]:
+    """The first ``end`` positions by score, best first; ties and the 0.0 rest in their given order.
+
+    ``heapq.nsmallest`` gives what a stable sort's first ``end`` would: the position breaks ties.
+    """
+    return heapq.nsmallest(end, range(len(scores)), key=lambda n: (-scores[n], n))
 
 
 class Condition(NamedTuple):

@@ -253,8 +253,8 @@ def checked_python(code: str) -> tuple[str, list[str]]:
 def test_python_blocks_run(block: Block, tmp_path: Path) -> None:
     prelude = HOW[block.key][1]
     code, printed = checked_python(block.text)
-    with own_server(block):
-        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=tmp_path, env=env(), capture_output=True,
+    with own_server(block, tmp_path) as cwd:
+        done = subprocess.run([sys.executable, "-c", prelude + code], cwd=cwd, env=env(), capture_output=True,
                               text=True, timeout=120)
     assert done.returncode == 0, f"{block} failed:\n{done.stderr}"
     assert matches(printed, done.stdout.splitlines()), f"{block} printed:\n{done.stdout}\nexpected:\n{printed}"
@@ -308,14 +308,14 @@ def test_console_blocks_run_and_print_what_they_show(block: Block, tmp_path: Pat
 # ------------------------------------------------------------------------------- bash
 @pytest.mark.parametrize("block", by("bash"), ids=str)
 def test_bash_blocks_run(block: Block, tmp_path: Path) -> None:
-    (tmp_path / ".venv").symlink_to(VENV_BIN.parent)
-    (tmp_path / ".cache").symlink_to(ROOT / ".cache")
-    (tmp_path / "bin").symlink_to(ROOT / "bin")
-    with fixed_ports() if re.search(r"--port \d", block.text) else nullcontext(), own_server(block):
-        done = subprocess.run(["bash", "-e", "-c", block.text], cwd=tmp_path, env=env(), capture_output=True,
+    with fixed_ports() if re.search(r"--port \d", block.text) else nullcontext(), own_server(block, tmp_path) as cwd:
+        (cwd / ".venv").symlink_to(VENV_BIN.parent)
+        (cwd / ".cache").symlink_to(ROOT / ".cache")
+        (cwd / "bin").symlink_to(ROOT / "bin")
+        done = subprocess.run(["bash", "-e", "-c", block.text], cwd=cwd, env=env(), capture_output=True,
                               text=True, timeout=300)
-    assert done.returncode == 0, f"{block} failed:\n{done.stdout}\n{done.stderr}"
-    assert (tmp_path / HOW[block.key][1]).exists(), f"{block} did not make {HOW[block.key][1]}"
+        assert done.returncode == 0, f"{block} failed:\n{done.stdout}\n{done.stderr}"
+        assert (cwd / HOW[block.key][1]).exists(), f"{block} did not make {HOW[block.key][1]}"
 
 
 # ------------------------------------------------------------------------------- json
@@ -444,9 +444,23 @@ def fixed_ports() -> AbstractContextManager[None]:
     return one_at_a_time(FIXED_PORTS)
 
 
-def own_server(block: Block) -> AbstractContextManager[None]:
-    """Held while a block that starts its own PostgreSQL runs (see ``PG_STARTS``)."""
-    return one_at_a_time(PG_STARTS) if "pgserver" in block.text else nullcontext()
+@contextmanager
+def own_server(block: Block, tmp_path: Path) -> Iterator[Path]:
+    """The folder a block runs in: ``tmp_path``, or for a block that starts its own PostgreSQL one outside it.
+
+    pgserver, run as root, runs the server as a user of its own, which must
+    traverse every folder above its data.  pytest makes its temporary root
+    private again (mode 0700) whenever a pytest session starts on the
+    machine, so a server started under ``tmp_path`` fails to start when
+    another session (a developer's, a second checkout's) starts meanwhile.
+    Such a block runs instead in a folder of its own in ``/tmp``, the shared
+    fixture's choice (``pg_stores``), holding ``PG_STARTS``.
+    """
+    if "pgserver" not in block.text:
+        yield tmp_path
+        return
+    with one_at_a_time(PG_STARTS), tempfile.TemporaryDirectory(prefix="mnem-docs-pg-", dir="/tmp") as folder:
+        yield Path(folder)
 
 
 def answers(port: int) -> bool:

@@ -29,7 +29,8 @@ What is kept between reads is fixed by content ids, on the store's shelves
 (``mnem_store.cache``): a commit's candidates under a prefix (``CACHE_SETS``;
 a commit's nodes never change) and what each value contributes to a search
 (``lexical.Known``, by its object id, ``CACHE_VALUES``), so a search after
-a write decodes only the values that write made.  Leases are not content:
+a write decodes only the values that write made; a set searched by BM25 a
+second time keeps its words inverted (``lexical.Postings``).  Leases are not content:
 expired ids are read afresh by every search.
 """
 
@@ -37,12 +38,13 @@ from __future__ import annotations
 
 import heapq
 import sys
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import islice
 from typing import Any, Literal, NamedTuple
 
 from .items import SEPARATOR, item_value, parse_id
-from .lexical import Known, bm25, query_terms
+from .lexical import Known, Postings, bm25, query_terms
 from .repo import Nodes, Repo
 
 __all__ = ["CACHE_SETS", "CACHE_VALUES", "LEXICAL_WEIGHT", "MODES", "RRF_K", "Condition", "Hit", "Mode", "Query",
@@ -89,12 +91,35 @@ class Hit(NamedTuple):
 class _Set:
     """A commit's items under a prefix, in ``(namespace, key)`` order, with what each value contributes."""
 
-    __slots__ = ("ids", "known", "places")
+    __slots__ = ("ids", "inverted", "known", "places")
 
     def __init__(self, ids: list[str], places: list[tuple[tuple[str, ...], str]], known: list[Known]) -> None:
         self.ids = ids
         self.places = places
         self.known = known
+        #: BM25's postings of every item, by the fields read (None: the whole value unstemmed); False: asked once.
+        self.inverted: dict[tuple[str, ...] | None, Postings | bool] = {}
+
+    def lexical(self, hits: list[int], terms: list[str], fields: tuple[str, ...] | None) -> list[float]:
+        """Each hit's BM25 score over its words (``fields``' stemmed words, or the whole value's).
+
+        When the hits are every item (no filter, nothing expired), the set's
+        words are inverted on its second such search and kept with it, so
+        the next ones cost the items holding the query's words; inverting
+        costs a few searches' worth, which a set searched once never earns back.
+        """
+        def bag(i: int) -> tuple[Counter[str], int]:
+            return self.known[i].bag() if fields is None else self.known[i].analysed(fields)
+
+        if len(hits) != len(self.ids):
+            return bm25(terms, [bag(i) for i in hits])
+        found = self.inverted.get(fields)
+        if not isinstance(found, Postings):
+            if found is None:
+                self.inverted[fields] = True
+                return bm25(terms, [bag(i) for i in hits])
+            found = self.inverted[fields] = Postings([bag(i) for i in hits])
+        return found.scores(terms)
 
 
 def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes, valid_at: int | None) -> _Set:
@@ -169,9 +194,9 @@ def _ranked(found: _Set, hits: list[int], text: str, query: Query,
         rest = islice((i for i in hits if ids[i] not in vectors), end - len(with_vector))
         return [*((i, vectors[ids[i]]) for i in with_vector), *((i, None) for i in rest)]
     if query.mode == "bm25":
-        scores = bm25(query_terms(text, stemmed=False), [found.known[i].bag() for i in hits])
+        scores = found.lexical(hits, query_terms(text, stemmed=False), None)
         return [(hits[n], scores[n]) for n in _best_first(scores, end)]
-    lexical = bm25(query_terms(text, stemmed=True), [found.known[i].analysed(query.fields) for i in hits])
+    lexical = found.lexical(hits, query_terms(text, stemmed=True), query.fields)
     fused = [0.0] * len(hits)
     vector = [vectors.get(found.ids[i]) for i in hits]
     for weight, ranking in ((LEXICAL_WEIGHT, [s if s > 0 else None for s in lexical]), (1.0, vector)):

@@ -16,6 +16,8 @@ import json
 import struct
 
 from conftest import run_mnem, store_fingerprint
+from hypothesis import given
+from hypothesis import strategies as st
 
 HOUR = 3_600_000
 NOW = 1_767_225_600_000
@@ -115,6 +117,22 @@ def test_hybrid_reads_a_querys_stemmed_content_words_and_a_values_stemmed_field_
     value = Known({"text": "Adopting a dog", "date": "8 May, 2023", "n": 3})
     assert value.analysed(("$",))[0] == Counter(["text", "adopt", "a", "dog", "date", "8", "may", "2023", "n", "3"])
     assert value.analysed(("text",)) == (Counter(["adopt", "a", "dog"]), 3)
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["text", "n", "tags"]), st.one_of(
+    st.text(alphabet="ab cdé1 ", max_size=12), st.integers(0, 3), st.lists(st.sampled_from(["a", "b b", "c"])))),
+    max_size=12), st.text(alphabet="ab cdé1 ", max_size=8), st.booleans())
+def test_inverted_words_score_as_bm25_does_to_the_last_bit(documents, query, stemmed):
+    """A candidate set searched again ranks from its words inverted (``lexical.Postings``): the same scores, exactly.
+
+    (Moved from tests/langgraph/test_search_candidates.py with the inverted words it tested.)
+    """
+    from mnem_store.lexical import Known, Postings, bm25, query_terms
+
+    known = [Known(document) for document in documents]
+    bags = [value.analysed(("$",)) if stemmed else value.bag() for value in known]
+    terms = query_terms(query, stemmed=stemmed)
+    assert Postings(bags).scores(terms) == bm25(terms, bags)
 
 
 def test_hybrid_fusion_ranks_what_either_ranking_found_and_keeps_the_rest_in_order(store):

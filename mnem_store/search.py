@@ -91,14 +91,21 @@ class Hit(NamedTuple):
 class _Set:
     """A commit's items under a prefix, in ``(namespace, key)`` order, with what each value contributes."""
 
-    __slots__ = ("ids", "inverted", "known", "places")
+    __slots__ = ("_folded", "ids", "inverted", "known", "places")
 
     def __init__(self, ids: list[str], places: list[tuple[tuple[str, ...], str]], known: list[Known]) -> None:
         self.ids = ids
         self.places = places
         self.known = known
-        #: BM25's postings of every item, by the fields read (None: the whole value unstemmed); False: asked once.
+        #: BM25's postings of every item, by the fields read (None: the whole value unstemmed); True: asked once.
         self.inverted: dict[tuple[str, ...] | None, Postings | bool] = {}
+        self._folded: list[str] | None = None
+
+    def folded_ids(self) -> list[str]:
+        """The items' ids case-folded (``substring`` matches the query in them), found once per set."""
+        if self._folded is None:
+            self._folded = [node_id.casefold() for node_id in self.ids]
+        return self._folded
 
     def lexical(self, hits: list[int], terms: list[str], fields: tuple[str, ...] | None) -> list[float]:
         """Each hit's BM25 score over its words (``fields``' stemmed words, or the whole value's).
@@ -173,7 +180,8 @@ def rank(
         scored = [(i, None) for i in islice(kept, query.offset, end)]
     elif query.mode == "substring":
         wanted = text.casefold()
-        hits = (i for i in kept if wanted in found.ids[i].casefold() or found.known[i].contains(wanted))
+        ids = found.folded_ids()
+        hits = (i for i in kept if wanted in ids[i] or found.known[i].contains(wanted))
         scored = [(i, None) for i in islice(hits, query.offset, end)]
     else:
         scored = _ranked(found, list(kept), text, query, vectors or {}, end)[query.offset :]

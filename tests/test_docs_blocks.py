@@ -131,6 +131,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/bridge.md", "import mnem_bridge"): ("python", ""),
     ("docs/bridge.md", "import shutil"): ("python", ""),
     ("docs/bridge.md", "from mnem_bridge import init as init_store"): ("python", ""),
+    ("docs/bridge.md", "from mnem_bridge import open as open_store"): ("python", ""),
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--branch NAME] "

@@ -1,23 +1,15 @@
-"""Node ids for namespaced keys, with an escape so every label and key round-trips.
+"""The ops a batch may run, by BaseStore's namespace rules, and the item ids they name.
 
-ADR-0016 maps ``(namespace, key)`` to the node id ``":".join((*namespace,
-key))``.  Upstream's adapter splits ids on every ``:`` again, so a label or
-key containing ``:`` comes back as different labels.  Here each part is
-escaped before joining, as ``mnem_ids.encode_part`` escapes any part of an
-id (percent-encoding of ``%`` and ``:`` alone).  Parts without either
-character are unchanged, so ``("memories", "u1")`` + ``"plan"`` is
-``memories:u1:plan`` exactly as upstream writes it.
-
-Decoding is strict: a part is read back only if encoding the result gives
-the part again.  Node ids that no put could have produced (no ``:`` at all,
-a stray ``%``, a label BaseStore would refuse) are not items of the store:
-search and list_namespaces skip them, so every item they return can be
-fetched again by ``get`` with the namespace and key it reports.
+How ``(namespace, key)`` lies in a node id (each part escaped, joined with
+``:``, exactly upstream's id where no part holds ``:`` or ``%``) is
+``mnem_ids.items``, shared with the engine, which answers searches and
+listings over the same ids; this module hands those functions on under the
+adapter's names.  Node ids no put could have produced are not items: search
+and list_namespaces skip them, so every item they return can be fetched
+again by ``get`` with the namespace and key it reports.
 """
 
 from __future__ import annotations
-
-import logging
 
 from langgraph.store.base import (
     GetOp,
@@ -30,71 +22,14 @@ from langgraph.store.base import (
 )
 
 import mnem_bridge
-from mnem_bridge.reserved import is_reserved
 from mnem_bridge.text import is_utf8, shown
-from mnem_ids import ESCAPE, SEPARATOR, decode_part, encode_part
+from mnem_ids import decode_part, encode_part
+from mnem_ids.items import id_prefix, node_id
+from mnem_ids.items import parse_id as parse_node_id
 
 from .paging import check_paging
 
-__all__ = [
-    "ESCAPE", "SEPARATOR", "check_op", "decode_part", "encode_part", "id_prefix", "node_id", "parse_node_id",
-]
-
-logger = logging.getLogger(__name__)
-
-def node_id(namespace: tuple[str, ...], key: str) -> str:
-    """The node id of a key in a namespace.
-
-    Args:
-        namespace: The namespace labels.
-        key: The key within the namespace.
-
-    Returns:
-        The escaped parts joined with ``:``.
-    """
-    return SEPARATOR.join(encode_part(part) for part in (*namespace, key))
-
-
-def id_prefix(labels: tuple[str, ...]) -> str:
-    """What the node id of every item under a namespace prefix starts with (``""`` for all).
-
-    Each label is followed by the separator, so ``("memories", "u1")`` gives
-    ``memories:u1:``, which ``("memories", "u10")`` and a key ``u1`` of
-    ``("memories",)`` do not start with.
-    """
-    return "".join(encode_part(label) + SEPARATOR for label in labels)
-
-
-def parse_node_id(text: str) -> tuple[tuple[str, ...], str] | None:
-    """Split a node id back into ``(namespace, key)``.
-
-    Args:
-        text: A node id from the store.
-
-    Returns:
-        The namespace and key, or ``None`` when the id is not one a put
-        could have written: no ``:``, a part that is not a valid escape, or
-        a label BaseStore refuses (empty, or containing ``.`` or NUL), or
-        a reserved id (``mnem_bridge.reserved``: a checkpoint's nodes).
-    """
-    if is_reserved(text):  # a checkpoint's node (MnemosyneSaver): graph state, never an item
-        return None
-    parts = text.split(SEPARATOR)
-    if len(parts) < 2:
-        return None
-    if ESCAPE in text:
-        decoded: list[str] = []
-        for part in parts:
-            plain = decode_part(part)
-            if plain is None:
-                return None
-            decoded.append(plain)
-    else:  # the usual id: with neither character, every part is its own encoding (a search reads thousands)
-        decoded = parts
-    *labels, key = decoded
-    if any(not label or "." in label or "\x00" in label for label in labels):
-        return None
-    return tuple(labels), key
+__all__ = ["check_op", "decode_part", "encode_part", "id_prefix", "node_id", "parse_node_id"]
 
 
 def _check_nameable(namespace: tuple[str, ...], key: object) -> None:

@@ -118,7 +118,7 @@ class Known:
     """What one value contributes to searches, found on first use: its folded texts, its words, its fields' stems.
 
     Args:
-        value: The item value (``items.item_value``); never changed.
+        value: The item value (``search.item_value``); never changed.
     """
 
     __slots__ = ("_analysed", "_bag", "_folded", "value")

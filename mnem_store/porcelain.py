@@ -905,8 +905,9 @@ def search(
     history instead (``valid_at``), stamped in valid time; vectors still
     score the values ``rev`` holds.
     """
+    from mnem_ids.items import id_prefix
+
     from .expiry import live_leases, refuse_rev
-    from .items import id_prefix
     from .search import rank
     from .stamps import node_stamps
 
@@ -949,8 +950,9 @@ def namespaces(
     ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
     ``valid_at`` (Unix ms) lists the namespaces of the items valid then along ``rev``'s history.
     """
+    from mnem_ids.items import id_prefix
+
     from .expiry import live_leases, refuse_rev
-    from .items import id_prefix
     from .search import list_namespaces, namespace_sizes
 
     if live:

@@ -46,6 +46,7 @@ def test_decode_inverts_encode(part):
         ":key",  # empty label
         "a.b:key",  # a label BaseStore refuses
         "ns::key",  # empty middle label
+        ".checkpoint:t1::c:1ef",  # a checkpoint's node (MnemosyneSaver's layout): graph state, never an item
     ],
 )
 def test_ids_no_put_could_write_are_not_items(foreign):

@@ -5,8 +5,8 @@ answered them itself (its ``snapshot``, ``ranking`` and ``hybrid``
 modules).  Before those were deleted, their answers to 240 seeded random
 searches (items, every mode, filters, paging, index fields) and 120
 namespace listings were recorded in ``data/search_answers.json``; here the
-engine must give the same pages, values and scores.  The engine's item-id
-layout (``mnem_store.items``) is held equal to ``mnem_langgraph.keys``.
+engine must give the same pages, values and scores.  (Both sides read item
+ids with ``mnem_ids.items``; ``test_keys`` holds that layout.)
 
 Scores are compared to 1e-9: BM25 added a document's term parts in a set
 order, which differed between processes; the order is compared exactly,
@@ -27,10 +27,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mnem_bridge import Mnem, Store
-from mnem_langgraph.keys import id_prefix, node_id, parse_node_id
-from mnem_store import items
+from mnem_langgraph.keys import node_id, parse_node_id
 
-LABELS = st.sampled_from(["m", "u1", "u:2", "a%b", "x.y", "", "%3A"])
 MODEL = "e"
 CASES = json.loads((Path(__file__).parent / "data" / "search_answers.json").read_text())
 
@@ -46,18 +44,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Any:
     client.call(opened.root, "init", str(opened.root))
     yield opened
     client.close()
-
-
-@given(st.text(st.sampled_from("ab:%.\x00c"), max_size=12))
-@settings(max_examples=500)
-def test_the_engines_item_ids_are_the_adapters(text: str) -> None:
-    assert items.parse_id(text) == parse_node_id(text)
-
-
-@given(st.lists(LABELS, max_size=3), st.text(st.sampled_from("ab:%."), max_size=5))
-def test_the_engine_writes_item_ids_as_the_adapter_does(labels: list[str], key: str) -> None:
-    assert items.node_id(tuple(labels), key) == node_id(tuple(labels), key)
-    assert items.id_prefix(tuple(labels)) == id_prefix(tuple(labels))
 
 
 def put_items(store: Store, tag: str, drawn: list[Any]) -> None:

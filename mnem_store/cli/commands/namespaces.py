@@ -2,7 +2,7 @@
 
 A verb of its own rather than an ``ls`` flag: ``ls`` lists node ids and
 knows nothing of how an adapter lays them out, while this reads them as
-LangGraph's items (``mnem_store.items``) and applies ``list_namespaces``'
+LangGraph's items (``mnem_ids.items``) and applies ``list_namespaces``'
 match conditions: ``--prefix`` and ``--suffix`` (JSON arrays of labels, a
 ``"*"`` matching any one label), ``--max-depth``, ``--limit`` and
 ``--offset``.

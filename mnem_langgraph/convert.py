@@ -89,8 +89,14 @@ def split_meta(value: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, str 
 
 
 def from_ms(ms: int) -> datetime:
-    """Unix milliseconds as an aware UTC datetime (exact, negative times included)."""
-    return _EPOCH + timedelta(milliseconds=ms)
+    """Unix milliseconds as an aware UTC datetime (exact, negative times included).
+
+    ``timedelta``'s positional (days, seconds, microseconds) is the same
+    exact sum as its ``milliseconds=`` keyword at half the cost, and a
+    search page converts two times per item.
+    """
+    seconds, rest = divmod(ms, 1000)
+    return _EPOCH + timedelta(0, seconds, rest * 1000)
 
 
 def value_of(content: Any) -> dict[str, Any]:

@@ -26,12 +26,12 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import UsageError
 
-__all__ = ["OPERATORS", "check", "matches"]
+__all__ = ["OPERATORS", "by_value", "check", "equality", "matches"]
 
 _ORDERINGS: dict[str, Callable[[Any, Any], bool]] = {
     "$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le,
@@ -68,6 +68,34 @@ def _check_wanted(wanted: Any, where: str) -> None:
 def matches(value: Mapping[str, Any], conditions: Mapping[str, Any]) -> bool:
     """Whether an item's value passes every condition of a checked filter."""
     return all(_compare(_field(value, path), wanted) for path, wanted in conditions.items())
+
+
+def equality(conditions: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """A checked filter's first condition that is plain equality with a scalar (``by_value`` answers it), or None.
+
+    Nothing but a scalar equals a scalar, and equal scalars hash alike
+    (``1``, ``1.0`` and ``true`` too), so a dictionary from each item's
+    scalar at the field to the items holding it answers such a condition
+    as comparing every item would.
+    """
+    return next(((path, wanted) for path, wanted in conditions.items() if isinstance(wanted, _SCALARS)), None)
+
+
+def by_value(values: Iterable[Mapping[str, Any]], path: str) -> dict[Any, list[int]]:
+    """The positions of ``values`` by the scalar each holds at the field ``path`` (absent: None), ascending.
+
+    A value holding an object or an array there is left out: no scalar equals it.
+    """
+    found: dict[Any, list[int]] = {}
+    for position, value in enumerate(values):
+        held = _field(value, path)
+        if isinstance(held, _SCALARS):
+            found.setdefault(held, []).append(position)
+    return found
+
+
+#: What a plain equality condition can index: JSON's scalars (a stored value holds no NaN).
+_SCALARS = (str, int, float, bool, type(None))
 
 
 def _field(value: Mapping[str, Any], path: str) -> Any:

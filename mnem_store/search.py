@@ -30,7 +30,9 @@ What is kept between reads is fixed by content ids, on the store's shelves
 a commit's nodes never change) and what each value contributes to a search
 (``lexical.Known``, by its object id, ``CACHE_VALUES``), so a search after
 a write decodes only the values that write made; a set searched by BM25 a
-second time keeps its words inverted (``lexical.Postings``).  Leases are not content:
+second time keeps its words inverted (``lexical.Postings``), and a set filtered
+twice by equality on a field keeps its items indexed by that field's values
+(``_Set.narrowed``).  Leases are not content:
 expired ids are read afresh by every search.
 """
 
@@ -49,8 +51,8 @@ from mnem_ids.items import parse_id
 from .lexical import Known, Postings, bm25, query_terms
 from .repo import Nodes, Repo
 
-__all__ = ["CACHE_SETS", "CACHE_VALUES", "LEXICAL_WEIGHT", "MODES", "RRF_K", "Condition", "Hit", "Mode", "Query",
-           "list_namespaces", "namespace_sizes", "rank"]
+__all__ = ["CACHE_SETS", "CACHE_VALUES", "FIELDS_INDEXED", "LEXICAL_WEIGHT", "MODES", "RRF_K", "Condition", "Hit",
+           "Mode", "Query", "list_namespaces", "namespace_sizes", "rank"]
 
 Mode = Literal["substring", "bm25", "vector", "hybrid"]
 #: How a query is answered; the first is the default.
@@ -63,6 +65,8 @@ RRF_K = 20
 LEXICAL_WEIGHT = 2.0
 #: Candidate sets (a commit's items under a prefix) a store keeps.
 CACHE_SETS = 8
+#: Fields a candidate set keeps its items' values indexed by, for filters (``_Set.narrowed``).
+FIELDS_INDEXED = 8
 #: Values a store keeps with what they contribute to a search (a namespace of 10k short values is a few MB).
 CACHE_VALUES = 100_000
 
@@ -101,7 +105,7 @@ class Hit(NamedTuple):
 class _Set:
     """A commit's items under a prefix, in ``(namespace, key)`` order, with what each value contributes."""
 
-    __slots__ = ("_folded", "ids", "inverted", "known", "places")
+    __slots__ = ("_folded", "by_field", "ids", "inverted", "known", "places")
 
     def __init__(self, ids: list[str], places: list[tuple[tuple[str, ...], str]], known: list[Known]) -> None:
         self.ids = ids
@@ -109,7 +113,34 @@ class _Set:
         self.known = known
         #: BM25's postings of every item, by the fields read (None: the whole value unstemmed); True: asked once.
         self.inverted: dict[tuple[str, ...] | None, Postings | bool] = {}
+        #: The items' positions by their scalar at a filter's field (``filters.by_value``); True: asked once.
+        self.by_field: dict[str, dict[Any, list[int]] | bool] = {}
         self._folded: list[str] | None = None
+
+    def narrowed(self, conditions: Mapping[str, Any]) -> tuple[Sequence[int], Mapping[str, Any]]:
+        """The positions that may pass a filter, ascending, and the conditions left to check on them.
+
+        A plain equality condition (``filters.equality``) on a field this
+        set was filtered by before is answered by the field's values,
+        indexed on the second such filter and kept with the set (at most
+        ``FIELDS_INDEXED`` fields), as ``lexical`` keeps postings: a filter
+        of ten thousand items then checks only those holding the value.
+        """
+        from .filters import by_value, equality
+
+        every = range(len(self.ids))
+        found = equality(conditions)
+        if found is None:
+            return every, conditions
+        path, wanted = found
+        index = self.by_field.get(path)
+        if not isinstance(index, dict):
+            if index is None:
+                if len(self.by_field) < FIELDS_INDEXED:
+                    self.by_field[path] = True
+                return every, conditions
+            index = self.by_field[path] = by_value((known.value for known in self.known), path)
+        return index.get(wanted, ()), {other: held for other, held in conditions.items() if other != path}
 
     def folded_ids(self) -> list[str]:
         """The items' ids case-folded (``substring`` matches the query in them), found once per set."""
@@ -176,9 +207,11 @@ def rank(
     if start is None or not nodes:
         return []
     found = _candidates(repo, start, prefix, nodes, valid_at)
+    positions: Sequence[int] = range(len(found.ids))
     conditions = query.filter
-    kept: Iterator[int] = (i for i in range(len(found.ids)) if found.ids[i] not in expired) if expired else iter(
-        range(len(found.ids)))
+    if conditions:
+        positions, conditions = found.narrowed(conditions)
+    kept: Iterator[int] = (i for i in positions if found.ids[i] not in expired) if expired else iter(positions)
     if conditions:
         from .filters import matches
 

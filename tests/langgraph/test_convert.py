@@ -9,7 +9,7 @@ non-numeric fields are the one documented difference.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
@@ -51,6 +51,12 @@ def test_times_are_exact_utc():
     assert from_ms(0) == datetime(1970, 1, 1, tzinfo=UTC)
     assert from_ms(1_700_000_000_123) == datetime(2023, 11, 14, 22, 13, 20, 123000, tzinfo=UTC)
     assert from_ms(-1) == datetime(1969, 12, 31, 23, 59, 59, 999000, tzinfo=UTC)
+
+
+@given(st.integers(-62_135_596_800_000, 253_402_300_799_999))  # datetime's years 1 to 9999
+def test_every_millisecond_time_converts_exactly(ms):
+    assert (from_ms(ms) - from_ms(0)) // timedelta(milliseconds=1) == ms
+    assert from_ms(ms).microsecond % 1000 == 0 and from_ms(ms).tzinfo is UTC
 
 
 def test_foreign_content_is_wrapped():

@@ -16,7 +16,7 @@ import json
 import struct
 
 from conftest import run_mnem, store_fingerprint
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 HOUR = 3_600_000
@@ -242,3 +242,34 @@ def test_bad_arguments_are_usage_errors_that_change_nothing(store):
     assert "--limit" in run_mnem("search", "--limit", "-1", cwd=store).err
     assert j("namespaces", "--max-depth", "0", cwd=store, code=2)["error"]["code"] == "usage"
     assert store_fingerprint(store) == before
+
+
+_SCALARS = st.sampled_from([None, True, False, 0, 1, 2, 0.0, 1.0, 2.5, "pro", ""])
+_HELD = st.one_of(_SCALARS, st.fixed_dictionaries({"b": _SCALARS}), st.lists(_SCALARS, max_size=2))
+
+
+@given(st.lists(st.dictionaries(st.sampled_from(["n", "a", "a.b"]), _HELD), max_size=12),
+       st.dictionaries(st.sampled_from(["n", "a", "a.b", "missing"]),
+                       st.one_of(_SCALARS, _HELD, st.builds(lambda n: {"$gte": n}, _SCALARS)), max_size=3))
+@example([{"a": {"b": 1}}, {"a.b": True, "a": {"b": 2}}, {"a": {"b": [1]}}, {"n": 1}], {"a.b": 1.0, "n": None})
+@example([{"n": 2.5}, {"n": 2}, {"n": True}, {"n": "2.5"}], {"n": 2.5})
+def test_a_sets_values_indexed_by_a_field_filter_as_checking_every_item_does(values, conditions):
+    """A set filtered again by equality on a field answers from its values indexed by that field (``_Set.narrowed``).
+
+    The same items, in the same order, as checking every item against the
+    filter, on the first search (nothing kept), the second (the index made)
+    and the next (the index read); the index is kept once asked twice.
+    """
+    from mnem_store.filters import equality, matches
+    from mnem_store.lexical import Known
+    from mnem_store.search import _Set
+
+    found = _Set([f"m:{n}" for n in range(len(values))], [(("m",), str(n)) for n in range(len(values))],
+                 [Known(value) for value in values])
+    every = [n for n, value in enumerate(values) if matches(value, conditions)]
+    for _ in range(3):
+        positions, rest = found.narrowed(conditions)
+        assert [n for n in positions if matches(values[n], rest)] == every
+    indexed = equality(conditions)
+    if indexed is not None:
+        assert isinstance(found.by_field[indexed[0]], dict)

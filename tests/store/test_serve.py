@@ -166,3 +166,20 @@ def test_malformed_requests_get_usage_answers_and_the_worker_lives_on(tmp_path, 
     assert listed["exit"] == 0 and "usage: mnem" in listed["stdout"] and "blame" in listed["stdout"]
     assert worker.ask("--version")["stdout"].startswith("mnem ")
     assert worker.close() == 0
+
+
+def test_a_worker_filtering_a_namespace_again_sees_another_process_s_write(tmp_path, worker):
+    """A worker's kept filter index (``search._Set.narrowed``) is one commit's: another writer's commit is seen."""
+    store = tmp_path / "s"
+    run_mnem("init", str(store))
+    puts = [{"id": f"m:u:k{n}", "content": {"tier": "pro" if n % 2 else "free"}} for n in range(6)]
+    run_mnem("-C", str(store), "write", "-m", "w", input=orjson.dumps({"put": puts}).decode())
+
+    def pro() -> list[str]:
+        answer = worker.ask("-C", str(store), "--json", "search", '--namespace=["m"]', '--filter={"tier":"pro"}')
+        return [item["key"] for item in orjson.loads(answer["stdout"])["items"]]
+
+    assert [pro() for _ in range(3)] == [["k1", "k3", "k5"]] * 3  # the third search reads the kept index
+    run_mnem("-C", str(store), "write", "-m", "w", input=orjson.dumps({"put": [
+        {"id": "m:u:k0", "content": {"tier": "pro"}}, {"id": "m:u:k1", "content": {"tier": "free"}}]}).decode())
+    assert pro() == ["k0", "k3", "k5"]

@@ -10,8 +10,10 @@ after a warm-up, on the bridge's worker (one ``mnem`` call each):
   ``SqliteStore.list_namespaces``.
 
 Targets (issue #46): each ≤ 1.5x SqliteStore's p50.  This measures the
-engine's verbs through the bridge; ``MnemosyneStore`` calls them once the
-adapter is switched over (stage 2), adding its own conversion.
+engine's verbs through the bridge alone; ``MnemosyneStore`` makes each of
+its searches and listings one such call and adds its own conversion to
+LangGraph's items, which ``langgraph_stores.py`` measures: the difference
+between the two is the adapter's share.
 
 Run: ``python benchmarks/engine_search.py [--quick]``; writes ``benchmarks/results/engine_search.md``.
 """

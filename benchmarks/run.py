@@ -38,6 +38,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "langgraph_stores": ([], ["--quick"]),
     "semantic_search": ([], ["--quick"]),
     "search_speed": (["--postgres"], ["--quick"]),
+    "engine_search": ([], ["--quick"]),
     "locomo": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
     "checkpointer": ([], ["--quick"]),

@@ -10,7 +10,7 @@ the default), ``l2`` (minus the Euclidean distance) and ``inner_product``
 (the dot product of the vectors as stored, not normalised).  numpy does the
 arithmetic: ten thousand 1536-wide vectors are one matrix product of a few
 milliseconds, where Python loops would take most of a second; it is
-imported only here, so no other command pays for it.  Vectors read are
+imported only here (``require_numpy``, on one BLAS thread), so no other command pays for it.  Vectors read are
 kept, with their norms, on the store's ``vectors`` shelf (``mnem_store.cache``):
 a ``mnem serve`` worker reads each value's vectors from the database once.
 A search's candidates (a namespace's nodes at one commit, which never
@@ -21,6 +21,7 @@ thousand small matrices again was most of a search's time.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from typing import Any
 
@@ -28,12 +29,14 @@ from .backend import VectorRow
 from .cache import Shelf
 from .errors import UsageError
 
-__all__ = ["CACHE_OBJECTS", "CACHE_STACKS", "DISTANCES", "require_numpy", "scores"]
+__all__ = ["BLAS_THREADS", "CACHE_OBJECTS", "CACHE_STACKS", "DISTANCES", "require_numpy", "scores"]
 
 #: The distances ``scores`` knows, by LangGraph's names; the first is the default.
 DISTANCES = ("cosine", "l2", "inner_product")
 #: Rows of candidates per step of an ``l2`` scoring: bounds the temporary difference matrix.
 _L2_ROWS = 4096
+#: The variable that sets how many threads numpy's BLAS (OpenBLAS) runs; ``require_numpy`` defaults it to one.
+BLAS_THREADS = "OPENBLAS_NUM_THREADS"
 
 
 def require_numpy() -> None:
@@ -43,9 +46,18 @@ def require_numpy() -> None:
     empty store and a full one: a missing extra is named the first time,
     not after the first vector is written.
 
+    It is also where numpy is first imported, so this is where its BLAS
+    (OpenBLAS in numpy's wheels) is held to one thread (``BLAS_THREADS``),
+    unless the environment already says how many.  A search's
+    matrix-vector product is a fraction of a millisecond on one core; split
+    over a thread pool on a busy machine, it waited for a descheduled thread
+    (5 to 9 ms of a 10,000-item search beside two CPU-bound processes).
+    One thread sums each score in the same order, so scores do not change.
+
     Raises:
         UsageError: numpy cannot be imported (the message says how to install it).
     """
+    os.environ.setdefault(BLAS_THREADS, "1")  # read once, when numpy loads its BLAS
     try:
         import numpy  # noqa: F401
     except ImportError as missing:

@@ -103,3 +103,21 @@ def test_distance_scores_as_postgresstore_does_on_the_vectors_as_stored(store):
     assert list(inner) == ["far", "a"]
     bad = j("similar", "--model", "m", "--vector", query, "--distance", "dot", cwd=store, code=2)["error"]
     assert bad["code"] == "usage" and "cosine" in bad["message"] and "inner_product" in bad["message"]
+
+
+@pytest.mark.parametrize(("given", "used"), [(None, "1"), ("3", "3")])
+def test_numpy_loads_its_blas_on_one_thread_unless_the_environment_says_otherwise(given, used):
+    """A search's scoring does not wait on a BLAS thread pool (``similarity.require_numpy``); a set value stays."""
+    import os
+    import subprocess
+    import sys
+
+    from mnem_store.similarity import BLAS_THREADS
+
+    env = {name: value for name, value in os.environ.items() if name != BLAS_THREADS}
+    script = ("import os, sys; from mnem_store.similarity import BLAS_THREADS, require_numpy; "
+              "assert 'numpy' not in sys.modules; require_numpy(); assert 'numpy' in sys.modules; "
+              "print(os.environ[BLAS_THREADS])")
+    found = subprocess.run([sys.executable, "-c", script], env=env if given is None else {**env, BLAS_THREADS: given},
+                           capture_output=True, text=True, check=True, timeout=120)
+    assert found.stdout.strip() == used

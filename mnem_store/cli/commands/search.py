@@ -66,7 +66,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
 def _query(args: argparse.Namespace) -> tuple[Query, porcelain.Ranker | None]:
     """The search the arguments ask for, every argument checked before anything is read."""
     limits = Limits.current()
-    namespace = parse_labels(args.namespace, "--namespace")
+    namespace = parse_labels(args.namespace, "--namespace", limits)
     text = None
     if args.query is not None:
         limits.check_argument(args.query, "--query")
@@ -102,9 +102,13 @@ def _query(args: argparse.Namespace) -> tuple[Query, porcelain.Ranker | None]:
     return Query(namespace, text, args.mode, conditions, args.limit, args.offset, fields), ranker
 
 
-def parse_labels(text: str, what: str) -> tuple[str, ...]:
-    """A namespace (or a path of one) given as a JSON array of labels."""
-    Limits.current().check_argument(text, what)
+def parse_labels(text: str, what: str, limits: Limits | None = None) -> tuple[str, ...]:
+    """A namespace (or a path of one) given as a JSON array of labels, held to ``limits`` (default: the current ones).
+
+    A caller that has read the limits passes them: reading them from the
+    environment again costs a few microseconds of a worker's request.
+    """
+    (limits or Limits.current()).check_argument(text, what)
     labels: Any = parse_json_arg(text, f"{what} is not valid JSON")
     if not isinstance(labels, list) or not all(isinstance(label, str) for label in labels):
         raise UsageError(f'{what} must be a JSON array of labels, such as ["memories", "u1"], got '

@@ -248,14 +248,38 @@ def _ranked(found: _Set, hits: list[int], text: str, query: Query,
         scores = found.lexical(hits, query_terms(text, stemmed=False), None)
         return [(hits[n], scores[n]) for n in _best_first(scores, end)]
     lexical = found.lexical(hits, query_terms(text, stemmed=True), query.fields)
-    fused = [0.0] * len(hits)
-    vector = [vectors.get(found.ids[i]) for i in hits]
-    for weight, ranking in ((LEXICAL_WEIGHT, [s if s > 0 else None for s in lexical]), (1.0, vector)):
-        ranked = sorted((n for n, score in enumerate(ranking) if score is not None),
-                        key=lambda n: -ranking[n])  # type: ignore[operator]  # (None left out above)
-        for place, n in enumerate(ranked, start=1):
-            fused[n] += weight / (RRF_K + place)
-    return [(hits[n], fused[n]) for n in _best_first(fused, end)]
+    ids = found.ids
+    return [(hits[n], score) for n, score in _fused(lexical, [vectors.get(ids[i]) for i in hits], end)]
+
+
+def _fused(lexical: Sequence[float], vector: Sequence[float | None], end: int) -> list[tuple[int, float]]:
+    """The first ``end`` positions by hybrid's fusion, best first, with their fused scores (module docstring).
+
+    ``lexical`` ranks its positive scores (weight ``LEXICAL_WEIGHT``),
+    ``vector`` its scores (None: no vector), each best first with ties in
+    position order; place ``p`` in a ranking adds ``weight / (RRF_K + p)``.
+    numpy does it: sorting ten thousand candidates three times by key
+    functions in Python was most of a hybrid search.  Each position's sum
+    is the same floating-point operations in the same order as a loop's,
+    so the scores are the same bits.  numpy is there: hybrid ranks by
+    vectors (``similarity.require_numpy``).
+    """
+    import numpy as np
+
+    fused = np.zeros(len(lexical))
+    vectors = np.array([np.nan if score is None else score for score in vector], dtype=float)
+    for weight, scores, ranked in ((LEXICAL_WEIGHT, np.array(lexical, dtype=float), None),
+                                   (1.0, vectors, ~np.isnan(vectors))):
+        places = np.flatnonzero(scores > 0 if ranked is None else ranked)
+        places = places[np.argsort(-scores[places], kind="stable")]
+        fused[places] += weight / (RRF_K + np.arange(1, len(places) + 1))
+    if end <= 0:
+        return []
+    first = np.arange(len(fused))
+    if end < len(fused):  # only the first end places are ordered: those at least as good as the end-th
+        first = np.flatnonzero(fused >= -np.partition(-fused, end - 1)[end - 1])
+    first = first[np.argsort(-fused[first], kind="stable")][:end]
+    return list(zip(first.tolist(), fused[first].tolist(), strict=True))
 
 
 def _best_first(scores: Sequence[float], end: int) -> list[int]:

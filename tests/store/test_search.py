@@ -273,3 +273,23 @@ def test_a_sets_values_indexed_by_a_field_filter_as_checking_every_item_does(val
     indexed = equality(conditions)
     if indexed is not None:
         assert isinstance(found.by_field[indexed[0]], dict)
+
+
+_SCORES = st.sampled_from([0.0, -0.0, 0.5, 1.0, 1 / 3, 2.0, -1.0])
+
+
+@given(st.lists(st.tuples(_SCORES, st.one_of(st.none(), _SCORES)), max_size=30), st.integers(0, 35))
+def test_hybrid_fusion_is_reciprocal_rank_fusion_to_the_last_bit(scores, end):
+    """Hybrid's fusion (``search._fused``, numpy) is RRF as a loop spells it: same places, ties, order and bits."""
+    from mnem_store.search import LEXICAL_WEIGHT, RRF_K, _fused
+
+    lexical, vector = [lexical for lexical, _ in scores], [vector for _, vector in scores]
+    fused = [0.0] * len(scores)
+    for weight, ranking in ((LEXICAL_WEIGHT, [s if s > 0 else None for s in lexical]), (1.0, vector)):
+        ranked = sorted((n for n, score in enumerate(ranking) if score is not None), key=lambda n: -ranking[n])
+        for place, n in enumerate(ranked, start=1):
+            fused[n] += weight / (RRF_K + place)
+    expected = sorted(range(len(fused)), key=lambda n: -fused[n])[:end]
+    found = _fused(lexical, vector, end)
+    assert [n for n, _ in found] == expected
+    assert [score.hex() for _, score in found] == [fused[n].hex() for n in expected]

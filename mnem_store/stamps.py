@@ -48,7 +48,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Callable, Hashable, Iterable
 from functools import partial
-from typing import NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from .blame import find_blame
 from .errors import CorruptStoreError, rust_debug
@@ -89,9 +89,16 @@ class _Facts(NamedTuple):
 def _cached(graph: Graph, key: Hashable, compute: Callable[[], T]) -> T:
     """``compute()``, kept under ``key`` (which must name something fixed by commit ids) on the store's shelf."""
     shelf = graph.repo.backend.kept.shelf("stamps", CACHE_SIZE)
-    # one key names one computation, so it holds what that computation returned (None included)
-    kept: T = shelf.find(key) if key in shelf else shelf.keep(key, compute())
+    # one key names one computation, so it holds what that computation returned (None included): one lookup
+    kept: T = shelf.get(key, _UNKNOWN)
+    if kept is _UNKNOWN:
+        return shelf.keep(key, compute())  # type: ignore[no-any-return]  # (compute's value, just kept)
+    shelf.move_to_end(key)
     return kept
+
+
+#: What ``_cached`` finds on the shelf under a key never computed (None is a computation's answer).
+_UNKNOWN: Any = object()
 
 
 def _facts(graph: Graph, raw: bytes) -> _Facts:

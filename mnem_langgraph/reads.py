@@ -14,6 +14,8 @@ leases to HEAD's branch only); ``MemoryView`` reads one commit (``at``).
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from langgraph.store.base import ListNamespacesOp, SearchItem, SearchOp
 
 from mnem_bridge import SearchHit, Store
@@ -22,7 +24,7 @@ from .convert import from_ms
 from .index import Embedded, EmbeddingIndex
 from .ranking import QueryMode
 
-__all__ = ["namespaces", "search", "search_item"]
+__all__ = ["namespaces", "search", "search_items"]
 
 
 def search(store: Store, op: SearchOp, mode: QueryMode, index: EmbeddingIndex | None, embedded: Embedded,
@@ -52,9 +54,22 @@ def search(store: Store, op: SearchOp, mode: QueryMode, index: EmbeddingIndex | 
     )
 
 
-def search_item(hit: SearchHit) -> SearchItem:
-    """LangGraph's item for a hit (its value is the hit's own, fresh from the engine's answer)."""
-    return SearchItem(hit.namespace, hit.key, hit.value, from_ms(hit.created), from_ms(hit.updated), score=hit.score)
+def search_items(hits: list[SearchHit]) -> list[SearchItem]:
+    """LangGraph's items for a page of hits (each value the hit's own, fresh from the engine's answer).
+
+    A page's items often share their times (written by one commit, or
+    never updated), so each time is converted once per page.
+    """
+    times: dict[int, datetime] = {}
+
+    def when(ms: int) -> datetime:
+        found = times.get(ms)
+        if found is None:
+            found = times[ms] = from_ms(ms)
+        return found
+
+    return [SearchItem(hit.namespace, hit.key, hit.value, when(hit.created), when(hit.updated), score=hit.score)
+            for hit in hits]
 
 
 def namespaces(store: Store, op: ListNamespacesOp, at: str | None = None,

@@ -239,7 +239,7 @@ class MnemosyneStore(BaseStore):
             elif isinstance(op, SearchOp):
                 hits = reads.search(store, op, self._query_mode, self._ranker, embedded)
                 expiring.update(((hit.namespace, hit.key), hit.expires is not None) for hit in hits)
-                results.append([reads.search_item(hit) for hit in hits])
+                results.append(reads.search_items(hits))
             elif isinstance(op, ListNamespacesOp):
                 results.append(reads.namespaces(store, op))
             else:

@@ -96,7 +96,7 @@ class MemoryView(BaseStore):
         for op in ops:
             if isinstance(op, SearchOp):
                 hits = reads.search(self._store, op, self._mode, self._index, embedded, self.commit, self.valid_at)
-                results.append([reads.search_item(hit) for hit in hits])
+                results.append(reads.search_items(hits))
             elif isinstance(op, ListNamespacesOp):
                 results.append(reads.namespaces(self._store, op, self.commit, self.valid_at))
             else:

@@ -27,15 +27,19 @@ from mnem_store.layout import StoreUrl
 SECRET = "s3cret-Pa55"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def password_role() -> str:
-    """A role that must give its password (scram) over the socket: the server trusts every other role."""
+    """A role that must give its password (scram) over the socket: the server trusts every other role.
+
+    Made if missing, else kept: pytest may set this fixture up again in one process (a worker given this
+    module's tests apart, ``--dist worksteal``), and by then the role owns the first test's store.
+    """
     admin = pg_stores.server_uri()
     import psycopg
 
     with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute("DROP ROLE IF EXISTS mnem_pw")
-        conn.execute(f"CREATE ROLE mnem_pw LOGIN PASSWORD '{SECRET}'")
+        if conn.execute("SELECT 1 FROM pg_roles WHERE rolname = 'mnem_pw'").fetchone() is None:
+            conn.execute(f"CREATE ROLE mnem_pw LOGIN PASSWORD '{SECRET}'")
         conn.execute("GRANT CREATE ON DATABASE postgres TO mnem_pw")
         hba = Path(conn.execute("SHOW hba_file").fetchone()[0])
         rules = hba.read_text()
@@ -269,6 +273,10 @@ def test_sessions_ended_at_chosen_steps_leave_whole_commits_and_every_acknowledg
                 refused += 1
     finally:
         worker.stdin.close()
+        # A step drawn past the last write's answer (``aimed`` draws a few up to a quarter past the run's end)
+        # falls in the worker's shut-down, where it waits to be resumed like any other.
+        while killpoints.said(report).stopped:
+            os.write(resume, b"g")
         worker.wait(timeout=killpoints.HANG)
         os.close(report)
         os.close(resume)

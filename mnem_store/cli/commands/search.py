@@ -39,7 +39,16 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="vector and hybrid: how a vector is scored (as similar --distance)")
     parser.add_argument("--field", metavar="PATH", action="append",
                         help="hybrid: an index field whose words BM25 reads (repeatable; default $, the whole value)")
-    parser.add_argument("--limit", type=paging(0, "--limit"), default=10, metavar="N", help="at most N items (10)")
+    add_window(parser, 10, "items ")
+
+
+def add_window(parser: argparse.ArgumentParser, limit: int, counted: str) -> None:
+    """The page and the moment of an item read (``search``, ``namespaces``).
+
+    ``--limit`` and ``--offset``, and ``--live`` or ``--valid-at`` (not both: ``check_window``).
+    """
+    parser.add_argument("--limit", type=paging(0, "--limit"), default=limit, metavar="N",
+                        help=f"at most N {counted}({limit})")
     parser.add_argument("--offset", type=paging(0, "--offset"), default=0, metavar="N", help="skip the first N")
     parser.add_argument("--live", action="store_true",
                         help="leave out items whose lease on HEAD's branch has run out; needs no REV")
@@ -48,11 +57,16 @@ def register(parser: argparse.ArgumentParser) -> None:
                              "valid time (see stamps --valid-at); not with --live")
 
 
+def check_window(args: argparse.Namespace) -> None:
+    """Refuse ``--live`` with ``--valid-at``: one reads what is alive now, the other what was true then."""
+    if args.valid_at is not None and args.live:
+        raise UsageError("--valid-at reads what was true at a time, and --live what is alive now: give one")
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Print the page, one item a line (JSON: ``{"items": [...]}``, docs/cli-json.md)."""
     query, ranker = _query(args)
-    if args.valid_at is not None and args.live:
-        raise UsageError("--valid-at reads what was true at a time, and --live what is alive now: give one")
+    check_window(args)
     found = porcelain.search(ctx.repo(), query, args.rev, live=args.live, ranker=ranker, valid_at=args.valid_at)
     data = {"items": [{"id": item.hit.id, "namespace": list(item.hit.namespace), "key": item.hit.key,
                        "value": item.hit.value, "created": item.created, "updated": item.updated,

@@ -54,6 +54,7 @@ OWNERS: tuple[tuple[str, str], ...] = (
     ("mnem_store/postgres/", "postgres"),
     ("mnem_store/similarity.py", "langgraph"),  # numpy: `mnem similar`, which only an IndexConfig's search runs
     ("mnem_store/lexical.py", "langgraph"),  # snowballstemmer: `mnem search --mode hybrid`, MnemosyneStore's hybrid
+    ("mnem_store/search.py", "langgraph"),  # numpy: `mnem search --mode hybrid`'s fusion, which ranks by vectors
     ("mnem_store/ui/", "ui"),
     ("mnem_mcp/http.py", "http"),
     ("mnem_mcp/remote_sync.py", "http"),

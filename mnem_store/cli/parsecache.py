@@ -53,12 +53,6 @@ Token = str | None | tuple[str]
 _BY_NUMBER = "by number"
 
 
-def _number(token: str) -> str | None:
-    """The digits of ``--option=digits``, else None."""
-    option, equals, value = token.partition("=")
-    return value if equals and option.startswith("--") and value.isascii() and value.isdigit() else None
-
-
 class _Answer(NamedTuple):
     """Where argparse put each value of one shape (argv index, characters before it), and all else it answered."""
 
@@ -87,34 +81,51 @@ class ParseCache:
 
     def parse_args(self, argv: list[str]) -> argparse.Namespace:
         """What ``parser.parse_args(argv)`` returns (or raises)."""
-        answer = self._find(tuple(self._token(token) for token in argv), argv)
+        shape, numbered = self._shapes(argv)
+        answer = self._find(shape, numbered)
         if answer is _BY_NUMBER:
-            answer = self._find(tuple(self._token(token, numbers=True) for token in argv), argv)
+            answer = self._find(numbered, numbered)
         return answer.fill(argv) if isinstance(answer, _Answer) else self.parser.parse_args(argv)
 
-    def _find(self, shape: tuple[Token, ...], argv: list[str]) -> _Answer | str | None:
-        """What is known of ``shape``: its answer, ``_BY_NUMBER`` (learn its numbers as literals), or None."""
+    def _find(self, shape: tuple[Token, ...], numbered: tuple[Token, ...]) -> _Answer | str | None:
+        """What is known of ``shape``: its answer, ``_BY_NUMBER`` (learn its numbers as literals), or None.
+
+        ``numbered`` is the same command line's shape with its ``--option=digits`` kept as literals.
+        """
         try:
             return self._answers[shape]
         except KeyError:
             pass
         answer: _Answer | str | None = self._learn(shape)
-        if answer is None and any(_number(token) is not None for token in argv):
-            numbered = tuple(self._token(token, numbers=True) for token in argv)
-            if numbered != shape:
-                answer = _BY_NUMBER  # a converted value failed its probe: the numbers join the shape
+        if answer is None and numbered != shape:
+            answer = _BY_NUMBER  # a converted value failed its probe: the numbers join the shape
         if len(self._answers) >= SHAPES:
             self._answers.clear()
         self._answers[shape] = answer
         return answer
 
-    def _token(self, token: str, *, numbers: bool = False) -> Token:
-        if not token.startswith("-"):
-            return token if token in self._keywords else None
-        option, equals, value = token.partition("=")
-        if not equals or not option.startswith("--") or (numbers and _number(token) is not None):
-            return token
-        return (option + "=",) if "\0" not in value else token  # argparse reads the value after "=" as it is
+    def _shapes(self, argv: list[str]) -> tuple[tuple[Token, ...], tuple[Token, ...]]:
+        """``argv``'s shape, and the same with each ``--option=digits`` kept as a literal, in one pass over it.
+
+        Both are found together: a search's command line needs the second,
+        and walking its tokens twice took ~2 us of each worker request (issue #46).
+        """
+        shape: list[Token] = []
+        numbered: list[Token] = []
+        for token in argv:
+            if not token.startswith("-"):
+                slot: Token = token if token in self._keywords else None
+                shape.append(slot)
+                numbered.append(slot)
+                continue
+            option, equals, value = token.partition("=")
+            if not equals or not option.startswith("--") or "\0" in value:
+                shape.append(token)  # argparse reads the value after "=" as it is; a NUL could pass for a probe
+                numbered.append(token)
+                continue
+            shape.append((option + "=",))
+            numbered.append(token if value.isascii() and value.isdigit() else (option + "=",))
+        return tuple(shape), tuple(numbered)
 
     def _learn(self, shape: tuple[Token, ...]) -> _Answer | None:
         """The answer for ``shape``, or None when argparse must parse each command line of it."""

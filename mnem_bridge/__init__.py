@@ -8,7 +8,7 @@ the adapters share.  Each invocation is logged (DEBUG, and to stderr with
 ``MNEM_ECHO=1``) as a shell line you can paste to rerun it, and is on
 ``Store.last_command``.
 
-Module map: ``errors`` (typed errors), ``models`` (result dataclasses),
+Module map: ``errors`` (typed errors), ``models`` (result dataclasses; ``reverted``, a revert's),
 ``process`` (the runner protocol and the one-shot runner), ``worker`` (the
 persistent ``mnem serve`` runner; these two are the only places that start a
 process), ``binary`` (finding and checking ``mnem``), ``echo`` (shell lines),
@@ -62,6 +62,7 @@ from .models import (
 )
 from .process import Runner, RunResult, SubprocessRunner
 from .remotes import Fetched, MovedBranch, Pulled, Pushed, Remote
+from .reverted import Reverted, RevertedFact, SkippedFact
 from .store import Store, clone, init, open
 
 __all__ = [
@@ -98,10 +99,13 @@ __all__ = [
     "Pushed",
     "Pusher",
     "Remote",
+    "Reverted",
+    "RevertedFact",
     "RunResult",
     "Runner",
     "SearchHit",
     "SignalError",
+    "SkippedFact",
     "Store",
     "StoreExistsError",
     "StoreIoError",

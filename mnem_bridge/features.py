@@ -43,6 +43,7 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "receive-pusher": "cannot record who pushed (receive_pack with pusher=)",
     "remotes": "has no remotes (clone, remote_add, remote_remove, remotes, fetch, push, pull)",
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",
+    "revert": "cannot revert by provenance (revert)",
     "search": "cannot search LangGraph's items in one read (search)",
     "search-valid-at": "cannot search or list LangGraph's items by valid time (search or namespaces with valid_at=)",
     "valid-at": "cannot read memory by valid time (memory_valid_at, node_valid_at, valid_times)",

@@ -75,6 +75,7 @@ from .models import (
     TimedNode,
 )
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
+from .reverted import Reverted
 from .times import Time, text_of
 
 __all__ = [
@@ -1321,6 +1322,62 @@ class Store:
         self._not_on_view(_MERGE)
         args = ["merge", *resolution_flags(resolutions, strategy), *self._record_flags(message, author, time_ms)]
         return self._read(MergeResult.from_dict, *args, "--", theirs)
+
+    def revert(
+        self,
+        *,
+        source: str | None = None,
+        step: str | None = None,
+        observation: str | None = None,
+        author: str | None = None,
+        commit: str | None = None,
+        by: str | None = None,
+        time_ms: int | None = None,
+        dry_run: bool = False,
+    ) -> Reverted:
+        """Undo, as one commit on HEAD's branch, every fact whose value now came from the versions named.
+
+        A version is named by its node's provenance (``source``, ``step``: ``agent_step``, ``observation``)
+        and by the commit that wrote it (``author``, ``commit``); every one given must hold.  Each such
+        fact goes back to the value it had before (before the first of several matching versions in a
+        row), or is removed where it had none; a fact another version changed since is in ``skipped`` and
+        left as it is.  The commit's message says what was reverted, so ``blame`` of a restored fact names
+        it.  ``mnem revert`` (docs/cli-json.md).
+
+        Args:
+            source: Undo the values whose provenance ``source`` is this.
+            step: Undo the values whose provenance ``agent_step`` is this.
+            observation: Undo the values whose provenance ``observation`` is this.
+            author: Undo the values written by commits of this author (not who reverts: that is ``by``).
+            commit: Undo the values this commit-ish wrote.
+            by: Who makes the revert commit; as ``author`` is for ``commit``.
+            time_ms: As for ``commit``.
+            dry_run: Answer the same facts and write nothing (``commit`` is then None).
+
+        Returns:
+            The commit (None on a dry run), the facts reverted and the facts skipped, by node id.
+
+        Raises:
+            UsageError (a ValueError): None of the five given; on a view, always (``mnem revert`` records
+                onto HEAD's branch).
+            NotFoundError: No version in the branch's history matches (the message says what was searched).
+            InvalidRefError: Nothing to revert (every matching fact is restored already, or was changed
+                later: the message names those), a detached HEAD, or ``commit`` names no commit.
+            ContractError: A ``mnem`` that does not list the ``revert`` feature.
+        """
+        self._not_on_view("revert: mnem revert records onto HEAD's branch; revert on the store itself")
+        wanted = {"source": source, "step": step, "observation": observation, "author": author, "commit": commit}
+        flags = [f"--{name}={value}" for name, value in wanted.items() if value is not None]
+        if not flags:
+            raise UsageError("revert needs at least one of source=, step=, observation=, author= or commit= to say "
+                             "what to undo")
+        self._require("revert")
+        flags.append(f"--by={resolve_author(by)}")
+        if time_ms is not None:
+            flags.append(f"--time={time_ms}")
+        if dry_run:
+            flags.append("--dry-run")
+        return self._read(Reverted.from_dict, "revert", *flags)
 
     # ------------------------------------------------------------ remotes (docs/remotes.md)
     def _remote_call(self, parse: Callable[[Any], T], *args: str) -> T:

@@ -15,7 +15,7 @@ from .graph import Graph
 from .objects import MemoryNode
 from .repo import Repo
 
-__all__ = ["Blame", "blame", "find_blame"]
+__all__ = ["Blame", "blame", "find_blame", "writer"]
 
 
 class Blame(NamedTuple):
@@ -40,20 +40,32 @@ def find_blame(
 ) -> Blame | None:
     """Blame ``node_id`` as of commit ``start``; ``None`` when it is not in memory there.
 
-    At each commit the first parent (in parent order) holding the same
-    object id becomes the next commit; when none does, this commit wrote it.
-    The first parent holds it exactly when the commit's change rows do not
-    name the node, so the first-parent steps collapse into one
-    ``change_at`` lookup (a few indexed probes, whatever the history
-    length); only there are the other parents asked, one node each, and a
-    state is never loaded.  ``change`` is ``repo.change_at(start, node_id)``
-    when the caller has already read it (``stamps`` needs it for the birth too).
+    The commit is ``writer``'s; ``change`` is ``repo.change_at(start, node_id)`` when the caller has
+    already read it (``stamps`` needs it for the birth too).
     """
     graph = graph or Graph(repo)
     if change is None:  # the value at start and the commit that last set it, in one probe
         change = repo.change_at(start, node_id)
     if change is None or change[1] is None:
         return None
+    current = writer(repo, graph, node_id, change)
+    node = repo.node(change[1])
+    return Blame(current, node, node.event_time if node.event_time is not None else graph.commit(current).time)
+
+
+def writer(
+    repo: Repo, graph: Graph, node_id: str, change: tuple[bytes, bytes | None, str],
+) -> bytes:
+    """The commit that gave ``node_id`` the value ``change`` found (``repo.change_at``).
+
+    A value is an object id, or None for a removal (``mnem revert`` asks who removed a fact, too).  At
+    each commit the first parent (in parent order) holding the same value becomes the next commit; when
+    none does, this commit wrote it.  The first parent holds it exactly when the commit's change rows do
+    not name the node, so the first-parent steps collapse into one ``change_at`` lookup (a few indexed
+    probes, whatever the history length); only there are the other parents asked, one node each, and a
+    state is never loaded.  A removal carried in from a parent whose line never held the node was made
+    by the merge.
+    """
     current, target = change[0], change[1]
     while True:  # a merge parent holding the same value carried it in: follow the value there
         holder = next((p for p in graph.parents(current)[1:] if repo.node_at(p, node_id) == target), None)
@@ -61,10 +73,11 @@ def find_blame(
             break
         changed = repo.change_at(holder, node_id)
         if changed is None:
+            if target is None:  # the other line never held it: the merge removed it
+                break
             raise CorruptStoreError(f"no commit on the history of {holder.hex()} wrote {rust_debug(node_id)}")
         current = changed[0]
-    node = repo.node(target)
-    return Blame(current, node, node.event_time if node.event_time is not None else graph.commit(current).time)
+    return current
 
 
 def blame(repo: Repo, node_id: str, at: str | None = None) -> Blame:

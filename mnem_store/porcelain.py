@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from mnem_ids.checkpoints import CHECKPOINT_PREFIX, thread_of, thread_prefix
 
 from .clock import now_ms
-from .errors import CommandError
+from .errors import CommandError, rust_debug
 from .layout import Head
 from .limits import in_message
 from .location import Address
@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
     from .bisect import Predicate
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
+    from .revert import Match
     from .review import ChangedBy
     from .search import Condition, Hit, Query
     from .stamps import Stamped
@@ -50,6 +51,9 @@ __all__ = [
     "Proposal",
     "ProposedChange",
     "Ranker",
+    "Reverted",
+    "RevertedFact",
+    "SkippedFact",
     "Status",
     "Timeline",
     "TimelineEntry",
@@ -83,6 +87,7 @@ __all__ = [
     "pushes_of",
     "reindex",
     "resolve",
+    "revert",
     "rm",
     "search",
     "show",
@@ -338,6 +343,126 @@ def _outcome(repo: Repo, result: MergeResult) -> MergeOutcome:
     named = {raw for c in result.conflicts for raw in (c.base, c.ours, c.theirs) if raw is not None}
     message = repo.commit_obj(result.commit).message if result.commit is not None else None
     return MergeOutcome(result, {raw: repo.node(raw) for raw in named}, message)
+
+
+class RevertedFact(NamedTuple):
+    """A fact ``revert`` gives back its earlier value (``restored``; None: removes it), and the versions it undoes."""
+
+    id: str
+    current: MemoryNode | None
+    restored: MemoryNode | None
+    undone: list[ChangedBy]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "action": "restore" | "remove", "current", "restored", "undone": [ChangedBy]}``."""
+        return {"id": self.id, "action": "restore" if self.restored is not None else "remove",
+                "current": _node_dict(self.current), "restored": _node_dict(self.restored),
+                "undone": [by.to_dict() for by in self.undone]}
+
+
+class SkippedFact(NamedTuple):
+    """A fact a reverted version set that a later, other version changed: left as it is (``by`` wrote it)."""
+
+    id: str
+    current: MemoryNode | None
+    by: ChangedBy
+    undone: list[ChangedBy]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "current", "changed_by": ChangedBy, "undone": [ChangedBy]}``."""
+        return {"id": self.id, "current": _node_dict(self.current), "changed_by": self.by.to_dict(),
+                "undone": [by.to_dict() for by in self.undone]}
+
+
+class Reverted(NamedTuple):
+    """What ``revert`` did (or, with ``commit`` None on a dry run, would do), in node-id order."""
+
+    commit: tuple[bytes, Commit] | None
+    facts: list[RevertedFact]
+    skipped: list[SkippedFact]
+
+    def to_dict(self) -> dict[str, Any]:
+        """``mnem revert --json``: ``{"commit": Commit | null, "reverted": [...], "skipped": [...]}``."""
+        made = self.commit
+        return {"commit": made[1].to_dict(made[0]) if made is not None else None,
+                "reverted": [fact.to_dict() for fact in self.facts],
+                "skipped": [fact.to_dict() for fact in self.skipped]}
+
+
+def revert(repo: Repo, match: Match, *, author: str, time_ms: int | None = None, dry_run: bool = False) -> Reverted:
+    """Undo every version ``match`` names that is still a fact's value, as one commit on HEAD's branch.
+
+    ``mnem_store.revert`` decides, fact by fact, what goes back and what is skipped because another
+    version changed it since.  The commit's message names what was reverted and the facts, so ``blame``
+    of a restored fact names it.  ``dry_run`` reads the same plan in one snapshot and writes nothing.
+
+    Raises:
+        CommandError: ``not_found`` when no version matches; ``invalid_ref`` when HEAD is detached or
+            unborn, or when every matching fact is already restored or was changed later (nothing to
+            revert: the message names the skipped facts).
+    """
+    from .revert import plan
+
+    with repo.backend.read() if dry_run else repo.backend.write():
+        branch = repo.attached_branch("revert")
+        tip = repo.branch_tip(branch)
+        if tip is None:
+            raise CommandError(f"nothing to revert: branch {branch} has no commit yet")
+        planned = plan(repo, tip, match)
+        facts = [RevertedFact(step.id, _load(repo, step.current), _load(repo, step.restored),
+                              [_changed_by(repo, raw) for raw in step.undone]) for step in planned.steps]
+        skipped = [SkippedFact(skip.id, _load(repo, skip.current), _changed_by(repo, skip.by),
+                               [_changed_by(repo, raw) for raw in skip.undone]) for skip in planned.skipped]
+        if dry_run:
+            return Reverted(None, facts, skipped)
+        if not facts:
+            raise CommandError(_nothing_to_revert(match, skipped))
+        message = _revert_message(match, facts)
+        written = repo.write([fact.restored for fact in facts if fact.restored is not None],
+                             [fact.id for fact in facts if fact.restored is None], message, author, time_ms)
+        if written.commit is not None:
+            from .expiry import record_leases
+
+            restored = [fact.restored for fact in facts if fact.restored is not None]
+            record_leases(repo, restored, [fact.id for fact in facts if fact.restored is None], {},
+                          written.commit[1].time, branch=branch)
+        return Reverted(written.commit, facts, skipped)
+
+
+def _changed_by(repo: Repo, raw: bytes) -> ChangedBy:
+    from .review import ChangedBy
+
+    commit = repo.commit_obj(raw)
+    return ChangedBy(raw, commit.author, commit.message, commit.time)
+
+
+def _named(ids: Sequence[str]) -> str:
+    """The first three of ``ids`` as a generated message names them (``limits.in_message``), then how many more."""
+    return ", ".join(map(in_message, ids[:3])) + (f" and {len(ids) - 3} more" if len(ids) > 3 else "")
+
+
+def _searched(match: Match) -> str:
+    return " ".join(f"--{name} {rust_debug(in_message(value))}" for name, value in match.given().items())
+
+
+def _revert_message(match: Match, facts: Sequence[RevertedFact]) -> str:
+    """``revert --source S: restore A, B; remove C``: what was reverted and what it changed, for ``log`` and ``why``."""
+    restored = [fact.id for fact in facts if fact.restored is not None]
+    removed = [fact.id for fact in facts if fact.restored is None]
+    parts = ([f"restore {_named(restored)}"] if restored else []) + ([f"remove {_named(removed)}"] if removed else [])
+    return f"revert {_searched(match)}: {'; '.join(parts)}"
+
+
+def _nothing_to_revert(match: Match, skipped: Sequence[SkippedFact]) -> str:
+    if not skipped:
+        return (f"nothing to revert: every fact a version matching {_searched(match)} set already has the value "
+                "it had before (reverted already, or set so since)")
+    later = ", ".join(f"{in_message(skip.id)} (by {skip.by.commit.hex()[:12]}, {skip.by.author})"
+                      for skip in skipped[:3])
+    more = f" and {len(skipped) - 3} more" if len(skipped) > 3 else ""
+    return (f"nothing to revert: every fact a version matching {_searched(match)} set was changed later by "
+            f"another version: {later}{more}; revise those by hand (`mnem write`), or revert the later version "
+            "too (`mnem revert --commit C`)")
 
 
 # ------------------------------------------------------------------ refs and HEAD

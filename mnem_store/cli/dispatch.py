@@ -60,6 +60,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "bisect": ("bisect", "Find the first commit where a memory node reaches a given state."),
     "merge": ("merge", "Merge another branch or commit into the current branch."),
     "diff": ("diff", "Show what changed between two memory states."),
+    "revert": ("revert", "Undo, as one commit, every fact a source, step, observation, author or commit set "
+               "(extension)."),
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
@@ -86,7 +88,8 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "ls-objects",
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
             "write-reserved", "receive-pusher", "search", "namespaces",
-            "search-valid-at"]
+            "search-valid-at",
+            "revert"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

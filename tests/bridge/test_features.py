@@ -33,6 +33,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "receive-pusher": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, pusher="bob"),
     "remotes": lambda store, _: store.fetch("origin"),
     "remotes-http": lambda store, _: store.advertise(),
+    "revert": lambda store, _: store.revert(source="billing-note-8842", dry_run=True),
     "search": lambda store, _: store.search(("memories",)),
     "search-valid-at": lambda store, _: store.search(("memories",), valid_at=0),
     "valid-at": lambda store, _: store.memory_valid_at(0),

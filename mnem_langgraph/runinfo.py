@@ -30,10 +30,15 @@ import sys
 from types import FrameType
 from typing import Any
 
-__all__ = ["FRAMES", "run_provenance"]
+__all__ = ["FRAMES", "run_provenance", "thread_source"]
 
 #: How far up the stack a tool call's id is looked for.
 FRAMES = 64
+
+
+def thread_source(thread_id: object) -> str:
+    """The ``source`` a run's puts record for its thread: what ``MnemosyneStore.revert(thread=...)`` matches."""
+    return f"langgraph thread {thread_id}"
 
 
 def run_provenance() -> dict[str, str]:
@@ -56,7 +61,7 @@ def run_provenance() -> dict[str, str]:
     found: dict[str, str] = {}
     thread = configurable.get("thread_id") or metadata.get("thread_id")
     if thread is not None:
-        found["source"] = f"langgraph thread {thread}"
+        found["source"] = thread_source(thread)
     node, step = metadata.get("langgraph_node"), metadata.get("langgraph_step")
     if node is not None:
         found["step"] = f"{node}:{step}" if step is not None else str(node)

@@ -29,7 +29,7 @@ from typing import Any
 from langgraph.store.base import BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchOp, TTLConfig
 
 import mnem_bridge
-from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, UsageError, times
+from mnem_bridge import Blame, Commit, Fetched, MemoryNode, MergeResult, Pulled, Pushed, Reverted, UsageError, times
 from mnem_bridge.agents import with_retry
 from mnem_bridge.models import MergeSide, MergeStrategy
 from mnem_bridge.text import in_message
@@ -42,7 +42,7 @@ from .index import Embedded, EmbeddingIndex
 from .keys import check_op, node_id, parse_node_id
 from .opening import open_store
 from .ranking import QueryMode, resolve_query_mode
-from .runinfo import run_provenance
+from .runinfo import run_provenance, thread_source
 from .sweeper import Sweeper
 from .view import MemoryView
 
@@ -465,6 +465,50 @@ class MnemosyneStore(BaseStore):
         """
         return self._store.pull(remote, branch, resolutions=_chosen(resolutions), strategy=strategy,
                                 author=self.author)
+
+    def revert(
+        self,
+        *,
+        source: str | None = None,
+        step: str | None = None,
+        observation: str | None = None,
+        author: str | None = None,
+        commit: str | None = None,
+        thread: str | None = None,
+        dry_run: bool = False,
+    ) -> Reverted:
+        """Undo, as one commit by this store's author, every item whose value now came from what is named.
+
+        What a ``_meta`` (or a run's provenance) recorded names the versions: ``source``, ``step``,
+        ``observation``; or the commit that wrote them: ``author``, ``commit``; ``thread`` is the source a
+        LangGraph run's puts without ``_meta`` record (``langgraph thread <id>``): everything one
+        conversation wrote.  Every one given must hold.  Each such item goes back to its value before, or
+        is deleted where it had none; an item another writer changed since is in ``skipped``, left as it
+        is.  ``why`` then names the revert commit.  ``mnem_bridge.Store.revert`` says more.
+
+        Args:
+            source: Undo the values whose provenance ``source`` is this.
+            step: Undo the values whose provenance step (``agent_step``) is this.
+            observation: Undo the values whose provenance ``observation`` is this.
+            author: Undo the values written by this author's commits.
+            commit: Undo the values this commit wrote.
+            thread: Undo what a LangGraph run on this thread put without ``_meta`` (not with ``source``).
+            dry_run: Answer what would be done, and write nothing.
+
+        Returns:
+            The bridge's ``Reverted``: node ids (``keys.parse_node_id`` gives ``(namespace, key)``).
+
+        Raises:
+            ValueError: Nothing named, or both ``source`` and ``thread``.
+            NotFoundError: Nothing in the current branch's history matches.
+            InvalidRefError: Nothing left to revert (the message names the items changed since).
+        """
+        if thread is not None:
+            if source is not None:
+                raise UsageError("revert takes source= or thread= (a thread's source), not both")
+            source = thread_source(thread)
+        return self._store.revert(source=source, step=step, observation=observation, author=author, commit=commit,
+                                  by=self.author, dry_run=dry_run)
 
     def why(self, namespace: tuple[str, ...], key: str) -> Blame:
         """The commit and provenance behind an item's current value.

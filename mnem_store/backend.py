@@ -15,9 +15,11 @@ database so that one transaction covers any change to them:
 Beside them, never part of a commit or its id, a backend keeps what an
 adapter attaches to memory (``Leases``: expiry times of nodes on a branch,
 LangGraph's TTL; ``Vectors``: embeddings of node objects for semantic
-search), and who pushed what into the store (``Pushes``: each branch move
-a push made, and the commits it brought).  They live in the same database
-so that a write and its lease, vectors or push record are one transaction.
+search), who pushed what into the store (``Pushes``: each branch move
+a push made, and the commits it brought), and which node versions had their
+bytes removed (``Redactions``: who, when, why).  They live in the same
+database so that a write and its lease, vectors, push or redaction record
+are one transaction.
 
 Nothing outside a backend module touches a connection: ``Repo`` and the
 porcelain verbs speak only these methods, inside ``read()`` (one consistent
@@ -37,10 +39,12 @@ from typing import NamedTuple
 
 from .cache import Kept
 from .layout import Head
+from .objects import Redaction
 from .stateimage import StateImage
 
 __all__ = [
     "CHANGE_KINDS",
+    "Erasure",
     "KIND_CODES",
     "Backend",
     "ChangeIndex",
@@ -51,6 +55,8 @@ __all__ = [
     "ObjectRow",
     "Push",
     "Pushes",
+    "Redaction",
+    "Redactions",
     "VectorRow",
     "Vectors",
 ]
@@ -98,8 +104,8 @@ class ObjectIndex(ABC):
         """Read these objects in a few statements, so the ``row`` calls that follow in the transaction cost none."""
 
     @abstractmethod
-    def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
-        """Every object's ``(id, stored bytes as kept, or None)`` in id order, for ``verify``."""
+    def stored_rows(self) -> Iterator[tuple[bytes, int, bytes | None]]:
+        """Every object's ``(id, kind code, stored bytes as kept, or None)`` in id order, for ``verify``."""
 
     @abstractmethod
     def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
@@ -189,6 +195,11 @@ class ChangeIndex(ABC):
     @abstractmethod
     def change_set(self, commit_key: int) -> dict[str, tuple[str, bytes | None]]:
         """A commit's change rows: node id -> (kind, new object id or None)."""
+
+    @abstractmethod
+    def versions(self) -> list[tuple[bytes, str, bytes]]:
+        """Every ``(commit id, node id, object id)`` a change row sets, in commit key order (``mnem redact``)."""
+
 
     @abstractmethod
     def image(self, row: GraphRow) -> StateImage:
@@ -285,6 +296,45 @@ class Pushes(ABC):
         """The push that brought each of ``commits`` into the store, for those a push brought."""
 
 
+class Redactions(ABC):
+    """Node versions whose bytes were removed from the store, and the record of each (who, when, why).
+
+    Removing is one statement set inside the caller's write transaction:
+    the object's stored bytes become NULL (its row, id and key stay, so
+    every state and change row naming it still holds), its vectors go, and
+    a record is kept.  A record is never removed: it is what tells a read,
+    ``verify`` and a transfer that the missing bytes are meant to be missing.
+    """
+
+    @abstractmethod
+    def remove(self, records: Iterable[Redaction]) -> list[Redaction]:
+        """Remove the bytes of these node objects and record why (write transaction).
+
+        Idempotent: an object already recorded keeps its first record, and
+        only the records new to the store are returned.  Starts a new epoch
+        (``Session.rebuild``): every shelf held the value under the object's id.
+        """
+
+    @abstractmethod
+    def of(self, objects: Iterable[bytes]) -> dict[bytes, Redaction]:
+        """The record of each of ``objects`` that was redacted."""
+
+    @abstractmethod
+    def every(self) -> list[Redaction]:
+        """Every record, oldest first (then by object id)."""
+
+
+class Erasure:
+    """What ``Backend.erasing`` could do after its transaction committed: whether no file of the store still
+    holds what it removed (``complete``), and if not, why (``residue``: what still does, and the fix)."""
+
+    __slots__ = ("complete", "residue")
+
+    def __init__(self) -> None:
+        self.complete = False
+        self.residue = "the transaction did not commit"
+
+
 class Backend(ABC):
     """One open store: objects, the change index, refs with HEAD, staging and config.
 
@@ -301,6 +351,7 @@ class Backend(ABC):
     leases: Leases
     vectors: Vectors
     pushes: Pushes
+    redactions: Redactions
     #: What the store keeps between reads (``mnem_store.cache``): the one rule is applied by ``read()``.
     kept: Kept
 
@@ -315,6 +366,16 @@ class Backend(ABC):
 
         A writer waits a bounded time for others, then fails with ``busy``;
         on a read-only store it fails with ``store_io`` saying so.
+        """
+
+    @abstractmethod
+    def erasing(self) -> AbstractContextManager[Erasure]:
+        """One write transaction (as ``write()``) after which what it removed is in no file of the store.
+
+        For a verb that removes bytes a user needs gone (``mnem redact``):
+        SQLite zeroes what the transaction frees and empties the WAL after it
+        commits; PostgreSQL rewrites the tables it changed after it commits
+        (docs/postgres.md says what the server still keeps).
         """
 
     @abstractmethod

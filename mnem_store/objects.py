@@ -22,7 +22,8 @@ from .canonical import (
 from .errors import CorruptStoreError, UsageError
 
 __all__ = [
-    "PROVENANCE_KEYS", "Commit", "MemoryNode", "Provenance", "State", "StoredObject", "check_arrived", "decode_object",
+    "PROVENANCE_KEYS", "Commit", "MemoryNode", "Provenance", "Redaction", "State", "StoredObject", "check_arrived",
+    "decode_object",
 ]
 
 CONTENT_KINDS = ("note", "claim")
@@ -69,14 +70,49 @@ class Provenance(NamedTuple):
         return cls(**values)
 
 
+class Redaction(NamedTuple):
+    """The record of one node version whose bytes were removed (``mnem redact``): which, who, when (Unix ms), why.
+
+    Kept beside history, never in an object: the node object's id stays in
+    every state that names it, so ids, states and commits are unchanged.
+    """
+
+    object: bytes
+    node_id: str
+    at: int
+    author: str
+    reason: str
+
+    def marker(self) -> dict[str, Any]:
+        """What a read shows in place of the value: ``{"at", "by", "reason"}``."""
+        return {"at": self.at, "by": self.author, "reason": self.reason}
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as ``mnem redactions`` lists it: ``{"object", "id", "at", "by", "reason"}``."""
+        return {"object": hex_id(self.object), "id": self.node_id, **self.marker()}
+
+    def shown(self) -> str:
+        """The marker as text reads say it: "redacted at T by A: reason" (T in UTC, as ``log`` dates commits)."""
+        from .times import iso
+
+        return f"redacted at {iso(self.at)} by {self.author}: {self.reason}"
+
+
 class MemoryNode(NamedTuple):
-    """One versioned belief: a caller-chosen id, JSON content and provenance."""
+    """One versioned belief: a caller-chosen id, JSON content and provenance.
+
+    A *redacted* version (``redacted`` set) is what a read of a node
+    object whose bytes were removed answers: its id from the record,
+    ``content`` None and nothing else of the old value.  It is never
+    encoded: its bytes are gone, so it has no id to compute.
+    """
 
     id: str
     content: Any
     content_kind: str = "note"
     provenance: Provenance = Provenance()
     event_time: int | None = None
+    redacted: Redaction | None = None
 
     @property
     def kind(self) -> str:
@@ -105,14 +141,20 @@ class MemoryNode(NamedTuple):
         return data
 
     def to_dict(self) -> dict[str, Any]:
-        """SDK shape: every field, with content keys sorted and unset values as null."""
-        return {
+        """SDK shape: every field, with content keys sorted and unset values as null.
+
+        A redacted version adds ``redacted`` (``Redaction.marker``); no other key changes.
+        """
+        data = {
             "id": self.id,
             "content": sort_keys(self.content),
             "content_kind": self.content_kind,
             "provenance": self.provenance.to_dict(),
             "event_time": self.event_time,
         }
+        if self.redacted is not None:
+            data["redacted"] = self.redacted.marker()
+        return data
 
     @classmethod
     def from_map(cls, data: dict[str, Any]) -> MemoryNode:

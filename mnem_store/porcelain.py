@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # the algorithms are imported by the verbs that run them: a o
     from .bisect import Predicate
     from .blame import Blame
     from .merge import Conflict, MergeResult, Resolution, Strategy
+    from .redaction import Redaction, Selection, Version
     from .revert import Match
     from .review import ChangedBy
     from .search import Condition, Hit, Query
@@ -51,6 +52,7 @@ __all__ = [
     "Proposal",
     "ProposedChange",
     "Ranker",
+    "Redacted",
     "Reverted",
     "RevertedFact",
     "SkippedFact",
@@ -85,6 +87,8 @@ __all__ = [
     "namespaces",
     "page",
     "pushes_of",
+    "redact",
+    "redactions",
     "reindex",
     "resolve",
     "revert",
@@ -1131,3 +1135,61 @@ def reindex(repo: Repo) -> int:
     """
     with repo.backend.write():
         return repo.rebuild_index()
+
+
+#: The most characters a redaction's reason may have: it is kept for ever and shown on every read of the version.
+REASON_CHARS = 1000
+
+
+class Redacted(NamedTuple):
+    """What ``mnem redact`` chose and did.
+
+    ``versions`` are every node version the selection named (those redacted
+    before included, with their records); ``records`` the records new to the
+    store (none on a dry run).  ``complete`` says whether no file of the
+    store still holds the removed bytes; where not, ``residue`` says what
+    still does and the fix (``Backend.erasing``).
+    """
+
+    versions: list[Version]
+    records: list[Redaction]
+    dry_run: bool
+    complete: bool
+    residue: str
+
+
+def redact(repo: Repo, selection: Selection, *, reason: str, author: str, dry_run: bool = False) -> Redacted:
+    """Remove the bytes of the node versions ``selection`` names from the whole history, in one transaction.
+
+    Ids, states and commits stay as they are; each version keeps a record
+    (``author``, now, ``reason``).  The transaction is an erasing one: after
+    it commits, the removed bytes are in no file of the store (SQLite: the
+    database, its free pages, its WAL; PostgreSQL: the tables' files).  A
+    dry run reads what would go in one snapshot and changes nothing.
+
+    Raises:
+        UsageError: The reason is empty or too long, or the selection names nothing or a non-node object.
+        NotFoundError: A named node or object is not in the store, or nothing matches.
+    """
+    from .errors import UsageError
+    from .redaction import Redaction, apply, select
+
+    if not reason.strip():
+        raise UsageError("say why with --reason TEXT: every redaction is recorded with who, when and why")
+    if len(reason) > REASON_CHARS:
+        raise UsageError(f"--reason has {len(reason)} characters, more than {REASON_CHARS}: say it shorter")
+    if dry_run:
+        with repo.backend.read():
+            return Redacted(select(repo, selection), [], True, True, "")
+    with repo.backend.erasing() as erasure:
+        versions = select(repo, selection)
+        at = now_ms()
+        records = apply(repo, [version.redacted or Redaction(version.object, version.node_id, at, author, reason)
+                               for version in versions])
+    return Redacted(versions, records, False, erasure.complete, erasure.residue)
+
+
+def redactions(repo: Repo) -> list[Redaction]:
+    """Every redaction record of the store, oldest first."""
+    with repo.backend.read():
+        return repo.backend.redactions.every()

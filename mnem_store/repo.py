@@ -215,15 +215,22 @@ class Repo:
         return raw
 
     def get(self, raw: bytes) -> StoredObject:
-        """Load an object; a virtual state is rebuilt (and verified) from the commit graph."""
+        """Load an object; a virtual state is rebuilt (and verified) from the commit graph.
+
+        A node version whose bytes were redacted loads as its record says
+        (``MemoryNode.redacted``, no content); missing bytes without a record are damage.
+        """
         row = self.objects.row(raw)
         if row is None:
             raise NotFoundError(hex_id(raw))
         key, kind, data = row
         if data is None:
-            if kind != KIND_CODES["state"]:
+            if kind == KIND_CODES["state"]:
+                return State(dict(self.states.state_image(key, raw).nodes))
+            record = self.backend.redactions.of([raw]).get(raw) if kind == KIND_CODES["memory_node"] else None
+            if record is None:
                 raise CorruptStoreError(f"{hex_id(raw)} has no stored bytes")
-            return State(dict(self.states.state_image(key, raw).nodes))
+            return MemoryNode(record.node_id, None, redacted=record)
         return decode_object(data)
 
     def commit_obj(self, raw: bytes) -> Commit:

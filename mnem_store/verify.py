@@ -7,6 +7,8 @@ state, every state's nodes, every ref (remotes' tracking branches among
 them) and HEAD must point at an object of the right kind; every commit's
 change-index entry must equal the diff against its first parent.  Problems
 are collected, not raised one at a time, so one run shows the whole damage.
+A node version whose bytes a redaction removed is accepted as whole only
+because a record says so: missing bytes without a record are damage.
 Reading only: nothing is repaired here (``mnem reindex`` re-derives what
 can be re-derived).
 """
@@ -20,7 +22,7 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from .backend import ChangeIndex, GraphRow
+from .backend import KIND_CODES, ChangeIndex, GraphRow
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, check_arrived, decode_object
 from .remotes import SETTING
@@ -55,12 +57,14 @@ class Report:
     states: int = 0
     nodes: int = 0
     refs: int = 0
+    #: Node versions whose bytes were removed by a redaction (a record vouches for each).
+    redacted: int = 0
     problems: list[Problem] = field(default_factory=list)
 
     def counts(self) -> dict[str, int]:
         """How many of each thing was checked, for the JSON result and the error document."""
         return {"objects": self.objects, "commits": self.commits, "states": self.states,
-                "nodes": self.nodes, "refs": self.refs}
+                "nodes": self.nodes, "refs": self.refs, "redacted": self.redacted}
 
 
 class VerifyError(CorruptStoreError):
@@ -88,10 +92,18 @@ def verify(repo: Repo) -> Report:
 
 
 def _objects(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[bytes, Commit]) -> None:
-    for raw, stored in repo.objects.stored_rows():
+    """Re-hash and decode every stored object; a node without bytes must have a redaction record."""
+    recorded = {record.object for record in repo.backend.redactions.every()}
+    for raw, kind, stored in repo.objects.stored_rows():
         report.objects += 1
-        if stored is None:  # a virtual state: checked when its commit's state is rebuilt
-            kinds[raw] = "state"
+        if stored is None:
+            if kind == KIND_CODES["state"]:  # a virtual state: checked when its commit's state is rebuilt
+                kinds[raw] = "state"
+            elif kind == KIND_CODES["memory_node"] and raw in recorded:  # its bytes were removed on purpose
+                kinds[raw] = "memory_node"
+                report.redacted += 1
+            else:
+                report.problems.append(Problem("object", raw.hex(), "has no stored bytes and no redaction record"))
             continue
         try:
             data = unpack(stored)

@@ -53,6 +53,13 @@ def server_uri() -> str:
         return uri
 
 
+def data_dir() -> Path:
+    """The running server's data folder (its tables' files lie under it, at ``pg_relation_filepath``)."""
+    server_uri()
+    assert _folder is not None
+    return Path(_folder) / "data"
+
+
 #: The tests' server never crashes (they kill clients and end sessions, not the postmaster), so
 #: whether PostgreSQL flushes its WAL to disk is not what they check; not flushing halves the PostgreSQL
 #: tests' time on this machine.  The benchmark's server keeps PostgreSQL's durable defaults.
@@ -169,6 +176,7 @@ TABLES = {
     "meta": "key", "objects": "id", "refs": "name", "staging": "node_id", "tombstones": "node_id",
     "names": "name", "commits": "key", "lanes": "lane", "changes": "commit_key, name",
     "leases": "branch, node_id", "vectors": "model, object, field", "pushes": "push", "pushed_commits": "commit_id",
+    "redactions": "object",
 }
 
 

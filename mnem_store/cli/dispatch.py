@@ -62,6 +62,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "Show what changed between two memory states."),
     "revert": ("revert", "Undo, as one commit, every fact a source, step, observation, author or commit set "
                "(extension)."),
+    "redact": ("redact", "Remove the bytes of chosen node versions from the whole history, ids unchanged "
+               "(extension)."),
+    "redactions": ("redactions", "List what was redacted, by whom, when and why (extension)."),
     "completions": ("completions", "Print a shell completion script to stdout."),
     "export": ("export", "Dump the whole store (every commit, ref and HEAD) as one JSON value."),
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
@@ -89,7 +92,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
             "write-reserved", "receive-pusher", "search", "namespaces",
             "search-valid-at",
-            "revert"]
+            "revert", "redact"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import logging
 import shlex
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import psycopg
 from psycopg import errors as pg_errors
 from psycopg import sql
 
-from ..backend import Backend
+from ..backend import Backend, Erasure
 from ..errors import CorruptStoreError, NoStoreError, StoreExistsError
 from ..layout import StoreUrl
 from ..sql import SqlBackend
@@ -36,7 +36,8 @@ logger = logging.getLogger(__name__)
 #: 1: the tables of SQLite's schema 3, with node ids as bytes.
 #: 2: ``leases`` and ``vectors``, what adapters keep beside history (SQLite's schema 4).
 #: 3: ``pushes`` and ``pushed_commits``, who pushed what (SQLite's schema 5).
-SCHEMA_VERSION = 3
+#: 4: ``redactions``, the node versions whose bytes were removed (SQLite's schema 6).
+SCHEMA_VERSION = 4
 
 #: Schema 2's tables, also what an upgrade from schema 1 adds.
 _SIDE_TABLES = """
@@ -60,8 +61,19 @@ CREATE TABLE IF NOT EXISTS pushes (
 CREATE TABLE IF NOT EXISTS pushed_commits (commit_id BYTEA PRIMARY KEY, push BIGINT NOT NULL)
 """
 
+#: Schema 4's table, also what an upgrade from schema 3 adds.
+_REDACTION_TABLES = """
+CREATE TABLE IF NOT EXISTS redactions (
+    object BYTEA PRIMARY KEY, node_id BYTEA NOT NULL, at BIGINT NOT NULL, author BYTEA NOT NULL, reason BYTEA NOT NULL
+)
+"""
+
 #: What the upgrade from each older schema adds (one step, one transaction), and what for (the log says).
-_UPGRADES = {1: (_SIDE_TABLES, "tables for TTL leases and embeddings"), 2: (_PUSH_TABLES, "tables for who pushed what")}
+_UPGRADES = {
+    1: (_SIDE_TABLES, "tables for TTL leases and embeddings"),
+    2: (_PUSH_TABLES, "tables for who pushed what"),
+    3: (_REDACTION_TABLES, "a table for redactions"),
+}
 
 _TABLES = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -83,7 +95,7 @@ CREATE TABLE changes (
     PRIMARY KEY (commit_key, name)
 );
 CREATE INDEX changes_by_name ON changes (name, commit_key, object);
-""" + _SIDE_TABLES + ";" + _PUSH_TABLES
+""" + _SIDE_TABLES + ";" + _PUSH_TABLES + ";" + _REDACTION_TABLES
 
 
 #: The stores a database holds: schemas named ``mnem_NAME`` that have a store's ``meta`` table.
@@ -233,3 +245,19 @@ class PostgresBackend(SqlBackend):
     def write(self) -> AbstractContextManager[None]:
         """One ``READ COMMITTED`` transaction whose writes lock what they change (``session``)."""
         return self.pg.transaction(write=True)
+
+    #: The tables an erasure rewrites: where removed bytes lie (node objects and their vectors).
+    _ERASED_TABLES = ("objects", "vectors")
+
+    @contextmanager
+    def erasing(self) -> Iterator[Erasure]:
+        """A write, then ``VACUUM FULL`` of the tables it removed bytes from (``PgSession.vacuum``).
+
+        The server's write-ahead log, its archive and backups keep their
+        copies until they are recycled or removed: docs/postgres.md says so.
+        """
+        erasure = Erasure()
+        with self.pg.transaction(write=True):
+            yield erasure
+        self.pg.vacuum(self._ERASED_TABLES)
+        erasure.complete, erasure.residue = True, ""

@@ -352,6 +352,24 @@ class PgSession(Session):
             self._conn, self._writing = None, False
             self._forget(write)
 
+    def vacuum(self, tables: Iterable[str]) -> None:
+        """``VACUUM FULL`` these tables of the store, outside any transaction (VACUUM cannot run in one).
+
+        A plain VACUUM only marks a dead tuple's space reusable: its bytes
+        stay in the table's file until something overwrites them.  FULL
+        writes the live rows into new files (the table's TOAST too) and
+        drops the old ones, holding the table's exclusive lock meanwhile,
+        so readers of this store wait for it (the busy timeout bounds them).
+        """
+        try:
+            with self._connections.connection() as conn:
+                conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(busy_timeout_s() * 1000)}ms")))
+                for table in tables:
+                    conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(self.url.schema, table)))
+                conn.execute("RESET lock_timeout")
+        except psycopg.Error as exc:
+            raise translate(exc, self.url) from None
+
     def meta(self, key: str) -> str | None:
         """A ``meta`` row's value; a write's HEAD came with its ``BEGIN`` (and follows its own ``set_meta``)."""
         if ("meta", key) in self.memo:

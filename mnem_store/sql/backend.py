@@ -19,6 +19,7 @@ from ..layout import Head, parse_head
 from .leases import SqlLeases
 from .objects import SqlObjectStore
 from .pushes import SqlPushes
+from .redactions import SqlRedactions
 from .session import Session
 from .states import SqlStateStore
 from .vectors import SqlVectors
@@ -50,6 +51,7 @@ class SqlBackend(Backend):
         self.leases = SqlLeases(session)
         self.vectors = SqlVectors(session)
         self.pushes = SqlPushes(session)
+        self.redactions = SqlRedactions(session)
         self.kept = session.kept
 
     @property

@@ -133,9 +133,9 @@ class SqlObjectStore(ObjectIndex):
                     continue  # left for ``row`` to report, when and as a caller reads it
 
 
-    def stored_rows(self) -> Iterator[tuple[bytes, bytes | None]]:
-        """Every object's ``(id, stored bytes or None)`` in id order, as kept (``verify`` unpacks them)."""
-        yield from self.db.execute("SELECT id, data FROM objects ORDER BY id").fetchall()
+    def stored_rows(self) -> Iterator[tuple[bytes, int, bytes | None]]:
+        """Every object's ``(id, kind code, stored bytes or None)`` in id order, as kept (``verify`` unpacks them)."""
+        yield from self.db.execute("SELECT id, kind, data FROM objects ORDER BY id").fetchall()
 
     def all_rows(self) -> Iterable[tuple[int, bytes, bytes | None]]:
         """Every object's ``(key, id, canonical bytes or None)``, in id order."""

@@ -392,6 +392,14 @@ class SqlStateStore(ChangeIndex):
             raise CorruptStoreError("bad change row: unknown kind") from None
 
     # ------------------------------------------------------------ full states
+    def versions(self) -> list[tuple[bytes, str, bytes]]:
+        """Every change row that sets an object, as ``(commit id, node id, object id)``, in commit key order."""
+        rows = self.db.execute(
+            """SELECT x.id, n.name, o.id FROM changes ch JOIN names n ON n.key = ch.name
+               JOIN objects o ON o.key = ch.object JOIN objects x ON x.key = ch.commit_key ORDER BY ch.commit_key"""
+        ).fetchall()
+        return [(bytes(commit), self.db.node_id(name), bytes(raw)) for commit, name, raw in rows]
+
     def image(self, row: GraphRow) -> StateImage:
         """The verified state of a commit: cached, or rebuilt from a base plus change rows.
 

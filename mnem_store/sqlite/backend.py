@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
-from ..backend import Backend
+from ..backend import Backend, Erasure
 from ..errors import StoreExistsError, StoreIoError
 from ..scratch import remove_dead, scratch_name
 from ..sql import SqlBackend
@@ -145,3 +145,7 @@ class SqliteBackend(SqlBackend):
         """One ``BEGIN IMMEDIATE`` transaction."""
         with self.db.write():
             yield
+
+    def erasing(self) -> AbstractContextManager[Erasure]:
+        """One ``BEGIN IMMEDIATE`` transaction with ``secure_delete``, the WAL emptied after (``Database.erasing``)."""
+        return self.db.erasing()

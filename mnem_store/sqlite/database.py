@@ -24,6 +24,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..backend import Erasure
 from ..errors import BusyError, CorruptStoreError, StoreIoError
 from ..logs import logger
 from ..sql import Session
@@ -59,7 +60,8 @@ DB_FILE = "store.sqlite3"
 #:    every commit has a corrected time for history in graph order.
 #: 4: ``leases`` and ``vectors``, what adapters keep beside history (TTL, embeddings).
 #: 5: ``pushes`` and ``pushed_commits``, who pushed each branch move and the commits it brought.
-SCHEMA_VERSION = 5
+#: 6: ``redactions``, the node versions whose bytes were removed (``mnem redact``), and who removed them, why.
+SCHEMA_VERSION = 6
 #: Half SQLite's default: a store has about a dozen tables and indexes of one
 #: page each before it holds anything, and small rows, so 4 KiB pages spent
 #: a quarter of a young store on empty space; large snapshots just overflow
@@ -243,7 +245,7 @@ class Database(Session):
             raise CorruptStoreError(
                 f"the database schema is version {row[0]}, this release reads up to {SCHEMA_VERSION}"
             )
-        if version in (2, 3, 4):
+        if version in (2, 3, 4, 5):
             from .migrate import upgrade
 
             upgrade(self, version)
@@ -303,6 +305,36 @@ class Database(Session):
             self.kept.forget_memo()
         with _translated(self._rollback):
             self.conn.execute("COMMIT")
+
+    @contextmanager
+    def erasing(self) -> Iterator[Erasure]:
+        """A write whose removed bytes are then in no file: the database, its free pages or its WAL.
+
+        The transaction runs with ``secure_delete`` on (SQLite zeroes the
+        cells and pages it frees, where it would otherwise leave them as
+        they were), and after it commits the WAL, which still holds earlier
+        page images, is checkpointed into the database and truncated to
+        nothing.  A reader in another process that holds an old snapshot
+        keeps the WAL's frames alive past the busy timeout: the erasure is
+        then incomplete, and says so.
+        """
+        erasure = Erasure()
+        with _translated():
+            before = int(self.conn.execute("PRAGMA secure_delete").fetchone()[0])
+            self.conn.execute("PRAGMA secure_delete=ON")
+        try:
+            with self.write():
+                yield erasure
+        finally:
+            with suppress(sqlite3.Error):
+                self.conn.execute(f"PRAGMA secure_delete={before}")
+        with _translated():
+            busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        erasure.complete = not busy
+        erasure.residue = "" if not busy else (
+            f"another process is reading the store, so its write-ahead log ({DB_FILE}-wal) may still hold the "
+            "removed bytes: run the same command again once that reader is done (nothing is removed twice)"
+        )
 
     def _rollback(self) -> None:
         """Undo the open transaction; on a damaged file the rollback may fail too, and must not hide why."""

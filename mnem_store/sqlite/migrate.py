@@ -1,6 +1,7 @@
 """Upgrading an older store's schema, once per step, each step in one transaction.
 
-Schema 4 to 5 adds the tables that record who pushed what into the store
+Schema 5 to 6 adds the ``redactions`` table (node versions whose bytes were
+removed, and why), empty.  Schema 4 to 5 adds the tables that record who pushed what into the store
 (``pushes``, ``pushed_commits``), empty; schema 3 to 4 the tables adapters
 keep beside history (``leases``, ``vectors``), empty.  Schema 2 to 3 is the
 larger step:
@@ -25,9 +26,9 @@ from ..layout import parse_config, parse_head
 from ..logs import logger
 from ..objects import Commit, decode_object
 from ..sql import pack_time, unpack
-from .schema import PUSH_TABLES, SIDE_TABLES
+from .schema import PUSH_TABLES, REDACTION_TABLES, SIDE_TABLES
 
-__all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3", "upgrade_from_4"]
+__all__ = ["upgrade", "upgrade_from_2", "upgrade_from_3", "upgrade_from_4", "upgrade_from_5"]
 
 
 class Database(Protocol):
@@ -51,7 +52,7 @@ def _read(db: Database, name: str) -> str:
 
 
 def upgrade(db: Database, version: int) -> None:
-    """Bring a schema-2, -3 or -4 store to the current schema, step by step."""
+    """Bring a schema-2, -3, -4 or -5 store to the current schema, step by step."""
     if db.read_only:
         raise StoreIoError(
             "this store was written by an older release and must be upgraded once, which needs write access: "
@@ -61,7 +62,9 @@ def upgrade(db: Database, version: int) -> None:
         upgrade_from_2(db)
     if version <= 3:
         upgrade_from_3(db)
-    upgrade_from_4(db)
+    if version <= 4:
+        upgrade_from_4(db)
+    upgrade_from_5(db)
 
 
 def _add_tables(db: Database, version: int, tables: str, what: str) -> None:
@@ -83,6 +86,11 @@ def upgrade_from_3(db: Database) -> None:
 def upgrade_from_4(db: Database) -> None:
     """Add the empty ``pushes`` and ``pushed_commits`` tables (schema 4 -> 5)."""
     _add_tables(db, 4, PUSH_TABLES, "tables for who pushed what")
+
+
+def upgrade_from_5(db: Database) -> None:
+    """Add the empty ``redactions`` table (schema 5 -> 6)."""
+    _add_tables(db, 5, REDACTION_TABLES, "a table for redactions")
 
 
 def upgrade_from_2(db: Database) -> None:

@@ -6,7 +6,7 @@ Kept apart from ``database`` (which runs them) so that ``migrate``, which
 
 from __future__ import annotations
 
-__all__ = ["PUSH_TABLES", "SCHEMA", "SIDE_TABLES"]
+__all__ = ["PUSH_TABLES", "REDACTION_TABLES", "SCHEMA", "SIDE_TABLES"]
 
 #: Schema 4's tables, also what ``migrate.upgrade_from_3`` adds.
 SIDE_TABLES = """
@@ -30,6 +30,13 @@ CREATE TABLE IF NOT EXISTS pushes (
 CREATE TABLE IF NOT EXISTS pushed_commits (commit_id BLOB PRIMARY KEY, push INTEGER NOT NULL) WITHOUT ROWID;
 """
 
+#: Schema 6's table, also what ``migrate.upgrade_from_5`` adds: the node versions whose bytes were removed.
+REDACTION_TABLES = """
+CREATE TABLE IF NOT EXISTS redactions (
+    object BLOB PRIMARY KEY, node_id TEXT NOT NULL, at INTEGER NOT NULL, author BLOB NOT NULL, reason BLOB NOT NULL
+) WITHOUT ROWID;
+"""
+
 #: Every table of the current schema.
 SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -49,4 +56,4 @@ CREATE TABLE IF NOT EXISTS changes (
     PRIMARY KEY (commit_key, name)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS changes_by_name ON changes (name, commit_key, object);
-{SIDE_TABLES}{PUSH_TABLES}"""
+{SIDE_TABLES}{PUSH_TABLES}{REDACTION_TABLES}"""

@@ -94,7 +94,7 @@ def test_a_schema_1_store_gains_the_lease_and_vector_tables_once(tmp_path: Path)
     write(store, "before", 1000, {"fact": "kept"})
     pg_stores.downgrade(store, ("leases", "vectors", "pushes", "pushed_commits"), 1)
     assert ok("--json", "ls", "--live", cwd=store).json == ["fact"]
-    assert pg_stores.schema_version(store) == "3"
+    assert pg_stores.schema_version(store) == "4"
     with pg_stores.connect(pg_stores.url_of(store)) as conn:
         assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
     assert ok("verify", cwd=store).code == 0

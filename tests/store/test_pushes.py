@@ -113,7 +113,7 @@ def test_a_schema_4_store_gains_the_push_tables_once(sqlite_store: Path, alices:
     assert len(ok("--json", "log", cwd=sqlite_store).json) == 1
     conn = sqlite3.connect(sqlite_store / ".mnem" / "store.sqlite3")
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
         assert conn.execute("SELECT count(*) FROM pushes").fetchone() == (0,)
     finally:
         conn.close()
@@ -125,7 +125,7 @@ def test_a_schema_2_postgresql_store_gains_the_push_tables_once(tmp_path: Path) 
     write(store, "c", 1000, {"k": "v"})
     pg_stores.downgrade(store, ("pushes", "pushed_commits"), 2)
     assert len(ok("--json", "log", cwd=store).json) == 1
-    assert pg_stores.schema_version(store) == "3"
+    assert pg_stores.schema_version(store) == "4"
     with pg_stores.connect(pg_stores.url_of(store)) as conn:
         assert conn.execute("SELECT count(*) FROM pushed_commits").fetchone() == (0,)
     ok("verify", cwd=store)

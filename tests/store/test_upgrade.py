@@ -74,7 +74,7 @@ def test_a_schema_3_store_gains_the_lease_and_vector_tables_once(sqlite_store):
     assert run_mnem("--json", "ls", "--live", cwd=store).json == ["k"]
     conn = sqlite3.connect(store / DB)
     try:
-        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("5",)
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == ("6",)
         assert conn.execute("SELECT count(*) FROM leases").fetchone() == (0,)
     finally:
         conn.close()

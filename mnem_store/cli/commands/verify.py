@@ -20,5 +20,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         raise VerifyError(report)
     counts = report.counts()
     text = (f"verified {report.objects} object(s): {report.commits} commit(s), {report.states} state(s), "
-            f"{report.nodes} node reference(s), {report.refs} ref(s); the store is whole\n")
+            f"{report.nodes} node reference(s), {report.refs} ref(s)"
+            f"{f', {report.redacted} redacted node version(s)' if report.redacted else ''}; the store is whole\n")
     return Outcome({"ok": True, **counts, "problems": []}, text)

@@ -1,0 +1,199 @@
+"""``mnem redact``: a node version's bytes leave the whole history; ids, commits and ``verify`` stay whole.
+
+On both backends, through the real binary.  The secret is looked for in
+the form the store keeps it (a node's stored bytes are deflated, so the
+plain text alone would prove nothing): before the verb both the text and
+the stored bytes are found in the store's files, after it neither is.
+Reading a redacted version answers the record (who, when, why), never the
+value and never an error; bad requests are typed errors that change nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import struct
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pg_stores
+import pytest
+from conftest import MNEM, run_mnem, store_fingerprint, store_sql
+from mnem_history import ok
+
+SECRET = "sk-live-7f3a9c1e5b2d4068a1f9e3c7b5d2a4f6"
+SECRET_VECTOR = struct.pack("<4f", 0.123456, 0.654321, 0.987654, 0.456789)
+
+
+class Worker:
+    """A real ``mnem serve --stdio`` on the store: it keeps the store open between requests, and its shelves."""
+
+    def __init__(self, store: Path) -> None:
+        url = pg_stores.url_of(store)
+        self.proc = subprocess.Popen([MNEM, "serve", "--stdio"], cwd=store, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, env={**os.environ, **({"MNEM_STORE": url} if url else {})})
+
+    def ok(self, *argv: str, stdin: str | None = None) -> Any:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps({"argv": ["--json", *argv], "stdin": stdin}).encode() + b"\n")
+        self.proc.stdin.flush()
+        answer = json.loads(self.proc.stdout.readline())
+        assert answer["exit"] == 0, answer
+        return json.loads(answer["stdout"])
+
+    def close(self) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        assert self.proc.wait(timeout=60) == 0
+
+
+@contextmanager
+def worker(store: Path) -> Iterator[Worker]:
+    """A worker with the store open meanwhile, as the bridge, an MCP server or a LangGraph app keeps it.
+
+    On SQLite that keeps the WAL: a one-shot ``mnem`` that closes the store last folds the WAL into the
+    database and removes it, so only with the store still open does the WAL outlive the verb to be looked in.
+    """
+    running = Worker(store)
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def put_secret(store: Path, running: Worker | None = None) -> str:
+    """Write the secret (with a vector) on main, then a commit on top and a branch; returns the secret's commit.
+
+    Through ``running`` (a worker) when given, else one-shot processes.
+    """
+    def call(*argv: str, stdin: str | None = None) -> Any:
+        return running.ok(*argv, stdin=stdin) if running is not None else ok("--json", *argv, cwd=store, input=stdin).json
+
+    payload = {"put": [{"id": "user:7:token", "content": {"token": SECRET}, "source": "chat-42",
+                        "vectors": {"model": "m", "fields": {"token": base64.b64encode(SECRET_VECTOR).decode()}}},
+                       {"id": "user:7:name", "content": "Ada"}]}
+    made = call("write", "-m", "remember", "--time", "1000", "--author", "agent", stdin=json.dumps(payload))
+    call("write", "-m", "on top", "--time", "2000", stdin=json.dumps({"put": [{"id": "user:7:plan", "content": "pro"}]}))
+    call("branch", "side")
+    return str(made["commit"]["id"])
+
+
+def secret_object(store: Path) -> bytes:
+    """The object id of the secret's version."""
+    return bytes.fromhex(ok("--json", "ls", "--objects", cwd=store).json["nodes"]["user:7:token"])
+
+
+def stored(store: Path, raw: bytes) -> bytes:
+    """The secret version's bytes as the store keeps them (deflated)."""
+    data = store_sql(store, "SELECT data FROM objects WHERE id = ?", raw)[0][0]
+    return bytes(data)
+
+
+def sqlite_files(store: Path) -> bytes:
+    """Every byte of every file of a SQLite store (database, WAL, shared memory), read now."""
+    return b"".join(path.read_bytes() for path in sorted((store / ".mnem").iterdir()) if path.is_file())
+
+
+def pg_files(store: Path) -> bytes:
+    """Every byte of the store's objects and vectors tables' files (their TOAST tables too), after a checkpoint."""
+    url = pg_stores.url_of(store) or ""
+    data = Path(pg_stores.data_dir())
+    found = b""
+    with pg_stores.connect(url) as conn:
+        conn.execute("CHECKPOINT")  # dirty buffers to the files
+        for table in ("objects", "vectors"):
+            oid = conn.execute("SELECT oid FROM pg_class WHERE oid = to_regclass(%s)", (table,)).fetchone()[0]
+            toast = conn.execute("SELECT reltoastrelid FROM pg_class WHERE oid = %s", (oid,)).fetchone()[0]
+            for relation in (oid, toast):
+                if relation:
+                    path = conn.execute("SELECT pg_relation_filepath(%s)", (relation,)).fetchone()[0]
+                    for segment in sorted(data.glob(f"{path}*")):
+                        found += segment.read_bytes()
+    return found
+
+
+def files(store: Path) -> bytes:
+    return pg_files(store) if pg_stores.url_of(store) else sqlite_files(store)
+
+
+def commits(store: Path) -> list[str]:
+    return sorted(entry["id"] for rev in ("main", "side") for entry in ok("--json", "log", rev, cwd=store).json)
+
+
+def test_a_redacted_secret_leaves_no_byte_in_the_store_and_every_id_stays(store: Path) -> None:
+    with worker(store) as running:
+        made = put_secret(store, running)
+        raw = secret_object(store)
+        packed = stored(store, raw)
+        before = commits(store)
+        assert running.ok("show", "--node", "user:7:token", made)["content"] == {"token": SECRET}  # now on a shelf
+        held = files(store)
+        assert SECRET.encode() in held or packed in held  # the check below can fail: the bytes are there now
+        assert SECRET_VECTOR in held
+        done = running.ok("redact", "--node", "user:7:token", "--reason", "leaked API key", "--author", "dpo")
+        held = files(store)
+        shown = running.ok("show", "--node", "user:7:token", made)
+    assert shown["content"] is None and shown["redacted"]["reason"] == "leaked API key"
+    assert [(v["object"], v["id"], v["commits"]) for v in done["versions"]] == [(raw.hex(), "user:7:token", [made])]
+    assert [(r["object"], r["by"], r["reason"]) for r in done["records"]] == [(raw.hex(), "dpo", "leaked API key")]
+    assert done["complete"] is True and done["residue"] is None
+    assert SECRET.encode() not in held and packed not in held and SECRET_VECTOR not in held
+    assert commits(store) == before
+    assert ok("--json", "verify", cwd=store).json["redacted"] == 1
+    node = ok("--json", "show", "--node", "user:7:token", made, cwd=store).json
+    assert node["content"] is None and SECRET not in json.dumps(node)
+    assert node["redacted"] == {"at": done["records"][0]["at"], "by": "dpo", "reason": "leaked API key"}
+    assert ok("--json", "show", "side", cwd=store).json["user:7:name"]["content"] == "Ada"  # others untouched
+
+
+def test_redactions_lists_each_record_and_a_second_redaction_keeps_the_first(store: Path) -> None:
+    put_secret(store)
+    raw = secret_object(store)
+    first = ok("--json", "--now", "5000", "redact", "--object", raw.hex(), "--reason", "first", "--author", "a",
+               cwd=store).json
+    again = ok("--json", "--now", "6000", "redact", "--node", "user:7:token", "--reason", "second", cwd=store).json
+    assert again["records"] == []
+    assert again["versions"][0]["redacted"] == {"at": 5000, "by": "a", "reason": "first"}
+    assert ok("--json", "redactions", cwd=store).json == {"redactions": first["records"]}
+    assert first["records"] == [{"object": raw.hex(), "id": "user:7:token", "at": 5000, "by": "a", "reason": "first"}]
+
+
+def test_a_dry_run_lists_what_would_go_and_changes_nothing(store: Path) -> None:
+    made = put_secret(store)
+    before = store_fingerprint(store)
+    done = ok("--json", "redact", "--source", "chat-42", "--reason", "r", "--dry-run", cwd=store).json
+    assert done["dry_run"] is True and done["records"] == []
+    assert [(v["id"], v["commits"], v["redacted"]) for v in done["versions"]] == [("user:7:token", [made], None)]
+    assert store_fingerprint(store) == before
+
+
+@pytest.mark.parametrize(("args", "code", "says"), [
+    (["--node", "user:nobody", "--reason", "r"], "not_found", "user:nobody"),
+    (["--reason", "r"], "usage", "name what to redact"),
+    (["--node", "user:7:token", "--reason", "  "], "usage", "--reason"),
+    (["--node", "user:7:token"], "usage", "--reason"),
+    (["--source", "no-such-source", "--reason", "r"], "not_found", "no node version matches"),
+    (["--object", "ab" * 32, "--reason", "r"], "not_found", "not in this store"),
+    (["--object", "xyz", "--reason", "r"], "usage", "64 hex digits"),
+])
+def test_a_bad_request_is_a_typed_error_naming_the_fix_and_changes_nothing(
+        store: Path, args: list[str], code: str, says: str) -> None:
+    put_secret(store)
+    before = store_fingerprint(store)
+    done = run_mnem("--json", "redact", *args, cwd=store)
+    assert done.code != 0
+    error: dict[str, Any] = json.loads(done.out or done.err)["error"]
+    assert error["code"] == code and says in error["message"]
+    assert store_fingerprint(store) == before
+
+
+def test_a_commit_is_no_node_version_to_redact(store: Path) -> None:
+    made = put_secret(store)
+    before = store_fingerprint(store)
+    done = run_mnem("--json", "redact", "--object", made, "--reason", "r", cwd=store)
+    assert (done.code, done.json["error"]["code"]) == (2, "usage") and "not a node version" in done.json["error"]["message"]
+    assert store_fingerprint(store) == before

@@ -40,6 +40,8 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "ls-objects": "cannot list object ids (node_objects)",
     "now": "does not take --now, which a clock needs (Mnem with clock=)",
     "pack-file": "cannot stream a pack through a file (upload_pack_to, or receive_pack given a path)",
+    "pack-redactions": "cannot carry redaction records in a pack on request, or refuse them (upload_pack_to with "
+                       "redactions=, receive_pack with redactions=False)",
     "receive-pusher": "cannot record who pushed (receive_pack with pusher=)",
     "remotes": "has no remotes (clone, remote_add, remote_remove, remotes, fetch, push, pull)",
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",

@@ -80,28 +80,33 @@ class MovedBranch:
 
 @dataclass(frozen=True, slots=True)
 class Fetched:
-    """What a fetch brought: commits and objects this store lacked, and the tracking branches that moved."""
+    """What a fetch brought: commits and objects this store lacked, and the tracking branches that moved.
+
+    ``redactions``: the remote's redaction records this store lacked and applied (their bytes are gone here).
+    """
 
     remote: str
     commits: int
     objects: int
     branches: tuple[MovedBranch, ...]
+    redactions: int = 0
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"remote", "commits", "objects", "branches"}``."""
+        """``{"remote", "commits", "objects", "redactions", "branches"}``."""
         return {"remote": self.remote, "commits": self.commits, "objects": self.objects,
-                "branches": [branch.to_dict() for branch in self.branches]}
+                "redactions": self.redactions, "branches": [branch.to_dict() for branch in self.branches]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Fetched:
-        """Read ``mnem fetch --json``."""
+        """Read ``mnem fetch --json`` (a ``mnem`` older than redaction sends no ``redactions``: 0)."""
         return cls(data["remote"], data["commits"], data["objects"],
-                   tuple(MovedBranch(row["name"], row["old"], row["new"]) for row in data["branches"]))
+                   tuple(MovedBranch(row["name"], row["old"], row["new"]) for row in data["branches"]),
+                   data.get("redactions", 0))
 
 
 @dataclass(frozen=True, slots=True)
 class Pushed:
-    """What a push did to the remote's branch."""
+    """What a push did to the remote's branch; ``redactions``: the records it brought that the remote applied."""
 
     remote: str
     branch: str
@@ -110,17 +115,18 @@ class Pushed:
     new: str
     commits: int
     objects: int
+    redactions: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """``mnem push --json``'s keys, in its order."""
         return {"remote": self.remote, "branch": self.branch, "status": self.status, "old": self.old,
-                "new": self.new, "commits": self.commits, "objects": self.objects}
+                "new": self.new, "commits": self.commits, "objects": self.objects, "redactions": self.redactions}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Pushed:
-        """Read ``mnem push --json``."""
+        """Read ``mnem push --json`` (a ``mnem`` older than redaction sends no ``redactions``: 0)."""
         return cls(data["remote"], data["branch"], data["status"], data["old"], data["new"], data["commits"],
-                   data["objects"])
+                   data["objects"], data.get("redactions", 0))
 
 
 @dataclass(frozen=True, slots=True)

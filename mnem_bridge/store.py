@@ -1487,25 +1487,33 @@ class Store:
         doc = self._serving_call(dict, "upload-pack", payload=encode_json({"want": list(want), "have": list(have)}))
         return base64.b64decode(doc["pack"])
 
-    def upload_pack_to(self, path: str | os.PathLike[str], want: Sequence[str], have: Sequence[str]) -> dict[str, Any]:
+    def upload_pack_to(self, path: str | os.PathLike[str], want: Sequence[str], have: Sequence[str], *,
+                       redactions: Sequence[str] = ()) -> dict[str, Any]:
         """``upload_pack``, written by ``mnem`` to the file ``path`` (created or emptied) as it is made.
 
         Neither ``mnem`` nor this process holds the pack in memory, so an HTTP
         server can stream a clone of any size from the file (feature ``pack-file``).
+        ``redactions`` names objects (from ``advertise``'s ``"redactions"``)
+        whose redaction records the pack is to carry (feature ``pack-redactions``).
 
         Returns:
             ``{"commits": N, "bytes": N}``.
 
         Raises:
-            UsageError: An id that is not a full commit id.
+            UsageError: An id that is not a full commit id, or ``redactions`` not full object ids.
             NotFoundError: A wanted commit is not in this store.
+            ContractError: ``redactions`` with a ``mnem`` that cannot carry records (no ``pack-redactions``).
         """
         self._require("pack-file")
-        return self._serving_call(dict, "upload-pack", f"--pack-file={os.fspath(path)}",
-                                  payload=encode_json({"want": list(want), "have": list(have)}))
+        request: dict[str, Any] = {"want": list(want), "have": list(have)}
+        if redactions:
+            self._require("pack-redactions")
+            request["redactions"] = list(redactions)
+        return self._serving_call(dict, "upload-pack", f"--pack-file={os.fspath(path)}", payload=encode_json(request))
 
     def receive_pack(self, pack: bytes | os.PathLike[str], branch: str, old: str | None, new: str, *,
-                     force: bool = False, pusher: str | None = None, own_commits_only: bool = False) -> dict[str, Any]:
+                     force: bool = False, pusher: str | None = None, own_commits_only: bool = False,
+                     redactions: bool = True) -> dict[str, Any]:
         """Take a pack and move ``branch`` from ``old`` (None: it must not exist) to ``new``, by compare-and-swap.
 
         ``pack`` is the pack's bytes, or the path of a file holding it (feature
@@ -1515,22 +1523,31 @@ class Store:
         the move and the commits it brought, and ``log`` / ``blame`` show it
         beside an author it differs from (``log_attributed``); with
         ``own_commits_only`` a commit ``pusher`` did not author is refused.
+        The redaction records a pack carries are applied in the same write;
+        ``redactions=False`` (feature ``pack-redactions``: a pusher without
+        the right to redact here) refuses a pack bringing any the store lacks.
 
         Returns:
-            ``{"branch", "old", "new", "status", "commits", "objects"}`` as ``mnem receive-pack --json`` prints it.
+            ``{"branch", "old", "new", "status", "commits", "objects", "redactions"}`` as ``mnem receive-pack
+            --json`` prints it (``"redactions"``: the records new to the store).
 
         Raises:
             ConflictError: The branch is no longer at ``old``, or the move is not a fast-forward and not forced.
             CorruptStoreError: The pack did not verify; nothing was written.
             InvalidRefError: With ``own_commits_only``, the pack brings a commit ``pusher`` did not author (the
                 message names it and its author); nothing was written.
-            ContractError: ``pusher`` with a ``mnem`` that cannot record it (no ``receive-pusher`` feature):
-                nothing is run, so no push goes in unrecorded or unchecked.
-            UsageError: ``own_commits_only`` without ``pusher``.
+            ContractError: ``pusher`` with a ``mnem`` that cannot record it (no ``receive-pusher`` feature), or
+                ``redactions=False`` with one that cannot refuse records (no ``pack-redactions``): nothing is
+                run, so no push goes in unrecorded or unchecked.
+            UsageError: ``own_commits_only`` without ``pusher``; or, with ``redactions=False``, the pack
+                brings a redaction record the store lacks (nothing was written).
         """
         request: dict[str, Any] = {"branch": branch, "old": old, "new": new, "force": force}
         if own_commits_only and pusher is None:
             raise UsageError("own_commits_only compares each commit's author with the pusher: give pusher")
+        if not redactions:
+            self._require("pack-redactions")
+            request["redactions"] = False
         if pusher is not None:
             self._require("receive-pusher")
             request.update(pusher=pusher, own_commits_only=own_commits_only)

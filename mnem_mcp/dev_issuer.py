@@ -49,7 +49,7 @@ except ImportError as missing:  # the http extra: the message names its install
         raise SystemExit(_NEEDS) from None
     raise ImportError(_NEEDS, name=missing.name) from missing
 
-from .identity import READ_SCOPE, WRITE_SCOPE
+from .identity import READ_SCOPE, SCOPES, WRITE_SCOPE
 from .loopback import is_loopback
 
 __all__ = ["AUDIENCE", "KID", "DevIssuer", "main"]
@@ -58,7 +58,7 @@ logger = logging.getLogger(__name__)
 
 #: The id of the issuer's one key, named in every token's header.
 KID: Final = "dev-key-1"
-#: The scopes a token gets when the client asks for none: read and write.
+#: The scopes a token gets when the client asks for none: read and write (``mnem:redact`` only when asked for).
 ALL_SCOPES: Final = f"{READ_SCOPE} {WRITE_SCOPE}"
 #: The default audience: ``mnem-mcp --transport http``'s endpoint with its default host, port and path.
 AUDIENCE: Final = "http://127.0.0.1:8765/mcp"
@@ -96,7 +96,7 @@ class DevIssuer:
         metadata = {
             "issuer": self.url, "jwks_uri": f"{self.url}/jwks.json", "token_endpoint": f"{self.url}/token",
             "grant_types_supported": ["client_credentials"], "token_endpoint_auth_methods_supported": ["none"],
-            "scopes_supported": ALL_SCOPES.split(), "response_types_supported": ["token"],
+            "scopes_supported": list(SCOPES), "response_types_supported": ["token"],
             "subject_types_supported": ["public"], "id_token_signing_alg_values_supported": ["ES256"],
         }
         self._documents: dict[str, Any] = {
@@ -149,10 +149,10 @@ class DevIssuer:
             return 400, {"error": "invalid_request",
                          "error_description": "client_id is required: it becomes the token's subject (sub)"}
         scope = form.get("scope") or ALL_SCOPES
-        unknown = sorted(set(scope.split()) - set(ALL_SCOPES.split()))
+        unknown = sorted(set(scope.split()) - set(SCOPES))
         if unknown:
             return 400, {"error": "invalid_scope",
-                         "error_description": f"unknown scope {' '.join(unknown)}; the scopes are {ALL_SCOPES}"}
+                         "error_description": f"unknown scope {' '.join(unknown)}; the scopes are {' '.join(SCOPES)}"}
         claims = {**self.claims(client, scope=scope, audience=form.get("resource") or None), "client_id": client}
         return 200, {"access_token": self.sign(claims), "token_type": "Bearer", "expires_in": self.lifetime,
                      "scope": scope}

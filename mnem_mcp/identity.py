@@ -30,15 +30,19 @@ from typing import Final
 from mcp.server.auth.middleware.auth_context import get_access_token
 
 __all__ = [
-    "AUTHOR", "AUTHOR_ENV", "READ_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "default_author", "missing_write_scope",
+    "AUTHOR", "AUTHOR_ENV", "READ_SCOPE", "REDACT_SCOPE", "SCOPES", "WRITE_SCOPE", "author", "default_author",
+    "missing_write_scope",
 ]
 
 #: The scope every request needs over HTTP with ``--auth jwt``: tools that read, resources, listings.
 READ_SCOPE: Final = "mnem:read"
 #: The scope a tool that writes needs besides ``READ_SCOPE``.
 WRITE_SCOPE: Final = "mnem:write"
+#: The scope an HTTP push that brings redaction records needs besides ``WRITE_SCOPE`` (``remote_sync``): removing
+#: bytes from the served store's history is a right of its own, which a token that may only add does not hold.
+REDACT_SCOPE: Final = "mnem:redact"
 #: Every scope this server understands, as its Protected Resource Metadata lists them.
-SCOPES: Final = (READ_SCOPE, WRITE_SCOPE)
+SCOPES: Final = (READ_SCOPE, WRITE_SCOPE, REDACT_SCOPE)
 #: Names the author when ``--author`` is not given: the variable ``mnem commit`` reads too.
 AUTHOR_ENV: Final = "MNEM_AUTHOR"
 #: The author a write records when neither names one (``mnem_bridge.agents``' default).

@@ -11,8 +11,10 @@ git's), so a transfer is the engine's own, verified and one transaction:
   ``max_pack``, the largest pack a push may send (``--max-pack``), so that a
   client refuses a larger one before sending it;
 * ``POST PATH/sync/upload`` (JSON ``{"want", "have"}``, at most ``MAX_IDS``
-  ids each): a pack;
-* ``POST PATH/sync/receive?branch&old&new&force`` (a pack): the push's result.
+  ids each, and optionally ``"redactions"``: at most ``MAX_REDACTIONS``
+  object ids whose redaction records the pack is to carry): a pack;
+* ``POST PATH/sync/receive?branch&old&new&force[&redactions=1]`` (a pack):
+  the push's result.
 
 A pack never sits in this process's memory: a push's body is spooled, as it
 arrives, to a private temporary file (``tempfile.mkstemp``: mode 0600,
@@ -25,7 +27,13 @@ client's words.  How large a body each route takes is ``sync_limits``
 The same rules as the MCP endpoint hold: the ``Host``/``Origin`` allow-list,
 and with ``--auth jwt`` a bearer token (``401`` naming the metadata without
 one), ``mnem:read`` for every route and ``mnem:write`` to push (``403
-insufficient_scope``); the store is the one the token maps to
+insufficient_scope``), and ``mnem:redact`` besides for a push that brings
+redaction records (``redactions=1``, which the engine's peer says for a
+pack that carries any): such a push removes bytes from the served store's
+history, a right a token that may only add does not hold.  The engine is
+told whether the pusher holds it, so a pack that carries records a push
+did not declare is refused too (``usage``), and nothing moves either way;
+the store is the one the token maps to
 (``binding_for_request``: with ``--store-per``, the token's tenant), never
 one the request names.  A push the store takes records who sent it, the
 token's subject (else the server's ``--author``, which every unauthenticated
@@ -61,7 +69,7 @@ import mnem_bridge
 
 from . import identity
 from .errors import UNEXPECTED, Redaction, error_code, told
-from .identity import READ_SCOPE, WRITE_SCOPE
+from .identity import READ_SCOPE, REDACT_SCOPE, WRITE_SCOPE
 from .limits import Limit
 from .server import MnemServer
 
@@ -78,8 +86,12 @@ Handler = Callable[[Request], Awaitable[Response]]
 #: The most ids an upload request names in ``want``, and in ``have``.  The engine's HTTP peer asks in batches of
 #: the same number (``mnem_store.peers.MAX_IDS``, which this package may not import), so no fetch is refused.
 MAX_IDS: Final = 10_000
-#: The most an upload request's body takes: ``MAX_IDS`` ids in each list (67 bytes each, quoted), with room to spare.
-UPLOAD_LIMIT: Final = 2 << 20
+#: The most object ids an upload request names in ``redactions``: the most records one transfer carries (the
+#: engine's ``mnem_store.redaction_travel.MAX_REDACTIONS``, the same number).
+MAX_REDACTIONS: Final = 100_000
+#: The most an upload request's body takes: ``MAX_IDS`` ids in each list and ``MAX_REDACTIONS`` object ids (67
+#: bytes each, quoted), with room to spare.
+UPLOAD_LIMIT: Final = 12 << 20
 #: Bytes read from a pack's file at a time, as it is streamed.
 _CHUNK: Final = 1 << 16
 
@@ -88,7 +100,8 @@ def sync_limits(path: str, max_pack: int) -> dict[str, Limit]:
     """The body limit of each sync route beneath the MCP endpoint at ``path`` that takes a body."""
     base = _base(path)
     return {f"{base}/receive": Limit(max_pack, "a push's pack", "--max-pack", streamed=True),
-            f"{base}/upload": Limit(UPLOAD_LIMIT, f"an upload request (at most {MAX_IDS} wants and {MAX_IDS} haves)")}
+            f"{base}/upload": Limit(UPLOAD_LIMIT, f"an upload request (at most {MAX_IDS} wants and {MAX_IDS} haves, "
+                                                  f"{MAX_REDACTIONS} redactions)")}
 
 
 def _base(path: str) -> str:
@@ -138,7 +151,10 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         return JSONResponse({"error": error, "error_description": description}, status_code=status, headers=headers)
 
     def guarded(handler: Handler, *, writes: bool = False) -> Handler:
-        """``handler`` behind the allow-list, and with ``--auth jwt`` behind a token with the scopes it needs."""
+        """``handler`` behind the allow-list, and with ``--auth jwt`` behind a token with the scopes it needs.
+
+        A push that says it brings redaction records (``redactions=1``) needs ``REDACT_SCOPE`` too.
+        """
 
         async def checked(request: Request) -> Response:
             refusal = await guard.validate_request(request, is_post=False)
@@ -149,6 +165,8 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
                 if token is None:
                     return refused(401, "invalid_token", "a bearer token is required")
                 needed = [READ_SCOPE, WRITE_SCOPE] if writes else [READ_SCOPE]
+                if writes and request.query_params.get("redactions") == "1":
+                    needed.append(REDACT_SCOPE)
                 lacking = [scope for scope in needed if scope not in token.scopes]
                 if lacking:
                     return refused(403, "insufficient_scope", f"this needs the scope {' '.join(needed)}; the token "
@@ -169,19 +187,20 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
     async def upload(request: Request) -> Response:
         try:
             doc = orjson.loads(await request.body())
-            want, have = doc["want"], doc["have"]
-            if not (isinstance(want, list) and isinstance(have, list)):
-                raise TypeError("want and have must be lists")
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            want, have, asked = doc["want"], doc["have"], doc.get("redactions", [])
+            if not (isinstance(want, list) and isinstance(have, list) and isinstance(asked, list)):
+                raise TypeError("want, have and redactions must be lists")
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise mnem_bridge.UsageError(f'the upload request must be JSON {{"want": [...], "have": [...]}} ({exc})'
                                          ) from None
-        if len(want) > MAX_IDS or len(have) > MAX_IDS:
-            raise mnem_bridge.UsageError(f"an upload request names at most {MAX_IDS} wants and {MAX_IDS} haves; it "
-                                         f"named {len(want)} and {len(have)}")
+        if len(want) > MAX_IDS or len(have) > MAX_IDS or len(asked) > MAX_REDACTIONS:
+            raise mnem_bridge.UsageError(f"an upload request names at most {MAX_IDS} wants, {MAX_IDS} haves and "
+                                         f"{MAX_REDACTIONS} redactions; it named {len(want)}, {len(have)} and "
+                                         f"{len(asked)}")
         fd, name = tempfile.mkstemp(prefix="mnem-mcp-upload-", suffix=".pack")
         os.close(fd)
         try:
-            await store_call(mnem_bridge.Store.upload_pack_to, name, want, have)
+            await store_call(mnem_bridge.Store.upload_pack_to, name, want, have, redactions=asked)
             pack = open(name, "rb")  # noqa: SIM115 - closed by _streamed, once sent
         finally:
             os.unlink(name)  # the open file keeps its bytes until it is closed
@@ -202,11 +221,13 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
             spooled = await _spool(request)
         except ClientDisconnect:  # gone, or refused by bodies.BodyLimits, which then answers 413
             return Response(status_code=400)
+        token = get_access_token() if auth is not None else None
         try:
             result = await store_call(mnem_bridge.Store.receive_pack, spooled, query["branch"],
                                       query.get("old") or None, query["new"], force=force,
                                       pusher=identity.author(server.author),
-                                      own_commits_only=server.push_own_commits_only)
+                                      own_commits_only=server.push_own_commits_only,
+                                      redactions=auth is None or (token is not None and REDACT_SCOPE in token.scopes))
         finally:
             spooled.unlink()
         return JSONResponse(result)

@@ -6,16 +6,19 @@ resource URI and one token audience cover both (docs/remotes.md):
 
 * ``GET  URL/sync/refs``: the advertisement (``peers.Advert``), as JSON,
   with ``max_pack``, the largest pack the server takes in a push;
-* ``POST URL/sync/upload``: ``{"want": [...], "have": [...]}`` in, a pack out
-  (spooled to a temporary file as it arrives);
+* ``POST URL/sync/upload``: ``{"want": [...], "have": [...]}`` in (and
+  ``"redactions": [...]``, the advertised records this store lacks), a pack
+  out (spooled to a temporary file as it arrives);
 * ``POST URL/sync/receive?branch=B&old=ID&new=ID&force=0|1``: a pack in,
-  ``peers.Received`` out.
+  ``peers.Received`` out; ``&redactions=1`` when the pack carries redaction
+  records, which the server takes only with the scope ``mnem:redact``.
 
 Each request goes through ``remotehttp``: a total deadline, a bounded
 answer, and the token kept to the remote's origin.  A bearer token, when
 ``$MNEM_TOKEN`` holds one, goes with every request;
 the server maps it to the caller's store and checks its scopes
-(``mnem:read`` to fetch, ``mnem:write`` to push), so the token never sits
+(``mnem:read`` to fetch, ``mnem:write`` to push, ``mnem:redact`` to push
+redaction records), so the token never sits
 in the store's remote settings.  A refusal comes back as a typed error:
 the server's own code when it sends one (``conflict``, ``corrupt_store``,
 ...), ``usage`` for a token it does not accept (naming the variable to
@@ -31,10 +34,16 @@ from urllib.parse import urlencode
 
 from .errors import CommandError, MnemError, StoreIoError, UsageError, printable
 from .peers import STATUSES, Advert, Received, Update
+from .redaction_travel import REDACT_SCOPE
 from .remotehttp import TOKEN_ENV, Answer, request
-from .transfer import Sent
+from .transfer import Sent, carries_redactions
 
 __all__ = ["HttpPeer"]
+
+#: The scopes a token needs: to fetch, and besides it to push (mnem-mcp's ``identity``, which this package may not
+#: import; ``redaction_travel.REDACT_SCOPE`` to push records).
+READ_SCOPE: Final = "mnem:read"
+WRITE_SCOPE: Final = "mnem:write"
 
 
 def _codes(cls: type[MnemError]) -> set[str]:
@@ -68,9 +77,12 @@ class HttpPeer:
         self.max_pack = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
         return Advert.from_dict(doc)
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
         """See ``peers.Peer``: the pack is spooled to an unnamed temporary file as it arrives."""
-        body = json.dumps({"want": [w.hex() for w in wants], "have": [h.hex() for h in haves]}).encode()
+        request: dict[str, list[str]] = {"want": [w.hex() for w in wants], "have": [h.hex() for h in haves]}
+        if redactions:  # only to a server that advertised records, which reads this key
+            request["redactions"] = [raw.hex() for raw in redactions]
+        body = json.dumps(request).encode()
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
         try:
             self._request("POST", "upload", body, "application/json", sink=spool)
@@ -88,13 +100,21 @@ class HttpPeer:
             raise UsageError(f"the pack is {size} bytes and the remote {self.remote} takes at most {self.max_pack} "
                              "in a push (its mnem-mcp --max-pack); ask its operator to raise --max-pack, or push a "
                              "shorter stretch of history at a time")
-        query = urlencode({"branch": update.branch, "old": update.old.hex() if update.old is not None else "",
-                           "new": update.new.hex(), "force": int(update.force)})
-        doc = self._json(self._request("POST", f"receive?{query}", blob, "application/cbor").body)
+        fields: dict[str, str | int] = {"branch": update.branch, "old": update.old.hex() if update.old else "",
+                                        "new": update.new.hex(), "force": int(update.force)}
+        redacting = carries_redactions(blob)
+        if redacting:  # said before the pack is read, so a token without the scope is refused before it is sent
+            fields["redactions"] = 1
+        answer = self._request("POST", f"receive?{urlencode(fields)}", blob, "application/cbor",
+                               scope=f"{READ_SCOPE} {WRITE_SCOPE}" + (f" {REDACT_SCOPE}" if redacting else ""))
+        doc = self._json(answer.body)
         try:
             if doc["status"] not in STATUSES:  # printed as it is: only a status a receive can have passes
                 raise ValueError(f"status {doc['status']!r}")
-            return Received(Sent(int(doc["commits"]), int(doc["objects"])), doc["status"])
+            applied = doc.get("redactions", 0)
+            if not isinstance(applied, int) or isinstance(applied, bool) or applied < 0:
+                raise ValueError(f"redactions {applied!r}")
+            return Received(Sent(int(doc["commits"]), int(doc["objects"]), (), applied), doc["status"])
         except (KeyError, TypeError, ValueError) as exc:
             raise StoreIoError(f"{self.url} answered a push with a document of the wrong shape ({exc})") from None
 
@@ -102,15 +122,18 @@ class HttpPeer:
         """Nothing is held open between requests."""
 
     def _request(self, method: str, path: str, body: bytes | BinaryIO | None = None, kind: str | None = None, *,
-                 sink: BinaryIO | None = None, follow: bool = False) -> Answer:
-        """One request's answer (``remotehttp.request``); a refusal raised as its typed error."""
+                 sink: BinaryIO | None = None, follow: bool = False, scope: str = READ_SCOPE) -> Answer:
+        """One request's answer (``remotehttp.request``); a refusal raised as its typed error.
+
+        ``scope`` is what the request needs of a token, which a ``403`` names as the fix.
+        """
         answer = request(method, f"{self.url}/sync/{path}", remote=self.remote, body=body, kind=kind, sink=sink,
                          follow=follow)
         if not 200 <= answer.status < 300:
-            raise self._refusal(answer)
+            raise self._refusal(answer, scope)
         return answer
 
-    def _refusal(self, exc: Answer) -> MnemError:
+    def _refusal(self, exc: Answer, scope: str) -> MnemError:
         """The typed error an HTTP refusal stands for; the remote's words in it pass ``errors.printable``."""
         try:
             doc = json.loads(exc.body or b"null")
@@ -120,7 +143,7 @@ class HttpPeer:
         if exc.status in (401, 403):
             said = doc.get("error_description") if isinstance(doc, dict) else None
             said = said or (error.get("message") if isinstance(error, dict) else None) or exc.reason
-            need = "mnem:read mnem:write" if exc.status == 403 else "mnem:read (mnem:write to push)"
+            need = scope if exc.status == 403 else f"{READ_SCOPE} ({WRITE_SCOPE} to push)"
             return UsageError(f"the remote {self.url} refused the request ({exc.status}: {printable(str(said))}); set "
                               f"{TOKEN_ENV} to a bearer token its issuer grants for it, with scope {need}")
         if isinstance(error, dict) and error.get("code") in _CODES and isinstance(error.get("message"), str):

@@ -3,13 +3,18 @@
 A *peer* answers three requests, git's smart protocol reduced to what a
 memory store needs:
 
-* ``advertise``: its store format, its HEAD and every branch tip;
+* ``advertise``: its store format, its HEAD and every branch tip, and the
+  objects it has redaction records for;
 * ``upload``: a pack (``transfer.pack``) of what the asker wants, less what
-  its haves already hold;
+  its haves already hold, with the redaction records the asker names;
 * ``receive``: take a pack and move one branch, in ONE write transaction,
   by compare-and-swap: only while the branch is still where the sender saw
   it (``Update.old``), and only as a fast-forward unless forced; else
   ``conflict`` and nothing is written.
+
+The records a store advertises let each side send only the records the
+other lacks: a fetch asks for those, a push brings those, and a push that
+brings none is a plain push (over HTTP, it needs no ``mnem:redact``).
 
 ``LocalPeer`` serves them from a store this process opens (a folder or a
 PostgreSQL store); ``httppeer.HttpPeer`` asks a ``mnem-mcp`` HTTP server,
@@ -20,6 +25,7 @@ on the store the caller's token maps to.  ``sync``'s verbs speak only to a
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import partial
 from typing import Any, BinaryIO, NamedTuple, Protocol
 
@@ -28,8 +34,10 @@ from .errors import CommandError, CorruptStoreError, InvalidRefError, printable
 from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .location import address
+from .redaction import recorded
+from .redaction_travel import MAX_REDACTIONS
 from .repo import Repo
-from .transfer import Sent, check_tips, missing, pack, spooled, unpack
+from .transfer import Sent, carries_redactions, check_tips, missing, pack, spooled, unpack
 
 __all__ = [
     "MAX_IDS", "STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload",
@@ -37,16 +45,23 @@ __all__ = [
 
 
 class Advert(NamedTuple):
-    """What a store shows a peer: its format, its HEAD and its branch tips."""
+    """What a store shows a peer: its format, its HEAD, its branch tips and the objects it has redaction records for.
+
+    ``redactions`` is None for a peer that does not say (an older one, which can take no records).
+    """
 
     format: int
     head: Head
     branches: dict[str, bytes]
+    redactions: frozenset[bytes] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``upload-pack --advertise --json`` (docs/cli-json.md) and the HTTP ``refs`` answer."""
-        return {"format": self.format, "head": self.head.text,
-                "branches": {name: tip.hex() for name, tip in sorted(self.branches.items())}}
+        doc: dict[str, Any] = {"format": self.format, "head": self.head.text,
+                               "branches": {name: tip.hex() for name, tip in sorted(self.branches.items())}}
+        if self.redactions is not None:
+            doc["redactions"] = sorted(raw.hex() for raw in self.redactions)
+        return doc
 
     @classmethod
     def from_dict(cls, doc: Any) -> Advert:
@@ -59,7 +74,7 @@ class Advert(NamedTuple):
             branches = {_branch_name(name): _commit_id(tip) for name, tip in doc["branches"].items()}
             if not isinstance(doc["format"], int) or not isinstance(doc["head"], str):
                 raise TypeError("format or head")
-            return cls(doc["format"], parse_head(doc["head"]), branches)
+            return cls(doc["format"], parse_head(doc["head"]), branches, _redacted(doc.get("redactions")))
         except (KeyError, TypeError, AttributeError, ValueError, CorruptStoreError, InvalidRefError) as exc:
             raise CorruptStoreError(f"the remote answered an advertisement of the wrong shape "
                                     f"({printable(str(exc))})") from None
@@ -86,7 +101,8 @@ class Received(NamedTuple):
 
     def to_dict(self) -> dict[str, Any]:
         """``receive-pack --json`` (docs/cli-json.md) and the HTTP ``receive`` answer."""
-        return {"status": self.status, "commits": self.sent.commits, "objects": self.sent.objects}
+        return {"status": self.status, "commits": self.sent.commits, "objects": self.sent.objects,
+                "redactions": self.sent.redactions}
 
 
 #: The most ids one upload request names in each list (wants, haves): an HTTP server refuses more
@@ -101,8 +117,11 @@ class Peer(Protocol):
         """The peer's format, HEAD and branch tips."""
         ...
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
-        """The pack of what ``wants`` reach and ``haves`` do not: a rewound file, the caller's to close."""
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
+        """The pack of what ``wants`` reach and ``haves`` do not: a rewound file, the caller's to close.
+
+        It also carries the records of the objects in ``redactions`` (ones the peer advertised).
+        """
         ...
 
     def receive(self, blob: BinaryIO, update: Update) -> Received:
@@ -128,15 +147,39 @@ def _commit_id(text: Any) -> bytes:
     return raw
 
 
+def _redacted(ids: Any) -> frozenset[bytes] | None:
+    """The objects an advertisement says its store has records for (at most ``MAX_REDACTIONS``); None if unsaid."""
+    if ids is None:
+        return None
+    if not isinstance(ids, list) or len(ids) > MAX_REDACTIONS:
+        raise ValueError(f"redactions is not a list of at most {MAX_REDACTIONS} object ids")
+    found = frozenset(bytes.fromhex(text) for text in ids)
+    if any(len(raw) != 32 for raw in found):
+        raise ValueError("redactions names an id that is not 32 bytes")
+    return found
+
+
 # ------------------------------------------------------------------ the serving side, on an open store
 def advertise(repo: Repo) -> Advert:
-    """``repo``'s advertisement (one read)."""
+    """``repo``'s advertisement (one read).
+
+    Raises:
+        CommandError: ``usage``: the store has more redaction records than one transfer carries.
+    """
     with repo.backend.read():
-        return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()))
+        kept = recorded(repo)
+        if len(kept) > MAX_REDACTIONS:
+            raise CommandError(f"this store has {len(kept)} redaction records, more than the {MAX_REDACTIONS} a "
+                               "transfer carries, so it cannot be a remote", "usage")
+        return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()), frozenset(kept))
 
 
-def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO) -> int:
+def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO,
+           redactions: Iterable[bytes] = ()) -> int:
     """Write the pack for an asker to ``out``; how many commits it holds (one read of ``repo``).
+
+    It carries the records of the redacted versions its commits set and of
+    the objects in ``redactions`` (the asker's pick from the advertisement).
 
     Raises:
         CommandError: ``not_found``: a wanted commit is not here (the asker's advertisement is stale).
@@ -147,18 +190,22 @@ def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO) ->
                 raise CommandError(f"commit {want.hex()} is not in this store (its branches moved since they were "
                                    "advertised); fetch again", "not_found")
         commits = missing(repo, wants, haves)
-        pack(repo, commits, out)
+        pack(repo, commits, out, redactions)
         return len(commits)
 
 
 def receive(repo: Repo, blob: BinaryIO, update: Update, *, pusher: str | None = None,
-            own_commits_only: bool = False) -> Received:
+            own_commits_only: bool = False, redactions_allowed: bool = True) -> Received:
     """Take a pack and move one branch (one write of ``repo``; see the module's docstring).
 
     With ``pusher`` (who sent the push: a server's caller), the same write
     records who pushed the move and the commits the pack brought
     (``pushed.record``); with ``own_commits_only`` too, a pack that brings a
     commit someone else authored is refused (``pushed.refuse_foreign``).
+    A pack carrying redaction records is taken in an erasing write
+    (``Backend.erasing``), so the bytes they remove are in no file of the
+    store afterwards; without ``redactions_allowed`` (a pusher who may not
+    redact here), a record the store lacks is refused.
 
     Raises:
         CommandError: ``conflict``: the branch is no longer at ``update.old``,
@@ -168,12 +215,13 @@ def receive(repo: Repo, blob: BinaryIO, update: Update, *, pusher: str | None = 
         CorruptStoreError: The pack did not verify, or ``new`` is not a
             commit the store holds with its whole history once the pack is in
             (``transfer.check_tips``).
+        CommandError: ``usage``: a redaction record the store lacks, without ``redactions_allowed``.
     """
     validate_branch_name(update.branch)
     if own_commits_only and pusher is None:
         raise ValueError("own_commits_only needs the pusher")
-    with repo.backend.write():
-        sent = unpack(repo, blob)
+    with repo.backend.erasing() if carries_redactions(blob) else repo.backend.write():
+        sent = unpack(repo, blob, redactions_allowed=redactions_allowed)
         if own_commits_only and pusher is not None:
             pushed.refuse_foreign(repo, pusher, sent.ids)
         current = repo.branch_tip(update.branch)
@@ -206,9 +254,9 @@ class LocalPeer:
         """See ``Peer``."""
         return advertise(self.repo)
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
         """See ``Peer``."""
-        return spooled(partial(upload, self.repo, wants, haves))
+        return spooled(partial(upload, self.repo, wants, haves, redactions=redactions or []))
 
     def receive(self, blob: BinaryIO, update: Update) -> Received:
         """See ``Peer``."""

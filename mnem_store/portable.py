@@ -16,6 +16,16 @@ name, and no importer can tell the two apart.  ``export --seal`` adds one
 key upstream's importer ignores, ``seal`` (see :func:`seal_of`), after the
 six it reads; import refuses a sealed export whose seal does not match.
 
+A store with redactions (``redaction``) has node versions without bytes,
+which no export can write as objects.  Its export leaves them out of
+``objects`` and adds one key upstream's importer ignores, ``redactions``
+(after ``objects``, before any seal): each record
+(``Redaction.to_dict``, as ``mnem redactions --json`` lists it), so the export still says who removed what
+and why.  Import accepts a node a state names and ``objects`` lacks only
+when a record names it, keeps every record, and drops bytes an export
+holds for an object a record names, so an import restores nothing a record
+removed.  A seal covers the records too.
+
 An export written to a file replaces it atomically (a temporary sibling,
 fsync, rename), so a full disk or a kill leaves the old file whole.
 """
@@ -44,11 +54,14 @@ from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .objects import (
     Commit,
     MemoryNode,
+    Redaction,
     State,
     StoredObject,
     decode_object,
     from_portable,
 )
+from .redaction import apply, recorded
+from .redaction_travel import MAX_REDACTIONS, from_json
 from .repo import Repo
 from .scratch import remove_dead, scratch_name
 from .sqlite import io_error
@@ -57,6 +70,8 @@ __all__ = ["Restored", "dump_export", "export_document", "parse_export", "replac
 
 #: The key ``export --seal`` adds.  Upstream's importer (serde, without ``deny_unknown_fields``) ignores it.
 SEAL = "seal"
+#: The key holding a redacted store's records, which upstream's importer ignores as it does ``seal``.
+REDACTIONS = "redactions"
 #: The fields a seal covers besides the object ids: every other field upstream's format has.
 _SEALED_FIELDS = ("format_version", "hash_algo", "default_branch", "head", "refs")
 
@@ -65,8 +80,11 @@ def export_document(repo: Repo, *, seal: bool = False) -> dict[str, Any]:
     """The export as a Python value, keys in upstream's order (call inside a read snapshot).
 
     With ``seal``, a ``seal`` key follows the six upstream writes, which
-    stay as they are, byte for byte, ahead of it.
+    stay as they are, byte for byte, ahead of it.  A store with redaction
+    records adds them under ``redactions`` after ``objects`` (the module's
+    docstring); the redacted versions are not among the objects.
     """
+    records = recorded(repo)
     objects = {hex_id(raw): decode_object(data).to_portable() for raw, data in repo.all_objects()}
     refs = {name: hex_id(tip) for name, tip in sorted(repo.branches(), key=lambda p: p[0].encode())}
     head = repo.head().text
@@ -78,6 +96,8 @@ def export_document(repo: Repo, *, seal: bool = False) -> dict[str, Any]:
         "refs": refs,
         "objects": objects,
     }
+    if records:
+        document[REDACTIONS] = [record.to_dict() for record in records.values()]
     if seal:
         document[SEAL] = seal_of(document)
     return document
@@ -95,6 +115,8 @@ def seal_of(document: dict[str, Any]) -> str:
     """
     covered = {field: document[field] for field in _SEALED_FIELDS}
     covered["objects"] = sorted(document["objects"])
+    if REDACTIONS in document:  # an export without records is sealed as before
+        covered[REDACTIONS] = document[REDACTIONS]
     covered["kind"] = "export_seal"
     return hex_id(object_id(encode(covered)))
 
@@ -181,6 +203,7 @@ def restore(doc: Any) -> Restored:
         raise FormatVersionError(version, FORMAT_VERSION)
     if version < 1:
         raise CorruptStoreError(f"the export's format_version {version} is not a version (they start at 1)")
+    records = _records(doc)
     rows: dict[bytes, tuple[StoredObject, bytes]] = {}
     for key, body in objects.items():
         raw_key = parse_hex_id(key)
@@ -195,6 +218,11 @@ def restore(doc: Any) -> Restored:
                 f"object {key} does not hash to its own id (got {hex_id(actual)}); "
                 "the export is corrupt or was hand-edited"
             )
+        if raw_key in records:  # bytes a record removed stay removed; the record says what it was
+            if not isinstance(obj, MemoryNode):
+                raise CorruptStoreError(f"the export's redactions name object {key}, a {obj.kind}, whose bytes no "
+                                        "store may remove; the export is corrupt or was hand-edited")
+            continue
         rows[raw_key] = (obj, data)
     ref_rows = []
     for name, target in refs.items():
@@ -207,15 +235,32 @@ def restore(doc: Any) -> Restored:
         ref_rows.append((name, _commit_in(rows, parse_hex_id(target.lower()), f'ref "{name}"')))
     head = parse_head(head_text)
     _check_head(head, {name for name, _ in ref_rows}, rows)
-    _check_complete(rows)
+    redacted = _check_complete(rows, records)
 
     def populate(backend: Backend) -> None:
         repo = Repo(backend)
+        apply(repo, records.values())
+        repo.objects.insert_many((raw, "memory_node", None) for raw in sorted(redacted))
         _store_objects(repo, rows)
         backend.set_refs(ref_rows)
         backend.set_head(head)
 
-    return Restored(len(rows), populate)
+    return Restored(len(rows) + len(redacted), populate)
+
+
+def _records(doc: dict[str, Any]) -> dict[bytes, Redaction]:
+    """The export's redaction records by object (none without the key), at most ``MAX_REDACTIONS``."""
+    listed = doc.get(REDACTIONS, [])
+    if not isinstance(listed, list):
+        raise CorruptStoreError("the export's redactions are not a list; the export is corrupt or was hand-edited")
+    if len(listed) > MAX_REDACTIONS:
+        raise CorruptStoreError(f"the export holds {len(listed)} redaction records, more than the {MAX_REDACTIONS} "
+                                "an import takes")
+    records: dict[bytes, Redaction] = {}
+    for entry in listed:
+        record = from_json(entry)
+        records.setdefault(record.object, record)
+    return records
 
 
 def _check_seal(doc: dict[str, Any]) -> None:
@@ -257,14 +302,16 @@ def _commit_in(rows: dict[bytes, tuple[StoredObject, bytes]], raw: bytes, what: 
     return raw
 
 
-def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
+def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]], records: dict[bytes, Redaction]) -> set[bytes]:
     """Every commit's parents and state, and every state's nodes, must be in the export, of the right kind.
 
     A truncated export used to be refused only halfway through writing (a
     ``not_found`` from replaying the commits, after the store directory was
     made), or not at all for a state's missing node; checked here, before
-    anything exists, it is the damage it is.
+    anything exists, it is the damage it is.  A state's node may be missing
+    only where a redaction record names it; those nodes are returned.
     """
+    redacted: set[bytes] = set()
     for raw, (obj, _) in rows.items():
         links: list[tuple[bytes, type[StoredObject], str]]
         if isinstance(obj, Commit):
@@ -277,10 +324,14 @@ def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:
             continue
         for target, kind, role in links:
             found = rows.get(target)
+            if found is None and kind is MemoryNode and target in records:
+                redacted.add(target)
+                continue
             if found is None:
                 raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which the export does not hold")
             if not isinstance(found[0], kind):
                 raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which is a {found[0].kind}")
+    return redacted
 
 
 def _store_objects(repo: Repo, rows: dict[bytes, tuple[StoredObject, bytes]]) -> None:

@@ -822,9 +822,11 @@ class Repo:
         Virtual states are rebuilt parents first, so each is its first
         parent's (still cached) image plus one commit's change rows: the
         export costs about what it writes, not a rebuild from a snapshot per
-        state.
+        state.  A node version whose bytes were redacted has none, and is
+        left out (its record says what it was: ``redaction.recorded``).
         """
-        rows = list(self.objects.all_rows())
+        redacted = {record.object for record in self.backend.redactions.every()}
+        rows = [row for row in self.objects.all_rows() if row[1] not in redacted]
         virtual = {key for key, _, data in rows if data is None}
         rebuilt: dict[int, bytes] = {}
         for commit in self.states.all_commits():

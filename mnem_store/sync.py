@@ -9,12 +9,21 @@ branch a push moves, the tracking branches a fetch moves) in ONE write
 transaction, so a refused object, a lost race or a kill leaves it as it
 was.  A push then records the remote's new tip as the tracking branch in a
 second, local write: if that is lost, the next fetch brings it back.
+
+Redaction records travel with history (``redaction_travel``): a fetch,
+pull or clone asks for the records the remote advertises and this store
+lacks, and applies them in the write that takes the pack (so an erasure
+made there reaches here, and bytes it removed are in no file here
+afterwards); a push brings the records the remote lacks, even to a branch
+that is up to date.  A remote whose mnem predates redaction advertises no
+records and can take none: a push to it from a store with records is
+refused, since it would keep bytes removed here.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from functools import partial
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
@@ -23,9 +32,10 @@ from .graph import Graph
 from .layout import FORMAT_VERSION, Head, StoreUrl
 from .location import Address
 from .peers import MAX_IDS, Advert, LocalPeer, Peer, Update
+from .redaction import recorded
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
-from .transfer import Sent, check_tips, missing, pack, spooled, unpack
+from .transfer import Sent, carries_redactions, check_tips, missing, pack, spooled, unpack
 
 if TYPE_CHECKING:
     from .backend import Backend
@@ -48,6 +58,7 @@ class Fetched(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """``fetch --json`` (docs/cli-json.md)."""
         return {"remote": self.remote, "commits": self.sent.commits, "objects": self.sent.objects,
+                "redactions": self.sent.redactions,
                 "branches": [{"name": name, "old": old.hex() if old is not None else None, "new": new.hex()}
                              for name, old, new in self.moved]}
 
@@ -66,7 +77,7 @@ class Pushed(NamedTuple):
         """``push --json`` (docs/cli-json.md)."""
         return {"remote": self.remote, "branch": self.branch, "status": self.status,
                 "old": self.old.hex() if self.old is not None else None, "new": self.new.hex(),
-                "commits": self.sent.commits, "objects": self.sent.objects}
+                "commits": self.sent.commits, "objects": self.sent.objects, "redactions": self.sent.redactions}
 
 
 class Pulled(NamedTuple):
@@ -91,7 +102,7 @@ class Cloned(NamedTuple):
     def to_dict(self) -> dict[str, Any]:
         """``clone --json`` (docs/cli-json.md)."""
         return {"store": self.store, "remote": self.origin.to_dict(), "head": self.head.text.strip(),
-                "commits": self.sent.commits, "objects": self.sent.objects}
+                "commits": self.sent.commits, "objects": self.sent.objects, "redactions": self.sent.redactions}
 
 
 # ------------------------------------------------------------------ the remotes a store knows
@@ -156,7 +167,9 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
 
     The haves are this store's branch tips and where it last saw the
     remote's.  The tracking branches mirror the remote's branches (a branch
-    deleted there is dropped here, as ``git fetch --prune``).
+    deleted there is dropped here, as ``git fetch --prune``).  The records
+    the remote advertises and this store lacks come with the packs, which
+    are then taken in an erasing write (``Backend.erasing``).
     """
     advert = _advert(peer)
     with repo.backend.read():
@@ -165,9 +178,10 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
         haves = [*sorted(tip for tip in advert.branches.values() if tip not in wants),
                  *sorted(find_remote(repo.remotes(), name).branches.values()),
                  *sorted(tip for _, tip in repo.branches())]
+        lacking = sorted((advert.redactions or frozenset()) - recorded(repo).keys())
     with ExitStack() as packs:  # each pack's file is closed after the write
-        blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves)]
-        with repo.backend.write():
+        blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves, lacking)]
+        with _taking(repo, blobs):
             remotes = repo.remotes()
             remote = find_remote(remotes, name)
             sent = _taken(unpack(repo, blob) for blob in blobs)
@@ -179,30 +193,38 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
     return Fetched(name, sent, moved)
 
 
-def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes]) -> list[BinaryIO]:
+def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[bytes]) -> list[BinaryIO]:
     """The packs of ``wants``: one upload per ``MAX_IDS`` wants, each naming the first ``MAX_IDS`` haves.
 
     A peer takes at most ``MAX_IDS`` ids in each list.  A have left out
     only makes a pack carry commits this store holds, which ``unpack``
     skips; a later batch may carry commits an earlier one brought, skipped
-    the same way.
+    the same way.  The first upload asks for the records of ``lacking``
+    (there is one even without wants when records are lacking: an erasure
+    made on the remote travels without a new commit).
     """
     haves = list(dict.fromkeys(haves))[:MAX_IDS]
     with ExitStack() as opened:  # a failed batch closes the packs before it
-        blobs = [opened.enter_context(peer.upload(wants[start:start + MAX_IDS], haves))
-                 for start in range(0, len(wants), MAX_IDS)]
+        blobs = [opened.enter_context(peer.upload(wants[start:start + MAX_IDS], haves,
+                                                  lacking if start == 0 else None))
+                 for start in range(0, max(len(wants), 1 if lacking else 0), MAX_IDS)]
         opened.pop_all()
     return blobs
 
 
+def _taking(repo: Repo, blobs: list[BinaryIO]) -> AbstractContextManager[object]:
+    """The write that takes ``blobs``: an erasing one when a pack carries redaction records."""
+    return repo.backend.erasing() if any(carries_redactions(blob) for blob in blobs) else repo.backend.write()
+
+
 def _taken(sents: Iterable[Sent]) -> Sent:
     """What several packs taken in one write wrote, added up."""
-    commits = objects = 0
+    commits = objects = redactions = 0
     ids: list[bytes] = []
     for sent in sents:
-        commits, objects = commits + sent.commits, objects + sent.objects
+        commits, objects, redactions = commits + sent.commits, objects + sent.objects, redactions + sent.redactions
         ids.extend(sent.ids)
-    return Sent(commits, objects, tuple(ids))
+    return Sent(commits, objects, tuple(ids), redactions)
 
 
 def fetch(repo: Repo, name: str = "origin") -> Fetched:
@@ -220,7 +242,12 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
     it is still at ``expected`` (default: where this store last saw it,
     its tracking branch).  The remote takes the pack and moves its branch
     in one write, and only while the branch is still where the
-    advertisement showed it (``peers.receive``).
+    advertisement showed it (``peers.receive``).  The records this store
+    has and the remote's advertisement lacks go with the pack, also when
+    the branch is up to date there.
+
+    Raises:
+        CommandError: ``usage``: this store has redaction records and the remote's mnem cannot take them.
     """
     with repo.backend.read():
         remote = find_remote(repo.remotes(), name)
@@ -229,10 +256,16 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
         if tip is None:
             raise InvalidRefError(f'no branch "{branch}" to push; `mnem branch` lists the branches')
         lease = remote.branches.get(branch) if expected is None else _expected(repo, expected)
+        kept = recorded(repo).keys()
     with _peer(remote.url) as peer:
         advert = _advert(peer)
+        if kept and advert.redactions is None:
+            raise CommandError(f"push refused: the remote {name} runs a mnem that cannot take redaction records, and "
+                               f"this store has {len(kept)}: it would keep bytes removed here; upgrade mnem there, "
+                               "then push again", "usage")
+        lacking = sorted(kept - (advert.redactions or frozenset()))
         old = advert.branches.get(branch)
-        if old == tip:
+        if old == tip and not lacking:
             status, sent = "up-to-date", Sent(0, 0)
         else:
             with repo.backend.read():
@@ -248,7 +281,7 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
                         f"run `mnem pull {name} {branch}` and push again, or overwrite with "
                         f"`mnem push --force-with-lease {name} {branch}`", "conflict")
                 haves = [t for t in advert.branches.values() if repo.states.graph(t) is not None]
-                blob = spooled(partial(pack, repo, missing(repo, [tip], haves)))
+                blob = spooled(partial(pack, repo, missing(repo, [tip], haves), asked=lacking))
             with blob:
                 received = peer.receive(blob, Update(branch, old, tip, force=force_with_lease))
             status, sent = received.status, received.sent
@@ -313,7 +346,7 @@ def clone(source: str, dest: Address) -> Cloned:
         if head.commit is not None and head.commit not in tips.values():
             raise CommandError("the source's HEAD is detached at a commit no branch holds; check out a branch "
                                "there and clone again", "invalid_ref")
-        blobs = _uploads(peer, sorted(set(tips.values())), [])
+        blobs = _uploads(peer, sorted(set(tips.values())), [], sorted(advert.redactions or ()))
     origin = Remote("origin", url, tips)
     done: list[Sent] = []
 

@@ -20,6 +20,19 @@ one object or one commit's changes at a time, however long the history.
 The layout is the one older senders write and older receivers read
 whole (``cbor2.loads``), so it needs no new version.
 
+A store that has redacted node versions (``redaction``) sends a version 2
+pack: the same map with a fifth key, ``"redactions"``, after the nodes: the
+records (``redaction_travel.to_entry``) of every redacted version the
+commits set, whose bytes it no longer has and so leaves out of ``nodes``,
+and of any others the receiver asked for.  The receiver reads the records
+before it stores a node, checks and applies them (``redaction_travel.take``),
+and then stores no bytes for an object it has a record for, whether the
+pack carries them or not: a version a record names is accepted without its
+bytes (it cannot be re-hashed; the states that name it still rebuild to
+their ids), and bytes a record names are dropped, so no pack restores them.
+An older receiver refuses a version 2 pack rather than keep bytes it was
+told to remove.
+
 The blob is the same whether the other store is a folder, a PostgreSQL
 store or an HTTP server (``peers``), and the receiver trusts none of it:
 every object is re-hashed and must decode to an object that encodes back to
@@ -33,23 +46,32 @@ from __future__ import annotations
 
 import heapq
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import BinaryIO, NamedTuple
 
 import cbor2
 
 from .canonical import hex_id, object_id
 from .cborstream import ARRAY, MAP, MalformedError, Reader, head
-from .errors import CorruptStoreError, FormatVersionError
+from .errors import CommandError, CorruptStoreError, FormatVersionError
 from .graph import Graph
 from .layout import FORMAT_VERSION
-from .objects import Commit, MemoryNode, StoredObject, check_arrived, decode_object, encode_object
+from .objects import Commit, MemoryNode, Redaction, StoredObject, check_arrived, decode_object, encode_object
+from .redaction import recorded
+from .redaction_travel import MAX_REDACTIONS, read_entries, take, to_entry
 from .repo import Repo
 
-__all__ = ["MAX_CHANGES", "PACK_VERSION", "Sent", "check_tips", "missing", "pack", "spooled", "unpack"]
+__all__ = [
+    "MAX_CHANGES", "PACK_VERSION", "REDACTED_PACK_VERSION", "Sent", "carries_redactions", "check_tips", "missing",
+    "pack", "spooled", "unpack",
+]
 
-#: The layout of a pack blob (its ``"pack"`` key); a receiver refuses any other.
+#: The layout of a pack blob (its ``"pack"`` key); a receiver refuses any other than these two.
 PACK_VERSION = 1
+#: The layout of a pack from a store with redactions: version 1's keys and ``"redactions"`` after them.
+REDACTED_PACK_VERSION = 2
+#: How many keys the map of each pack version holds.
+_KEYS = {PACK_VERSION: 4, REDACTED_PACK_VERSION: 5}
 #: The most change rows one commit of a received pack may carry.  A commit's rows are held in memory while its
 #: state is rebuilt (about 140 bytes each), so without a bound one commit of a pack could cost the receiver many
 #: times the pack's size; a million facts changed in one commit is far past what an agent's commit changes.
@@ -60,14 +82,16 @@ SHED_BYTES = 1 << 20
 
 
 class Sent(NamedTuple):
-    """What one transfer wrote on the receiver: commits, objects of every kind (commits among them), and ids.
+    """What one transfer wrote on the receiver: commits, objects of every kind (commits among them), ids, records.
 
     ``ids`` are the commits written, parents first: what a push brought, which ``pushed`` records.
+    ``redactions`` counts the redaction records new to the receiver, which it applied.
     """
 
     commits: int
     objects: int
     ids: tuple[bytes, ...] = ()
+    redactions: int = 0
 
 
 def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[tuple[bytes, Commit]]:
@@ -127,7 +151,7 @@ def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[t
     return found
 
 
-def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO) -> None:
+def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO, asked: Iterable[bytes] = ()) -> None:
     """Write the pack carrying ``commits`` (from ``missing``) and the node objects their changes set to ``out``.
 
     A read of ``src``.  Each commit entry is written as soon as it is made
@@ -135,8 +159,26 @@ def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO) -> None:
     is held meanwhile is one commit's change rows and the ids of the nodes
     still to send, never the pack.  The bytes are those of ``cbor2.dumps``
     of the whole map (module's docstring), so any receiver reads them.
+
+    A pack that carries redaction records is a version 2 pack: those of
+    the objects in ``asked`` that ``src`` has (the ones the receiver lacks,
+    from ``src``'s advertisement) and those of the redacted versions the
+    commits set, which go as their records instead of their bytes.  Only a
+    store with records looks for them, before the header is written.
+
+    Raises:
+        CommandError: ``usage``: the pack would carry more than ``MAX_REDACTIONS`` records.
     """
-    out.write(head(MAP, 4) + cbor2.dumps("pack") + cbor2.dumps(PACK_VERSION) + cbor2.dumps("format")
+    kept = recorded(src)
+    carried = {raw: kept[raw] for raw in asked if raw in kept}
+    if kept:
+        carried.update((raw, kept[raw]) for raw in _set_by(src, commits) if raw in kept)
+    if len(carried) > MAX_REDACTIONS:
+        raise CommandError(f"this pack would carry {len(carried)} redaction records, more than the {MAX_REDACTIONS} "
+                           "a receiver takes in one transfer; push or fetch a shorter stretch of history at a time",
+                           "usage")
+    out.write(head(MAP, _KEYS[REDACTED_PACK_VERSION] if carried else _KEYS[PACK_VERSION]) + cbor2.dumps("pack")
+              + cbor2.dumps(REDACTED_PACK_VERSION if carried else PACK_VERSION) + cbor2.dumps("format")
               + cbor2.dumps(FORMAT_VERSION) + cbor2.dumps("commits") + head(ARRAY, len(commits)))
     nodes: dict[bytes, bytes] = {}  # node object id -> the first commit that sets it, in the order they are sent
     for raw, _ in commits:
@@ -149,13 +191,27 @@ def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO) -> None:
             if new is not None:
                 nodes.setdefault(new, raw)
         out.write(cbor2.dumps([found[2], [[node_id, new] for node_id, new in changes]]))
-    out.write(cbor2.dumps("nodes") + head(ARRAY, len(nodes)))
+    out.write(cbor2.dumps("nodes") + head(ARRAY, len(nodes) - sum(raw in kept for raw in nodes)))
     for new, setter in nodes.items():
+        if new in kept:
+            continue
         node = src.objects.row(new)
         if node is None or node[2] is None:
             raise CorruptStoreError(f"the sending store lacks object {hex_id(new)}, which commit {hex_id(setter)} "
                                     "sets (run `mnem verify` there)")
         out.write(cbor2.dumps(node[2]))
+    if carried:
+        out.write(cbor2.dumps("redactions") + head(ARRAY, len(carried)))
+        for record in carried.values():
+            out.write(cbor2.dumps(to_entry(record)))
+
+
+def _set_by(src: Repo, commits: list[tuple[bytes, Commit]]) -> Iterator[bytes]:
+    """The node objects the change rows of ``commits`` set (a read of ``src``)."""
+    for raw, _ in commits:
+        row = src.states.graph(raw)
+        if row is not None:  # a missing row is refused, naming the commit, as the pack is written
+            yield from (new for _, new in src.states.change_set(row.key).values() if new is not None)
 
 
 def spooled(write: Callable[[BinaryIO], object]) -> BinaryIO:
@@ -197,23 +253,44 @@ def _canonical(data: bytes, kind: type[StoredObject]) -> tuple[bytes, StoredObje
 
 def _key(reader: Reader, name: str) -> None:
     if reader.text() != name:
-        raise MalformedError('its keys are not "pack", "format", "commits" and "nodes", in that order')
+        raise MalformedError('its keys are not "pack", "format", "commits", "nodes" (and "redactions"), in that '
+                             "order")
 
 
-def _header(reader: Reader) -> None:
-    """Read a pack's map header and its ``pack`` and ``format`` keys; stop before the commits."""
+def _header(reader: Reader) -> int:
+    """Read a pack's map header and its ``pack`` and ``format`` keys; stop before the commits; the pack's version."""
     try:
-        if reader.map() != 4:
-            raise MalformedError("its map does not hold the four keys of a pack")
+        size = reader.map()
         _key(reader, "pack")
-        if reader.uint() != PACK_VERSION:
-            raise MalformedError(f"it is not a version {PACK_VERSION} pack")
+        version = reader.uint()
+        if _KEYS.get(version) != size:
+            raise MalformedError(f"it is not a version {PACK_VERSION} or {REDACTED_PACK_VERSION} pack, or its map "
+                                 "does not hold that version's keys")
         _key(reader, "format")
         fmt = reader.uint()
     except MalformedError as exc:
         raise _refused(f"is not a pack ({exc})") from None
     if fmt > FORMAT_VERSION:
         raise FormatVersionError(fmt, FORMAT_VERSION)
+    return version
+
+
+def carries_redactions(blob: BinaryIO) -> bool:
+    """Whether the pack in ``blob`` is a version 2 pack (it may carry redaction records); ``blob`` is left as it was.
+
+    Its receiver takes it in an erasing write (``Backend.erasing``), so bytes
+    its records remove are in no file of the store afterwards.  Bytes that
+    are not a pack read as False here and are refused by ``unpack``.
+    """
+    start = blob.tell()
+    try:
+        reader = Reader(blob)
+        return reader.map() == _KEYS[REDACTED_PACK_VERSION] and reader.text() == "pack" \
+            and reader.uint() == REDACTED_PACK_VERSION
+    except MalformedError:
+        return False
+    finally:
+        blob.seek(start)
 
 
 def _entry(reader: Reader) -> tuple[bytes, dict[str, bytes | None]]:
@@ -252,25 +329,36 @@ class _Shedding:
             self.objects = self.bytes = 0
 
 
-def unpack(dst: Repo, blob: BinaryIO) -> Sent:
+def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sent:
     """Write the pack in the file ``blob`` into ``dst``: the commits it lacks and the objects they need.
 
     Inside ``dst``'s write, so a refusal or a kill writes nothing.  The pack
-    is read item by item (``cborstream``) in two passes, because its node
-    objects come after the commits that set them: the first checks every
-    commit entry's shape and stores each node object ``dst`` lacks once it
-    has verified it, the second takes the commits, parents first.  Memory
-    holds one object or one commit's change rows at a time, whatever the
-    pack's size: the rows the write learns are shed as it goes (``_Shedding``).
+    is read item by item (``cborstream``) in passes, because its node
+    objects come after the commits that set them and its redaction records
+    after the nodes: the first checks every commit entry's and node's shape
+    and reads the records, which are checked and applied before any object
+    is stored (``redaction_travel.take``); the second stores each node object
+    ``dst`` lacks once it has verified it, except those a record names, and
+    the third takes the commits, parents first.  Memory holds one object or
+    one commit's change rows at a time, whatever the pack's size, besides
+    the records (bounded): the rows the write learns are shed as it goes
+    (``_Shedding``).
+
+    Args:
+        dst: The receiving store, inside its write.
+        blob: The pack's file.
+        redactions_allowed: False for a push whose sender may not redact here: a record ``dst`` lacks is refused.
 
     Raises:
         CorruptStoreError: The bytes are not a pack, an object did not
-            verify, a parent or a node is neither in ``dst`` nor in the pack,
-            or a state did not rebuild to its id.
+            verify, a parent or a node is neither in ``dst`` nor in the pack
+            (nor named by a redaction record), a record names a commit or a
+            state, or a state did not rebuild to its id.
         FormatVersionError: The pack comes from a newer store format.
+        CommandError: ``usage``: a record ``dst`` lacks, and ``redactions_allowed`` is False.
     """
     reader = Reader(blob)
-    _header(reader)
+    version = _header(reader)
     shedding = _Shedding(dst)
     commits = objects = 0
     written: list[bytes] = []
@@ -280,15 +368,26 @@ def unpack(dst: Repo, blob: BinaryIO) -> Sent:
         for _ in range(reader.array()):
             _entry(reader)
         _key(reader, "nodes")
+        nodes_start = reader.tell()
+        for _ in range(reader.array()):
+            reader.bytes_()
+        records: list[Redaction] = []
+        if version == REDACTED_PACK_VERSION:
+            _key(reader, "redactions")
+            records = read_entries(reader)
+        if not reader.at_end():
+            raise MalformedError("bytes follow its last node object" if version == PACK_VERSION
+                                 else "bytes follow its last redaction record")
+        new = take(dst, records, "the pack from the sending store", new_allowed=redactions_allowed)
+        redacted = recorded(dst).keys()  # the pack's records among them, now applied
+        reader.seek(nodes_start)
         for _ in range(reader.array()):
             data = reader.bytes_()
             raw, _ = _canonical(data, MemoryNode)
-            if dst.objects.key(raw) is None:
+            if raw not in redacted and dst.objects.key(raw) is None:
                 dst.objects.insert(raw, "memory_node", data)
                 objects += 1
                 shedding.wrote(len(data))
-        if not reader.at_end():
-            raise MalformedError("bytes follow its last node object")
         reader.seek(start)
         for _ in range(reader.array()):
             data, changes = _entry(reader)
@@ -299,9 +398,15 @@ def unpack(dst: Repo, blob: BinaryIO) -> Sent:
             for parent in commit.parents:
                 if dst.states.graph(parent) is None:
                     raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
-            for new in changes.values():
-                if new is not None and dst.objects.key(new) is None:
-                    raise _refused(f"sends commit {hex_id(raw)} without node object {hex_id(new)}")
+            if raw in redacted or commit.state in redacted:
+                raise _refused(f"holds commit {hex_id(raw)}, which it or a redaction record says is a node version")
+            for changed in changes.values():
+                if changed is None or dst.objects.key(changed) is not None:
+                    continue
+                if changed not in redacted:
+                    raise _refused(f"sends commit {hex_id(raw)} without node object {hex_id(changed)}")
+                dst.objects.insert(changed, "memory_node", None)  # a redacted version: its id and record, no bytes
+                objects += 1
             objects += 1 if dst.objects.key(commit.state) is None else 0
             if dst.index_changes(commit, changes) != raw:
                 raise _refused(f"holds commit {hex_id(raw)}, which did not encode back to its id")
@@ -311,7 +416,7 @@ def unpack(dst: Repo, blob: BinaryIO) -> Sent:
             shedding.wrote(len(data))
     except MalformedError as exc:
         raise _refused(f"is not a pack ({exc})") from None
-    return Sent(commits, objects, tuple(written))
+    return Sent(commits, objects, tuple(written), len(new))
 
 
 def check_tips(dst: Repo, tips: Iterable[tuple[str, bytes]], sender: str) -> None:

@@ -90,7 +90,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
             "ls-objects",
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
-            "write-reserved", "receive-pusher", "search", "namespaces",
+            "write-reserved", "receive-pusher", "search", "namespaces", "pack-redactions",
             "search-valid-at",
             "revert", "redact"]
 

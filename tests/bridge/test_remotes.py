@@ -60,10 +60,11 @@ def test_the_serving_verbs_move_history_between_two_stores_as_an_http_server_use
         src.add("plan", "enterprise")
         second = src.commit("upgrade", author="lead")
         advert = src.advertise()
-        assert advert == {"format": 1, "head": "ref: main", "branches": {"main": second}}
+        assert advert == {"format": 1, "head": "ref: main", "branches": {"main": second}, "redactions": []}
         pack = src.upload_pack([second], [])
         assert dst.receive_pack(pack, "main", None, second) == {
-            "branch": "main", "old": None, "new": second, "status": "created", "commits": 2, "objects": 6}
+            "branch": "main", "old": None, "new": second, "status": "created", "commits": 2, "objects": 6,
+            "redactions": 0}
         assert dst.log() == src.log() and dst.head_commit() == second
         assert src.upload_pack([second], [first]) != pack  # only the difference
         with pytest.raises(mnem_bridge.ConflictError, match="fetch, then push again"):

@@ -265,11 +265,11 @@ async def test_a_read_only_token_reads_but_every_write_is_refused(setup: Setup, 
         assert listed.contents
 
 
-def test_the_protected_resource_metadata_names_issuer_resource_and_both_scopes(setup: Setup) -> None:
+def test_the_protected_resource_metadata_names_issuer_resource_and_its_scopes(setup: Setup) -> None:
     root = f"http://127.0.0.1:{setup.server.port}/.well-known/oauth-protected-resource"
     for url in (metadata_url(setup), root):
         document = httpx2.get(url, timeout=10).json()
         assert document["resource"] == setup.issuer.audience
         assert document["authorization_servers"] == [setup.issuer.url]
-        assert document["scopes_supported"] == ["mnem:read", "mnem:write"]
+        assert document["scopes_supported"] == ["mnem:read", "mnem:write", "mnem:redact"]
         assert document["bearer_methods_supported"] == ["header"]

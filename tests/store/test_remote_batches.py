@@ -31,10 +31,10 @@ class Recorded(LocalPeer):
 
     asked: ClassVar[list[tuple[int, int]]] = []
 
-    def upload(self, wants: list[bytes], haves: list[bytes]) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
         assert len(wants) <= LIMIT and len(haves) <= LIMIT, (len(wants), len(haves))
         Recorded.asked.append((len(wants), len(haves)))
-        return super().upload(wants, haves)
+        return super().upload(wants, haves, redactions)
 
 
 def grow(repo: Repo, start: int) -> None:

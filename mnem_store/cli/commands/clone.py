@@ -12,6 +12,7 @@ import shlex
 from ... import sync
 from ...errors import UsageError
 from ..context import Context, Outcome, check_text
+from .fetch import records_line
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -31,5 +32,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     head = cloned.head.branch or cloned.head.text.strip()
     text = (f"Cloned {cloned.origin.shown} into {cloned.store}: {cloned.sent.commits} commit(s), "
             f"{cloned.sent.objects} object(s), on {head}\n"
+            f"{records_line(cloned.sent.redactions, 'in the clone')}"
             f"  mnem -C {shlex.quote(cloned.store)} log\n")
     return Outcome(cloned.to_dict(), text)

@@ -20,9 +20,15 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     return Outcome(fetched.to_dict(), lambda: render(fetched))
 
 
+def records_line(count: int, where: str) -> str:
+    """The line a transfer that applied redaction records adds (none when it applied none)."""
+    return f"  {count} redaction record(s) applied {where}: the bytes they name are gone there\n" if count else ""
+
+
 def render(fetched: sync.Fetched) -> str:
-    """What a fetch (or a pull's fetch) prints: the counts, then each tracking branch that moved."""
-    lines = [f"Fetched {fetched.sent.commits} commit(s), {fetched.sent.objects} object(s) from {fetched.remote}\n"]
+    """What a fetch (or a pull's fetch) prints: the counts, the records applied, each tracking branch that moved."""
+    lines = [f"Fetched {fetched.sent.commits} commit(s), {fetched.sent.objects} object(s) from {fetched.remote}\n",
+             records_line(fetched.sent.redactions, "here")]
     for name, old, new in fetched.moved:
         was = short(old) if old is not None else "(new)"
         lines.append(f"  {was} -> {short(new)}  {name}  (merge with `mnem merge {name}`)\n")

@@ -14,6 +14,7 @@ from ... import sync
 from ...errors import UsageError
 from ..context import Context, Outcome, check_text
 from ..render import short
+from .fetch import records_line
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -58,4 +59,4 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         was = short(pushed.old) if pushed.old is not None else "(new)"
         text = (f"Pushed {pushed.sent.commits} commit(s), {pushed.sent.objects} object(s) to {pushed.remote}: "
                 f"{was} -> {short(pushed.new)}  {pushed.branch} ({pushed.status})\n")
-    return Outcome(pushed.to_dict(), text)
+    return Outcome(pushed.to_dict(), text + records_line(pushed.sent.redactions, f"on {pushed.remote}"))

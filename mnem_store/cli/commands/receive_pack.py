@@ -9,7 +9,10 @@ or the move is not a fast-forward and not forced (``peers.receive``).
 ``"pusher"`` (feature ``receive-pusher``) names who sent the push: the same
 write records that name, the time, the move and the commits the pack
 brought (``pushed``), and with ``"own_commits_only": true`` a pack bringing
-a commit someone else authored is ``invalid_ref`` and nothing is written.  With
+a commit someone else authored is ``invalid_ref`` and nothing is written.
+``"redactions": false`` (feature ``pack-redactions``; a server's pusher
+without the right to redact) refuses a pack carrying a redaction record the
+store lacks (``usage``, nothing written); by default they are applied.  With
 ``--pack-file PATH`` (feature ``pack-file``) the pack is read from PATH, a
 file the server spooled the request's body into, and the request holds no
 ``"pack"``: the pack is then read value by value, never whole in memory.
@@ -46,8 +49,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     new = commit_ids({"new": [request.get("new")]}, "new")[0]
     update = peers.Update(request["branch"], old[0] if old else None, new, request.get("force", False))
     pusher, own = _pusher(request)
+    allowed = request.get("redactions", True)
+    if not isinstance(allowed, bool):
+        raise UsageError('"redactions" is true or false: whether the push may bring redaction records')
     with _pack(request, args.pack_file) as blob:
-        received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own)
+        received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own,
+                                 redactions_allowed=allowed)
     doc = {"branch": update.branch, "old": old[0].hex() if old else None, "new": new.hex(), **received.to_dict()}
     return Outcome(doc, f"{update.branch}: {received.status} ({received.sent.commits} commit(s), "
                         f"{received.sent.objects} object(s))\n")

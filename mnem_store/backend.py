@@ -33,7 +33,7 @@ backend's engine-specific failures are raised as the taxonomy's errors
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import AbstractContextManager
 from typing import NamedTuple
 
@@ -44,11 +44,13 @@ from .stateimage import StateImage
 
 __all__ = [
     "CHANGE_KINDS",
-    "Erasure",
     "KIND_CODES",
     "Backend",
     "ChangeIndex",
     "ChangeRow",
+    "Collector",
+    "Dropped",
+    "Erasure",
     "GraphRow",
     "Leases",
     "ObjectIndex",
@@ -200,7 +202,6 @@ class ChangeIndex(ABC):
     def versions(self) -> list[tuple[bytes, str, bytes]]:
         """Every ``(commit id, node id, object id)`` a change row sets, in commit key order (``mnem redact``)."""
 
-
     @abstractmethod
     def image(self, row: GraphRow) -> StateImage:
         """A commit's verified state (``corrupt_store`` when it does not rebuild to its id)."""
@@ -324,6 +325,40 @@ class Redactions(ABC):
         """Every record, oldest first (then by object id)."""
 
 
+class Dropped(NamedTuple):
+    """What garbage collection dropped (or, in a dry run, would drop): commit-graph rows and object rows."""
+
+    commits: int
+    objects: int
+
+
+class Collector(ABC):
+    """What garbage collection asks of a store: the commits to walk, and dropping what kept commits do not need.
+
+    Which commits are kept is the caller's (``mnem_store.collect``: those a
+    ref, HEAD, a tracking branch reaches); which rows those commits need is
+    the store's own knowledge of where a state lives.
+    """
+
+    @abstractmethod
+    def commits(self) -> list[tuple[int, bytes, bytes | None]]:
+        """Every commit object's ``(key, id, canonical bytes)``, for a walk of the whole graph."""
+
+    @abstractmethod
+    def drop(self, keep: Collection[int], *, dry_run: bool) -> Dropped:
+        """Drop every commit whose key is not in ``keep`` and every object the kept ones do not need.
+
+        Kept besides the commits: their states, the node objects their
+        change rows set, staged objects and every redacted object (records
+        are never dropped).  What hangs off a dropped row goes with it (its
+        change rows, node names no change row uses any more, lanes, vectors,
+        pushed-commit rows, leases of branches that no longer exist), and a
+        new epoch starts, so no shelf answers for a dropped id.  With
+        ``dry_run`` nothing is written: the counts are what would go.
+        Runs inside the caller's transaction (a write unless ``dry_run``).
+        """
+
+
 class Erasure:
     """What ``Backend.erasing`` could do after its transaction committed: whether no file of the store still
     holds what it removed (``complete``), and if not, why (``residue``: what still does, and the fix)."""
@@ -352,6 +387,7 @@ class Backend(ABC):
     vectors: Vectors
     pushes: Pushes
     redactions: Redactions
+    collector: Collector
     #: What the store keeps between reads (``mnem_store.cache``): the one rule is applied by ``read()``.
     kept: Kept
 
@@ -376,6 +412,32 @@ class Backend(ABC):
         SQLite zeroes what the transaction frees and empties the WAL after it
         commits; PostgreSQL rewrites the tables it changed after it commits
         (docs/postgres.md says what the server still keeps).
+        """
+
+    @abstractmethod
+    def exclusive(self) -> AbstractContextManager[None]:
+        """One write transaction (as ``write()``) that no other write runs beside, from its first read on.
+
+        For a verb that removes rows another write might be about to use
+        (``mnem gc``): it waits for the writes under way to end and holds
+        new ones off until it commits.  Every SQLite write is one already;
+        on PostgreSQL every write holds a shared lock on the store and this
+        one the exclusive lock (docs/postgres.md).
+        """
+
+    @abstractmethod
+    def size(self) -> int:
+        """The bytes the store takes where it lives (SQLite: its files; PostgreSQL: its tables and indexes)."""
+
+    @abstractmethod
+    def compact(self) -> None:
+        """Give the space of dropped rows back, outside any transaction.
+
+        SQLite runs ``VACUUM``; PostgreSQL ``VACUUM FULL`` of the tables
+        ``Collector.drop`` changes.
+
+        Raises:
+            BusyError: Another writer held the store past the busy timeout; running it again later finishes it.
         """
 
     @abstractmethod

@@ -44,6 +44,7 @@ __all__ = [
     "Bisected",
     "BranchInfo",
     "ChangePage",
+    "Collected",
     "Expired",
     "Found",
     "MergeOutcome",
@@ -77,6 +78,7 @@ __all__ = [
     "expire",
     "export",
     "export_to_file",
+    "gc",
     "head",
     "import_",
     "init",
@@ -1135,6 +1137,40 @@ def reindex(repo: Repo) -> int:
     """
     with repo.backend.write():
         return repo.rebuild_index()
+
+
+class Collected(NamedTuple):
+    """What ``gc`` dropped (or, on a dry run, would drop), and the store's size in bytes before and after."""
+
+    commits: int
+    objects: int
+    before: int
+    after: int
+    dry_run: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"dry_run", "commits", "objects", "bytes_before", "bytes_after"}`` (docs/cli-json.md)."""
+        return {"dry_run": self.dry_run, "commits": self.commits, "objects": self.objects,
+                "bytes_before": self.before, "bytes_after": self.after}
+
+
+def gc(repo: Repo, *, dry_run: bool = False) -> Collected:
+    """Drop every commit and object nothing reaches (``mnem_store.collect``), then give their space back.
+
+    One write transaction that no other write runs beside (``Backend.exclusive``), then, after it commits,
+    ``Backend.compact``.  A dry run is one read and changes nothing.
+    """
+    from .collect import collect
+
+    before = repo.backend.size()
+    if dry_run:
+        with repo.backend.read():
+            dropped = collect(repo, dry_run=True)
+        return Collected(dropped.commits, dropped.objects, before, before, True)
+    with repo.backend.exclusive():
+        dropped = collect(repo, dry_run=False)
+    repo.backend.compact()
+    return Collected(dropped.commits, dropped.objects, before, repo.backend.size(), False)
 
 
 #: The most characters a redaction's reason may have: it is kept for ever and shown on every read of the version.

@@ -70,6 +70,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "import": ("import_", "Create a new store from an export (the reverse of `export`)."),
     "reindex": ("reindex", "Check every commit's state against its id and repair damaged snapshots (extension)."),
     "verify": ("verify", "Re-hash and cross-check every object, ref and index entry (extension)."),
+    "gc": ("gc", "Drop the commits and objects no branch, HEAD or tracking branch reaches, and shrink the store "
+           "(extension)."),
     "remote": ("remote", "Add, remove or list the other stores this store knows by name (extension)."),
     "fetch": ("fetch", "Bring a remote's new commits and move its tracking branches (extension)."),
     "push": ("push", "Send a branch to a remote; refuses a non-fast-forward unless --force-with-lease (extension)."),
@@ -89,6 +91,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "merge-time", "merge-resolve-json", "stamps", "stamps-prefix", "ls", "show-page", "serve-framed", "ttl",
             "vectors", "export-seal", "now", "remotes", "remotes-http", "diff-range",
             "ls-objects",
+            "gc",
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
             "write-reserved", "receive-pusher", "search", "namespaces", "pack-redactions",
             "search-valid-at",

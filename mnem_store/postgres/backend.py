@@ -261,3 +261,27 @@ class PostgresBackend(SqlBackend):
             yield erasure
         self.pg.vacuum(self._ERASED_TABLES)
         erasure.complete, erasure.residue = True, ""
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """A write holding the store's lock exclusive: it waits for the writes under way, and new ones wait for it."""
+        return self.pg.transaction(write=True, alone=True)
+
+    def size(self) -> int:
+        """The bytes of the store's tables, their indexes and TOAST, as the server counts them."""
+        row = self.pg.execute(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = ? AND c.relkind = 'r'",
+            (self.pg.url.schema,),
+        ).fetchone()
+        return int(row[0])
+
+    #: The tables ``Collector.drop`` deletes rows from.
+    _COLLECTED_TABLES = ("objects", "commits", "changes", "lanes", "names", "vectors", "pushed_commits", "leases")
+
+    def compact(self) -> None:
+        """``VACUUM FULL`` of the tables garbage collection changed (``PgSession.vacuum``).
+
+        Their files are rewritten without the dead rows, and so shrink;
+        readers of this store wait meanwhile (the busy timeout bounds them).
+        """
+        self.pg.vacuum(self._COLLECTED_TABLES)

@@ -8,7 +8,10 @@ scoped advisory lock, which also covers a branch that does not exist yet),
 staging, and the lane row a new commit joins.  Writers to one branch
 therefore queue, each computing its commit on the tip the one before it
 left; writers to other branches and other stores do not wait at all.  A
-lock not granted within the busy timeout fails with ``busy``.
+lock not granted within the busy timeout fails with ``busy``.  Before all
+that, every write takes its store's lock *shared* (``_SHARED``, in its
+``BEGIN`` round trip), which writers never contend for; only ``mnem gc``
+takes it exclusive, to drop rows no write under way may be using.
 
 Every transaction first points ``search_path`` at its store's schema, so
 the shared statements name bare tables and a pooled connection can serve
@@ -96,6 +99,13 @@ def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) ->
 
 #: Read by a write's ``BEGIN`` round trip: every commit needs HEAD first, and nothing else can go with it.
 _HEAD = "SELECT value FROM meta WHERE key = 'head'"
+
+#: Taken by every write's ``BEGIN`` round trip, before it reads anything: the store's lock, shared, so writes
+#: run beside each other; ``mnem gc``'s write takes it exclusive (``_ALONE``) and so waits for every write under
+#: way and holds new ones off until it commits.  Without it a write could reuse an object gc is about to drop
+#: (an insert that finds the object there already), or point a branch at a commit gc does not know is wanted.
+_SHARED = "SELECT pg_advisory_xact_lock_shared(hashtextextended({}, 0))"
+_ALONE = "SELECT pg_advisory_xact_lock(hashtextextended({}, 0))"
 
 
 #: Keys of node names, inserting those no commit named before (in name order, so concurrent writers take the
@@ -248,8 +258,12 @@ class PgSession(Session):
             raise CorruptStoreError("a stored node id is not UTF-8") from None
 
     # ---------------------------------------------------------- transactions
-    def _begin(self, conn: psycopg.Connection[Any], write: bool) -> None:
-        """Begin, in one round trip; a read also reads the store's generation (``Kept.observe``), a write HEAD."""
+    def _begin(self, conn: psycopg.Connection[Any], write: bool, alone: bool = False) -> None:
+        """Begin, in one round trip.
+
+        A read also reads the store's generation (``Kept.observe``); a write
+        takes the store's lock (``_SHARED``, or ``_ALONE``), then reads HEAD.
+        """
         if write:
             self.kept.forget_memo()
             timeout = f"{int(busy_timeout_s() * 1000)}ms"
@@ -259,7 +273,8 @@ class PgSession(Session):
             if not self.opened:  # creating the store: no tables to read yet
                 conn.execute(begin)
                 return
-            cursor = conn.execute(begin + sql.SQL("; " + _HEAD))
+            lock = sql.SQL(_ALONE if alone else _SHARED).format(sql.Literal(f"{self.url.schema}/writers"))
+            cursor = conn.execute(begin + sql.SQL("; ") + lock + sql.SQL("; " + _HEAD))
             while cursor.nextset():  # to the last statement's result
                 pass
             row = cursor.fetchone()
@@ -278,7 +293,7 @@ class PgSession(Session):
             pass
         self.kept.observe(generation(cursor.fetchone()))
 
-    def _begun(self, held: ExitStack, write: bool) -> psycopg.Connection[Any]:
+    def _begun(self, held: ExitStack, write: bool, alone: bool = False) -> psycopg.Connection[Any]:
         """A connection with the transaction begun, held open by ``held``.
 
         A connection the server has ended since its last use (a restart, a
@@ -295,7 +310,10 @@ class PgSession(Session):
             with ExitStack() as trying:
                 conn = trying.enter_context(self._connections.connection())
                 try:
-                    self._begin(conn, write)
+                    self._begin(conn, write, alone)
+                except _BUSY:  # the store's lock was not granted in time: the connection is well, the store busy
+                    self._rollback(conn)
+                    raise
                 except psycopg.OperationalError as exc:
                     conn.close()  # so the pool drops it (and a lone connection is made again)
                     lost = exc
@@ -308,8 +326,10 @@ class PgSession(Session):
         raise lost
 
     @contextmanager
-    def transaction(self, *, write: bool) -> Iterator[None]:
+    def transaction(self, *, write: bool, alone: bool = False) -> Iterator[None]:
         """One transaction; a read inside another transaction joins it.
+
+        ``alone``: a write no other write runs beside (``Backend.exclusive``: ``_ALONE``).
 
         Raises:
             RuntimeError: A write inside a read (a bug in the caller, never a user's doing).
@@ -322,7 +342,7 @@ class PgSession(Session):
         conn: psycopg.Connection[Any] | None = None
         try:
             with ExitStack() as held:
-                conn = self._begun(held, write)
+                conn = self._begun(held, write, alone)
                 self._conn, self._writing = conn, write
                 try:
                     yield

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from ..backend import Backend
 from ..errors import CorruptStoreError
 from ..layout import Head, parse_head
+from .collect import SqlCollector
 from .leases import SqlLeases
 from .objects import SqlObjectStore
 from .pushes import SqlPushes
@@ -52,6 +53,7 @@ class SqlBackend(Backend):
         self.vectors = SqlVectors(session)
         self.pushes = SqlPushes(session)
         self.redactions = SqlRedactions(session)
+        self.collector = SqlCollector(session)
         self.kept = session.kept
 
     @property

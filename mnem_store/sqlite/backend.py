@@ -149,3 +149,33 @@ class SqliteBackend(SqlBackend):
     def erasing(self) -> AbstractContextManager[Erasure]:
         """One ``BEGIN IMMEDIATE`` transaction with ``secure_delete``, the WAL emptied after (``Database.erasing``)."""
         return self.db.erasing()
+
+    def exclusive(self) -> AbstractContextManager[None]:
+        """A ``BEGIN IMMEDIATE`` transaction: SQLite's one write lock already keeps every other writer out."""
+        return self.write()
+
+    def size(self) -> int:
+        """The database file's bytes and its WAL's."""
+        total = 0
+        for path in (self.db.path, self.db.path.with_name(f"{DB_FILE}-wal")):
+            try:
+                total += path.stat().st_size
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                raise io_error(f"reading {path.name}", exc) from None
+        return total
+
+    def compact(self) -> None:
+        """``VACUUM`` (the database rewritten without its free pages), then the WAL folded in and truncated.
+
+        A ``VACUUM`` writes through the WAL like any write, so the file
+        shrinks when the checkpoint after it copies the pages back; a reader
+        in another process holding an older snapshot may keep that
+        checkpoint from finishing, and the next one finishes it.
+        """
+        try:
+            self.db.conn.execute("VACUUM")
+            self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+        except sqlite3.Error as exc:
+            raise translate(exc) from None

@@ -14,7 +14,7 @@ import argparse
 import json
 from typing import Any
 
-from ... import porcelain
+from ... import filters, porcelain
 from ...errors import UsageError
 from ...limits import Limits
 from ...search import MODES, Query
@@ -87,10 +87,8 @@ def _query(args: argparse.Namespace) -> tuple[Query, porcelain.Ranker | None]:
         text = check_text(args.query, "--query")
     conditions = None
     if args.filter is not None:
-        from ...filters import check
-
         limits.check_argument(args.filter, "--filter")
-        conditions = check(parse_json_arg(args.filter, "--filter is not valid JSON"))
+        conditions = filters.check(parse_json_arg(args.filter, "--filter is not valid JSON"))
     ranked = args.mode in ("vector", "hybrid")
     if not ranked and (args.model is not None or args.vector is not None):
         raise UsageError(f"--model and --vector rank by embeddings: add --mode vector or --mode hybrid "

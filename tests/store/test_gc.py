@@ -303,3 +303,19 @@ def test_gc_under_way_holds_writers_off_and_they_write_after_it(twins, tmp_path)
               input=json.dumps({"put": [REUSED]})).json["commit"]
     ok("verify", cwd=store)
     assert ok("--json", "show", "--node", "r", cwd=store).json["content"] == BIG
+
+
+def test_a_redaction_and_its_object_outlive_the_branch_that_held_the_version(store):
+    """A record names its object: gc keeps both, though the version's branch and commits are gone."""
+    write(store, "one", 1000, {"a": "alpha"})
+    put(store, "leak", 2000, [{"id": "token", "content": "sk-live-0123456789"}], branch="replay/1")
+    ok("redact", "--node", "token", "--reason", "a leaked token", cwd=store)
+    records = ok("--json", "redactions", cwd=store).json
+    ok("branch", "-d", "replay/1", cwd=store)
+    done = ok("--json", "gc", cwd=store).json
+    assert (done["commits"], done["objects"]) == (1, 2)  # the commit and its state; the redacted node stays
+    assert ok("--json", "redactions", cwd=store).json == records
+    (record,) = records["redactions"]
+    assert store_sql(store, "SELECT data IS NULL FROM objects WHERE id = ?", bytes.fromhex(record["object"])) == [
+        (True,)]
+    ok("verify", cwd=store)

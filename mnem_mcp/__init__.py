@@ -22,8 +22,8 @@ from .binding import StoreBinding, default_store_path, locate_store, resolve_sto
 
 __all__ = [
     "TOOLS", "StoreBinding", "build_server", "default_store_path", "do_branch", "do_commit_view", "do_forget",
-    "do_history", "do_merge", "do_recall", "do_recall_at", "do_remember", "do_remember_many", "do_switch",
-    "do_whats_new", "do_when_did", "do_why", "error_code", "locate_store", "resolve_store_path",
+    "do_history", "do_merge", "do_recall", "do_recall_at", "do_remember", "do_remember_many", "do_revert",
+    "do_switch", "do_whats_new", "do_when_did", "do_why", "error_code", "locate_store", "resolve_store_path",
 ]
 
 logging.getLogger(__name__).addHandler(logging.NullHandler())

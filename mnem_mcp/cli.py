@@ -72,7 +72,7 @@ def parser() -> argparse.ArgumentParser:
                    "no_store, naming the stores there are)")
     p.add_argument(
         "--tools", choices=("core", "all"), default="core",
-        help="core: the agent tools (default); all: also the harness tools branch, switch and merge",
+        help="core: the agent tools (default); all: also the harness tools branch, switch, merge and revert",
     )
     p.add_argument("--mnem", metavar="PATH", help="the mnem binary to run (default: $MNEM_BIN, then PATH)")
     p.add_argument(

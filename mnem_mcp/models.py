@@ -41,6 +41,7 @@ __all__ = [
     "Content",
     "ContentResolution",
     "Cursor",
+    "DryRun",
     "Equals",
     "EventTime",
     "ExistingNodeId",
@@ -62,6 +63,11 @@ __all__ = [
     "Recalled",
     "RememberItem",
     "Resolutions",
+    "RevertAuthor",
+    "RevertCommit",
+    "RevertObservation",
+    "RevertSource",
+    "RevertStep",
     "Since",
     "Source",
     "Start",
@@ -384,6 +390,24 @@ BranchName = Annotated[str, Field(min_length=1, description="The new branch's na
 Start = Annotated[str | None, Field(description="Where it starts (default: the current commit).")]
 Target = Annotated[str, Field(min_length=1, description="A branch name, or a commit to look at.")]
 Theirs = Annotated[str, Field(min_length=1, description="The branch (or commit) to merge into the current one.")]
+RevertSource = Annotated[
+    str | None,
+    Field(description="Undo the facts whose current value has this source in its provenance, e.g. "
+          "'billing-note-8842'."),
+]
+RevertStep = Annotated[str | None, Field(description="Undo the facts whose current value came from this step.")]
+RevertObservation = Annotated[
+    str | None, Field(description="Undo the facts whose current value came from this observation."),
+]
+RevertAuthor = Annotated[
+    str | None, Field(description="Undo the facts whose current value this author's commits wrote."),
+]
+RevertCommit = Annotated[
+    str | None,
+    Field(description="Undo the facts whose current value this commit wrote (an id, a unique prefix of at least 4 "
+          "hex characters, or a branch name)."),
+]
+DryRun = Annotated[bool, Field(description="Only answer what would be restored, removed and skipped; write nothing.")]
 Resolutions = Annotated[
     dict[str, mnem_bridge.models.MergeSide | ContentResolution] | None,
     Field(

@@ -16,7 +16,8 @@ They answer JSON values (dicts, lists, ``None``), and a malformed
 ``when_did`` raises the SDK's ``ToolError``.  ``do_<tool>`` here is the
 tool's own function with its value as that JSON (``answers.plain``, what a
 client gets as structured content), so the two cannot drift apart;
-``mnem_mcp`` and ``mnem_mcp.server`` export them.  Their arguments are
+``mnem_mcp`` and ``mnem_mcp.server`` export them (and ``do_revert``, for the
+harness tool this toolkit adds).  Their arguments are
 upstream's, in its order, followed by this toolkit's extensions (keyword
 arguments a caller written for upstream never passes).
 """
@@ -60,6 +61,7 @@ __all__ = [
     "do_recall_at",
     "do_remember",
     "do_remember_many",
+    "do_revert",
     "do_switch",
     "do_whats_new",
     "do_when_did",
@@ -71,6 +73,7 @@ __all__ = [
     "recall_at",
     "remember",
     "remember_many",
+    "revert",
     "switch",
     "whats_new",
     "when_did",
@@ -223,6 +226,19 @@ def merge(store: mnem_bridge.Store, theirs: str, *, resolutions: Mapping[str, Re
     return store.merge(theirs, resolutions=settled, strategy=strategy, message=summary, author=_author(author))
 
 
+def revert(store: mnem_bridge.Store, *, source: str | None = None, step: str | None = None,
+           observation: str | None = None, author: str | None = None, commit: str | None = None,
+           dry_run: bool = False, by: str | None = None) -> mnem_bridge.Reverted:
+    """``revert`` (a harness tool, not upstream's): undo, as one commit by ``by``, what the versions named set.
+
+    ``author`` names whose commits to undo, not who reverts.  Facts changed since by another version are
+    answered in ``skipped`` and left as they are; a dry run writes nothing.  LangGraph checkpoints are never
+    touched (the engine leaves reserved ids alone).
+    """
+    return store.revert(source=source, step=step, observation=observation, author=author, commit=commit,
+                        by=_author(by), dry_run=dry_run)
+
+
 def _as_json(operation: Callable[P, Any]) -> Callable[P, Any]:
     """Upstream's ``do_<tool>``: ``operation`` with its value as JSON (``answers.plain``)."""
 
@@ -247,5 +263,6 @@ do_whats_new = _as_json(whats_new)
 do_branch = _as_json(branch)
 do_switch = _as_json(switch)
 do_merge = _as_json(merge)
+do_revert = _as_json(revert)
 #: The ``mnem://commit/{id}`` resource's value: ``{"changed": {id: kind}, "state": {id: node}}``.
 do_commit_view = resources.commit

@@ -65,6 +65,7 @@ from .operations import (
     do_recall_at,
     do_remember,
     do_remember_many,
+    do_revert,
     do_switch,
     do_whats_new,
     do_when_did,
@@ -76,8 +77,8 @@ from .tools import TOOLS, WRITES, MemoryTools, ToolSpec
 #: operations (``operations``), ``error_code`` and ``resolve_store_path``.
 __all__ = [
     "INSTRUCTIONS", "MnemServer", "ToolSet", "build_server", "do_branch", "do_commit_view", "do_forget", "do_history",
-    "do_merge", "do_recall", "do_recall_at", "do_remember", "do_remember_many", "do_switch", "do_whats_new",
-    "do_when_did", "do_why", "error_code", "resolve_store_path",
+    "do_merge", "do_recall", "do_recall_at", "do_remember", "do_remember_many", "do_revert", "do_switch",
+    "do_whats_new", "do_when_did", "do_why", "error_code", "resolve_store_path",
 ]
 
 logger = logging.getLogger(__name__)

@@ -45,6 +45,7 @@ from .models import (
     CommitRef,
     Content,
     Cursor,
+    DryRun,
     Equals,
     EventTime,
     ExistingNodeId,
@@ -64,6 +65,11 @@ from .models import (
     Present,
     Recalled,
     Resolutions,
+    RevertAuthor,
+    RevertCommit,
+    RevertObservation,
+    RevertSource,
+    RevertStep,
     Since,
     Source,
     Start,
@@ -322,6 +328,26 @@ class MemoryTools:
         await _stale(ctx)
         return outcome
 
+
+    @tool("Revert a source", DESTRUCTIVE, harness=True)
+    async def revert(self, ctx: Ctx, source: RevertSource = None, step: RevertStep = None,
+                     observation: RevertObservation = None, author: RevertAuthor = None, commit: RevertCommit = None,
+                     dry_run: DryRun = False) -> mnem_bridge.Reverted:
+        """Undo, as one commit, every fact whose value now came from one source, step, observation, author or commit.
+
+        Use it when a source turns out wrong or hostile (a misread note, a poisoned document): each such fact
+        gets back the value it had before (or is removed where it had none). Every argument given must hold, and
+        at least one is needed. A fact something else changed since is not overwritten: it is listed in skipped.
+        Call with dry_run: true first to see the change. Returns {commit, reverted: [{id, action, current,
+        restored, undone}], skipped: [{id, current, changed_by, undone}]}; commit is null on a dry run. Fails
+        with not_found when nothing matches, invalid_ref when nothing is left to undo.
+        """
+        done = await self.binding.call(operations.revert, source=source, step=step, observation=observation,
+                                       author=author, commit=commit, dry_run=dry_run,
+                                       by=identity.author(self.author))
+        if done.commit is not None:
+            await _stale(ctx, [fact.id for fact in done.reverted])
+        return done
 
 #: The tools that change memory or its branches: over HTTP with ``--auth jwt`` they need ``mnem:write``.
 WRITES = frozenset(spec.name for spec in TOOLS if not spec.annotations.read_only_hint)

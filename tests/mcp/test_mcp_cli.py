@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 
 CORE = {"remember", "revise", "remember_many", "forget", "recall", "recall_at", "history", "why", "when_did",
         "whats_new"}
-HARNESS = {"branch", "switch", "merge"}
+HARNESS = {"branch", "switch", "merge", "revert"}
 
 
 async def test_harness_tools_are_listed_only_with_tools_all(store: Path) -> None:

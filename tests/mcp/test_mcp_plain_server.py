@@ -76,8 +76,10 @@ async def test_every_tool_works_through_call_tool_without_a_session(server: Mnem
     side = (await ok(server, "remember", id="plan", content="team"))["commit"]
     assert await ok(server, "switch", target="main") == {"head": "ref: main"}
     assert await ok(server, "merge", theirs="side") == {"status": "fast-forwarded", "commit": side, "conflicts": []}
+    undo = await ok(server, "revert", commit=side, dry_run=True)
+    assert undo["commit"] is None and undo["reverted"][0]["restored"]["content"] == "pro"
     called = {"remember", "revise", "remember_many", "recall", "recall_at", "history", "why", "when_did",
-              "whats_new", "forget", "branch", "switch", "merge"}
+              "whats_new", "forget", "branch", "switch", "merge", "revert"}
     assert called == {spec.name for spec in TOOLS}
 
     # Failures come back the same way: coded, short, by type.

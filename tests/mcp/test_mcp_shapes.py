@@ -44,6 +44,12 @@ conflicts = st.builds(mnem_bridge.Conflict, ids, conflict_kinds, maybe_nodes, ma
 merges = st.builds(mnem_bridge.MergeResult, st.sampled_from(["up-to-date", "fast-forwarded", "merged", "conflicts"]),
                    st.none() | hexes, st.lists(conflicts, max_size=2).map(tuple))
 blames = st.builds(mnem_bridge.Blame, hexes, nodes, st.integers(0, 2**53))
+by = st.builds(mnem_bridge.ChangedBy, hexes, st.text(max_size=8), st.text(max_size=20), st.integers(0, 2**53))
+reverted_facts = st.builds(mnem_bridge.RevertedFact, ids, st.sampled_from(["restore", "remove"]), maybe_nodes,
+                           maybe_nodes, st.lists(by, max_size=2).map(tuple))
+skipped_facts = st.builds(mnem_bridge.SkippedFact, ids, maybe_nodes, by, st.lists(by, max_size=2).map(tuple))
+reverts = st.builds(mnem_bridge.Reverted, st.none() | commits, st.lists(reverted_facts, max_size=2).map(tuple),
+                    st.lists(skipped_facts, max_size=2).map(tuple))
 MODELS: dict[type[Any], st.SearchStrategy[Any]] = {
     mnem_bridge.Provenance: provenances,
     mnem_bridge.MemoryNode: nodes,
@@ -51,6 +57,7 @@ MODELS: dict[type[Any], st.SearchStrategy[Any]] = {
     mnem_bridge.Conflict: conflicts,
     mnem_bridge.MergeResult: merges,
     mnem_bridge.Blame: blames,
+    mnem_bridge.Reverted: reverts,
 }
 
 
@@ -118,6 +125,8 @@ async def test_every_tools_real_output_fits_its_published_schema(store: Path) ->
         assert conflicted["status"] == "conflicts" and conflicted["commit"] is None
         await checked(client, "merge", theirs="side", strategy="theirs")
         await checked(client, "merge", theirs="side")  # up to date
+        assert (await checked(client, "revert", source="ticket-1", dry_run=True))["commit"] is None
+        assert (await checked(client, "revert", author="agent"))["reverted"]
         await checked(client, "switch", target=first)  # detached
 
     for tool, results in outputs.items():

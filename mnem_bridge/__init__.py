@@ -24,6 +24,7 @@ from . import agents, times
 from .address import StoreUrl, store_address
 from .binary import Binary, find_binary
 from .client import DEFAULT_TIMEOUT, Mnem
+from .collected import Collected
 from .errors import (
     BinaryError,
     BinaryNotFoundError,
@@ -74,6 +75,7 @@ __all__ = [
     "BusyError",
     "ChangeKind",
     "ChangedBy",
+    "Collected",
     "CommandTimeoutError",
     "Commit",
     "Conflict",

@@ -33,6 +33,7 @@ __all__ = ["NEEDS", "require"]
 #: calls need it (each call's docstring names its feature under ``Raises: ContractError``).
 NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "diff-range": "has no three-dot diff (diff with merge_base=True)",
+    "gc": "cannot collect garbage: drop what no branch reaches and shrink the store (gc)",
     "log-filter": "cannot filter its log by node or thread (log with touching= or threads=)",
     "log-time": "cannot list history by time (log with since= or until=)",
     "namespaces": "cannot list LangGraph's namespaces in one read (namespaces)",

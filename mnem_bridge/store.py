@@ -45,6 +45,7 @@ from typing import Any, Final, Literal, TypeVar, get_args, overload
 from .address import StoreUrl, is_url, store_address
 from .bisect import first_commit_where
 from .client import Mnem
+from .collected import Collected
 from .documents import Memory, read_blame, read_deleted, read_expired, read_found, read_memory, read_timed, read_written
 from .encoding import Resolution, encode_json, pack_vector, resolution_flags, resolve_author, write_put
 from .errors import (
@@ -1801,6 +1802,31 @@ class Store:
             self._require("write-branch")
             args.append(f"--branch={branch}")
         return self._read(read_written, *args, payload=encode_json(payload))
+
+    # ------------------------------------------------------------ garbage collection
+    def gc(self, *, dry_run: bool = False) -> Collected:
+        """Drop the commits and objects nothing reaches any more, and give their space back (``mnem gc``).
+
+        A commit is kept while a branch, HEAD or a remote's tracking branch
+        reaches it; what kept commits need, staged values and redacted
+        versions (with their records) are kept too.  A deleted branch's
+        commits (a thrown-away ``replay/...``) are what goes.  It waits for
+        writes under way and holds new ones off while it runs (past the busy
+        timeout either way: ``BusyError``).  On a view: the same, store-wide.
+
+        Args:
+            dry_run: Count what would go, and change nothing.
+
+        Returns:
+            How many commits and objects went (or would), and the store's size in bytes before and after.
+
+        Raises:
+            BusyError: Another writer held the store past the busy timeout; call it again.
+            CorruptStoreError: A branch or a parent names a commit the store lacks; nothing was dropped.
+            ContractError: A ``mnem`` that does not list the ``gc`` feature.
+        """
+        self._require("gc")
+        return self._read(Collected.from_dict, "gc", *(["--dry-run"] if dry_run else []))
 
     # ------------------------------------------------------------ export / import
     def export(self) -> dict[str, Any]:

@@ -23,6 +23,7 @@ from .support import fake_mnem
 #: One call per row of ``NEEDS``: a call that needs that feature and no other missing one.
 CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "diff-range": lambda store, _: store.diff("main", "hyp", merge_base=True),
+    "gc": lambda store, _: store.gc(dry_run=True),
     "log-filter": lambda store, _: store.log(threads=["t1"]),
     "log-time": lambda store, _: store.log(since=0),
     "ls-last": lambda store, _: store.node_ids(last=3),
@@ -31,6 +32,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "now": lambda store, _: store.log(),  # the client's clock (set below for this row) needs it
     "pack-file": lambda store, tmp: store.upload_pack_to(tmp / "pack", ["ab" * 32], []),
     "receive-pusher": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, pusher="bob"),
+    "redact": lambda store, _: store.redact(nodes=["a"], reason="leaked", dry_run=True),
     "remotes": lambda store, _: store.fetch("origin"),
     "remotes-http": lambda store, _: store.advertise(),
     "revert": lambda store, _: store.revert(source="billing-note-8842", dry_run=True),

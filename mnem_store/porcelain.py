@@ -423,16 +423,13 @@ def revert(repo: Repo, match: Match, *, author: str, time_ms: int | None = None,
             return Reverted(None, facts, skipped)
         if not facts:
             raise CommandError(_nothing_to_revert(match, skipped))
-        message = _revert_message(match, facts)
-        written = repo.write([fact.restored for fact in facts if fact.restored is not None],
-                             [fact.id for fact in facts if fact.restored is None], message, author, time_ms)
-        if written.commit is not None:
-            from .expiry import record_leases
+        from .expiry import record_leases
 
-            restored = [fact.restored for fact in facts if fact.restored is not None]
-            record_leases(repo, restored, [fact.id for fact in facts if fact.restored is None], {},
-                          written.commit[1].time, branch=branch)
-        return Reverted(written.commit, facts, skipped)
+        made = repo.restore({step.id: step.restored for step in planned.steps}, _revert_message(match, facts),
+                            author, time_ms)
+        record_leases(repo, [fact.restored for fact in facts if fact.restored is not None],
+                      [fact.id for fact in facts if fact.restored is None], {}, made[1].time, branch=branch)
+        return Reverted(made, facts, skipped)
 
 
 def _changed_by(repo: Repo, raw: bytes) -> ChangedBy:

@@ -694,6 +694,20 @@ class Repo:
         parents = (tip,) if tip else ()
         return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip))
 
+    def restore(self, changes: Mapping[str, bytes | None], message: str, author: str,
+                time_ms: int | None) -> tuple[bytes, Commit]:
+        """Set node ids to objects the store holds (None: remove them) as one commit on HEAD's branch; the commit.
+
+        What ``mnem revert`` writes: earlier versions come back as the very objects they were, never
+        decoded and encoded again, so a version whose bytes were redacted comes back still redacted.
+        Runs inside the caller's write transaction; every object must be stored already.
+        """
+        branch = self.attached_branch("commit")
+        tip = self.branch_tip(branch)
+        parents = (tip,) if tip else ()
+        return self._commit_changes(branch, parents, self._image(tip), dict(changes), message, author, time_ms,
+                                    tip)[0]
+
     def changes_of(self, commit_raw: bytes) -> dict[str, str]:
         """A commit's change set vs its first parent: node id -> added | modified | removed."""
         return self.states.changes_of(self._graph(commit_raw).key)

@@ -169,3 +169,18 @@ def test_what_matches_nothing_is_refused_with_what_was_searched_and_changes_noth
     assert refused(store, "revert", "--commit=ffffffff")["code"] == "invalid_ref"
     assert store_fingerprint(store) == before
     assert "revert" in mnem_json(store, "--version")["features"]
+
+
+def test_a_value_whose_bytes_were_redacted_comes_back_as_that_same_redacted_version(store: Path) -> None:
+    write(store, 0, "agent", "the token", {"id": "api-key", "content": "sk-live-0123456789", "source": "chat"})
+    before = mnem_json(store, "ls", "--objects")["nodes"]["api-key"]
+    write(store, 1, "agent", "a poisoned document", {"id": "api-key", "content": "sk-attacker", "source": "doc-666"})
+    mnem_json(store, "redact", "--source=chat", "--reason=leaked token")
+    done = mnem_json(store, "revert", "--source=doc-666")
+    [fact] = done["reverted"]
+    assert fact["restored"]["content"] is None and fact["restored"]["redacted"]["reason"] == "leaked token"
+    # the very object it was (never decoded and encoded again): still redacted, no bytes written back
+    assert mnem_json(store, "ls", "--objects")["nodes"]["api-key"] == before
+    shown = mnem_json(store, "show", "--node=api-key")
+    assert shown["content"] is None and shown["redacted"]["reason"] == "leaked token"
+    assert mnem_json(store, "verify")["ok"] is True

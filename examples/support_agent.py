@@ -1,4 +1,4 @@
-"""A support agent gets a customer's plan wrong; bisect finds when, blame finds why.
+"""A support agent gets a customer's plan wrong; bisect finds when, blame finds why, one revert undoes it.
 
 ADR-0016's first worked example, on the bridge.  The agent records what it
 learns about customer 4821, one commit per belief, each with provenance
@@ -6,7 +6,9 @@ learns about customer 4821, one commit per belief, each with provenance
 misread: a billing note makes it believe the customer downgraded to Pro,
 and it then derives a discount band from that.  When the customer
 complains, nobody has to replay the run: ``bisect`` finds the commit where
-the belief flipped, and ``blame`` names the observation behind it.
+the belief flipped, and ``blame`` names the observation behind it.  Then
+one ``revert`` of the note's source gives every belief it set back the
+value it had before, as one commit that ``blame`` names from then on.
 
 Run: ``.venv/bin/python examples/support_agent.py`` (a fresh temporary store;
 nothing is left behind).  The script asserts its own outcome.
@@ -67,12 +69,22 @@ def main() -> int:
         derived = [node_id for commit in history[:position] for node_id in store.changed_by(commit.id)]
         print(f"\nBeliefs recorded after the misread, to review: {', '.join(derived)}.")
 
+        undone = store.revert(source=prov.source, by="support-lead", time_ms=START_MS + 3_600_000)
+        assert undone.commit is not None
+        restored = store.working_node(CUSTOMER)
+        assert restored is not None
+        print(f"\nrevert: {len(undone.reverted)} belief(s) from {prov.source} undone in one commit, "
+              f"{undone.commit.id[:12]} ({undone.commit.message!r});")
+        print(f"        {CUSTOMER} is {restored.content!r} again, and blame now names that commit.")
+
         assert found == misread == why.commit, "bisect and blame must both land on the misread"
         assert blame_at_found is not None and blame_at_found.commit == misread
         assert (prov.source, prov.agent_step) == ("billing-note-8842", "step-31")
         assert before == "on the Enterprise plan"
         assert derived == [f"{CUSTOMER}/discount-band"]
-        print("\nOK: the wrong belief is traced to billing-note-8842 at step-31.")
+        assert [(fact.id, fact.action) for fact in undone.reverted] == [(CUSTOMER, "restore")] and not undone.skipped
+        assert restored.content == before and store.blame(CUSTOMER).commit == undone.commit.id
+        print("\nOK: the wrong belief is traced to billing-note-8842 at step-31 and undone by one revert.")
     return 0
 
 

@@ -14,5 +14,6 @@ def test_support_agent_traces_the_misread(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "billing-note-8842" in done.stdout and "step-31" in done.stdout
-    assert done.stdout.rstrip().endswith("OK: the wrong belief is traced to billing-note-8842 at step-31.")
+    assert done.stdout.rstrip().endswith(
+        "OK: the wrong belief is traced to billing-note-8842 at step-31 and undone by one revert.")
     assert list(tmp_path.iterdir()) == []  # nothing left behind

@@ -41,6 +41,7 @@ from mnem_ids.checkpoints import CHECKPOINT_PREFIX
 from .blame import writer
 from .errors import CommandError, rust_debug
 from .graph import Graph
+from .limits import in_message
 from .objects import Commit, MemoryNode
 from .repo import Repo
 
@@ -148,7 +149,7 @@ def plan(repo: Repo, tip: bytes, match: Match) -> Plan:
         else:
             steps.append(Step(fact, current.value, restored, undone))
     if not found:
-        searched = ", ".join(f"--{name} {rust_debug(value)}" for name, value in match.given().items())
+        searched = ", ".join(f"--{name} {rust_debug(in_message(value))}" for name, value in match.given().items())
         raise CommandError(f"no fact in the history of {tip.hex()[:12]} has a version matching {searched}; "
                            "`mnem blame NODE` and `mnem log` show each value's provenance, author and commit",
                            "not_found")

@@ -107,5 +107,7 @@ async def test_over_http_revert_needs_the_write_scope(jwt_server: tuple[HttpServ
         missing = await fail(client, "revert", source="billing-note-0000")
         assert missing.startswith("not_found: ") and "billing-note-0000" in missing
         assert "rerun" not in missing and str(store) not in missing  # another party sees no internals
+        long = await fail(client, "revert", source="x" * 100_000)
+        assert long.startswith("not_found: ") and len(long) < 1_000  # the caller's own text is not echoed whole
         done = await call(client, "revert", source=BILLING)
         assert done["commit"]["author"] == "ops"  # the token's subject records the revert

@@ -46,6 +46,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "scale": ([], []),
     "spawn_cost": ([], ["--calls", "20"]),
     "history": ([], ["--quick"]),
+    "gc": ([], ["--commits", "10000", "--repeat", "1"]),
     "big_value": ([], ["--mb", "20", "--repeat", "1"]),
     "call_limits": ([], ["--quick"]),
     "ui_first_paint": ([], ["--quick"]),

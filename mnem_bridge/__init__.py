@@ -8,7 +8,8 @@ the adapters share.  Each invocation is logged (DEBUG, and to stderr with
 ``MNEM_ECHO=1``) as a shell line you can paste to rerun it, and is on
 ``Store.last_command``.
 
-Module map: ``errors`` (typed errors), ``models`` (result dataclasses; ``reverted``, a revert's),
+Module map: ``errors`` (typed errors), ``models`` (result dataclasses; ``reverted``, a revert's;
+``redacted``, a redaction's),
 ``process`` (the runner protocol and the one-shot runner), ``worker`` (the
 persistent ``mnem serve`` runner; these two are the only places that start a
 process), ``binary`` (finding and checking ``mnem``), ``echo`` (shell lines),
@@ -58,10 +59,13 @@ from .models import (
     ProposedChange,
     Provenance,
     Pusher,
+    RedactedNode,
+    Redaction,
     SearchHit,
     TimedNode,
 )
 from .process import Runner, RunResult, SubprocessRunner
+from .redacted import Redacted, RedactedVersion, RedactionRecord
 from .remotes import Fetched, MovedBranch, Pulled, Pushed, Remote
 from .reverted import Reverted, RevertedFact, SkippedFact
 from .store import Store, clone, init, open
@@ -100,6 +104,11 @@ __all__ = [
     "Pulled",
     "Pushed",
     "Pusher",
+    "Redacted",
+    "RedactedNode",
+    "RedactedVersion",
+    "Redaction",
+    "RedactionRecord",
     "Remote",
     "Reverted",
     "RevertedFact",

@@ -44,6 +44,7 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "pack-redactions": "cannot carry redaction records in a pack on request, or refuse them (upload_pack_to with "
                        "redactions=, receive_pack with redactions=False)",
     "receive-pusher": "cannot record who pushed (receive_pack with pusher=)",
+    "redact": "cannot remove a node version's bytes from history (redact, redactions)",
     "remotes": "has no remotes (clone, remote_add, remote_remove, remotes, fetch, push, pull)",
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",
     "revert": "cannot revert by provenance (revert)",

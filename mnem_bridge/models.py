@@ -34,6 +34,8 @@ __all__ = [
     "ProposedChange",
     "Provenance",
     "Pusher",
+    "RedactedNode",
+    "Redaction",
     "SearchHit",
     "TimedNode",
     "node_or_none",
@@ -87,6 +89,31 @@ _PROVENANCE_FIELDS = tuple(each.name for each in fields(Provenance))  # for its 
 
 
 @dataclass(frozen=True, slots=True)
+class Redaction:
+    """Who removed a node version's bytes from the store, when (Unix ms) and why (``mnem redact``)."""
+
+    at: int
+    by: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"at", "by", "reason"}``."""
+        return {"at": self.at, "by": self.by, "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Redaction:
+        """Read the ``redacted`` object of a node.
+
+        Args:
+            data: The object as the binary printed it.
+
+        Returns:
+            The redaction.
+        """
+        return cls(data["at"], data["by"], data["reason"])
+
+
+@dataclass(frozen=True, slots=True)
 class MemoryNode:
     """One belief: a stable id, JSON content, its kind, provenance and event time (ms)."""
 
@@ -116,13 +143,34 @@ class MemoryNode:
         Returns:
             The node.
         """
-        return cls(
+        node = (
             data["id"],
             data["content"],
             data["content_kind"],
             Provenance.from_dict(data["provenance"]),
             data["event_time"],
         )
+        redacted = data.get("redacted")
+        if redacted is not None:
+            return RedactedNode(*node, redacted=Redaction.from_dict(redacted))
+        return cls(*node)
+
+
+@dataclass(frozen=True, slots=True)
+class RedactedNode(MemoryNode):
+    """A node version whose bytes were redacted: its id, no content, and who removed it, when and why.
+
+    A ``MemoryNode`` everywhere one is answered (``content`` is None, the
+    rest empty), so code that reads nodes keeps working; ``redacted`` says
+    why the value is gone, and ``to_dict`` adds it as ``"redacted"``, the
+    binary's key.
+    """
+
+    redacted: Redaction = field(kw_only=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``MemoryNode``'s keys, then ``"redacted": {"at", "by", "reason"}``."""
+        return {**MemoryNode.to_dict(self), "redacted": self.redacted.to_dict()}
 
 
 def node_or_none(data: Mapping[str, Any] | None) -> MemoryNode | None:

@@ -75,6 +75,7 @@ from .models import (
     SearchHit,
     TimedNode,
 )
+from .redacted import Redacted, RedactionRecord, read_records
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
 from .reverted import Reverted
 from .times import Time, text_of
@@ -1379,6 +1380,68 @@ class Store:
         if dry_run:
             flags.append("--dry-run")
         return self._read(Reverted.from_dict, "revert", *flags)
+
+    def redact(
+        self,
+        *,
+        reason: str,
+        nodes: Iterable[str] = (),
+        objects: Iterable[str] = (),
+        prefix: str | None = None,
+        source: str | None = None,
+        step: str | None = None,
+        observation: str | None = None,
+        author: str | None = None,
+        by: str | None = None,
+        dry_run: bool = False,
+    ) -> Redacted:
+        """Remove the bytes of the node versions named from the whole history, ids and commits unchanged.
+
+        A version is named by where it is (``nodes``: every version each id ever had; ``prefix``; ``objects``:
+        object ids) and by a provenance match (``source``, ``step``: ``agent_step``, ``observation``, and
+        ``author``: of a commit that wrote it); every match given must hold.  Each version keeps a record
+        (``by``, now, ``reason``); reads of it answer a ``RedactedNode`` from then on, and ``verify`` still
+        passes.  After the call no file of the store holds the bytes unless ``complete`` is False, when
+        ``residue`` says what still does and the fix.  ``mnem redact`` (docs/cli-json.md).
+
+        Args:
+            reason: Why (required; kept with the record and shown on every read).
+            nodes: Node ids: every version each ever had.
+            objects: Object ids (64 hex digits) of single versions.
+            prefix: Every version of every node whose id starts with this.
+            source: Only versions whose provenance ``source`` is this.
+            step: Only versions whose provenance ``agent_step`` is this.
+            observation: Only versions whose provenance ``observation`` is this.
+            author: Only versions a commit of this author wrote (not who redacts: that is ``by``).
+            by: Who redacts; default ``$MNEM_AUTHOR`` if non-empty, else ``"unknown"``.
+            dry_run: Answer the versions that would go and change nothing.
+
+        Returns:
+            The versions named (with their earlier record, if any), the records new to the store, and whether
+            the bytes are out of every file.
+
+        Raises:
+            UsageError (a ValueError): Nothing named, an empty reason, or an object that is no node version.
+            NotFoundError: A node or object the store does not hold, or nothing matches.
+            ContractError: A ``mnem`` that does not list the ``redact`` feature.
+        """
+        flags = [*(f"--node={node}" for node in nodes), *(f"--object={raw}" for raw in objects)]
+        wanted = {"prefix": prefix, "source": source, "step": step, "observation": observation, "author": author}
+        flags += [f"--{name}={value}" for name, value in wanted.items() if value is not None]
+        self._require("redact")
+        flags += [f"--reason={reason}", f"--by={resolve_author(by)}"]
+        if dry_run:
+            flags.append("--dry-run")
+        return self._read(Redacted.from_dict, "redact", *flags)
+
+    def redactions(self) -> list[RedactionRecord]:
+        """Every redaction the store keeps, oldest first: which version, who, when, why (``mnem redactions``).
+
+        Raises:
+            ContractError: A ``mnem`` that does not list the ``redact`` feature.
+        """
+        self._require("redact")
+        return self._read(read_records, "redactions")
 
     # ------------------------------------------------------------ remotes (docs/remotes.md)
     def _remote_call(self, parse: Callable[[Any], T], *args: str) -> T:

@@ -360,8 +360,11 @@ class Collector(ABC):
 
 
 class Erasure:
-    """What ``Backend.erasing`` could do after its transaction committed: whether no file of the store still
-    holds what it removed (``complete``), and if not, why (``residue``: what still does, and the fix)."""
+    """What ``Backend.erasing`` achieved once its transaction committed.
+
+    ``complete``: no file of the store still holds what it removed; if
+    not, ``residue`` says what still does, and the fix.
+    """
 
     __slots__ = ("complete", "residue")
 

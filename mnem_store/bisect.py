@@ -22,6 +22,7 @@ from typing import Any
 
 from .canonical import json_equal
 from .errors import InvalidRefError
+from .objects import MemoryNode
 from .repo import Nodes, Repo
 
 __all__ = ["INCLUDE_ROOT", "NodePredicate", "Predicate", "absent", "bisect", "content_equals", "present"]
@@ -54,8 +55,15 @@ class NodePredicate:
 
 
 def content_equals(node_id: str, value: Any) -> NodePredicate:
-    """The node is present and its content equals ``value`` (type-aware: ``1`` is not ``1.0``)."""
-    return NodePredicate(node_id, lambda repo, raw: raw is not None and json_equal(repo.node(raw).content, value))
+    """The node is present and its content equals ``value`` (type-aware: ``1`` is not ``1.0``).
+
+    A redacted version equals no value (not even ``null``): what it held is unknown.
+    """
+    return NodePredicate(node_id, lambda repo, raw: raw is not None and _equals(repo.node(raw), value))
+
+
+def _equals(node: MemoryNode, value: Any) -> bool:
+    return node.redacted is None and json_equal(node.content, value)
 
 
 def absent(node_id: str) -> NodePredicate:

@@ -46,7 +46,7 @@ class Selection(NamedTuple):
     source: str | None = None
     step: str | None = None
     observation: str | None = None
-    written_by: str | None = None
+    author: str | None = None
 
     def provenance(self) -> dict[str, str]:
         """The provenance fields to match, by ``Provenance``'s names (the commit author's aside)."""
@@ -56,7 +56,7 @@ class Selection(NamedTuple):
     def is_empty(self) -> bool:
         """Whether it names nothing at all (a request must name something: it never means "everything")."""
         return not (self.nodes or self.objects or self.prefix is not None or self.provenance()
-                    or self.written_by is not None)
+                    or self.author is not None)
 
 
 class Version(NamedTuple):
@@ -101,7 +101,7 @@ def select(repo: Repo, selection: Selection) -> list[Version]:
     if selection.is_empty():
         raise UsageError(
             "name what to redact: --node ID, --prefix P, --object HEX, or a provenance match "
-            "(--source, --step, --observation, --written-by); a redaction never means everything"
+            "(--source, --step, --observation, --author); a redaction never means everything"
         )
     writers: dict[bytes, list[bytes]] = {}
     names: dict[bytes, str] = {}
@@ -172,8 +172,8 @@ def _writers(repo: Repo, node_id: str, raw: bytes, commits: list[bytes]) -> list
 def _matches(repo: Repo, selection: Selection, version: Version) -> bool:
     """Whether a version matches every provenance field given (a redacted version matches none)."""
     fields = selection.provenance()
-    if selection.written_by is not None and not any(
-        repo.commit_obj(commit).author == selection.written_by for commit in version.commits
+    if selection.author is not None and not any(
+        repo.commit_obj(commit).author == selection.author for commit in version.commits
     ):
         return False
     if not fields:

@@ -170,8 +170,15 @@ class _Set:
         return found.scores(terms)
 
 
+#: What the values shelf keeps for a redacted version: it has no value to list, filter, match or rank.
+_REDACTED = Known({})
+
+
 def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes, valid_at: int | None) -> _Set:
     """The items among ``nodes``, kept by where they come from, and their values by object id.
+
+    An item whose version was redacted is left out: it has no value to list,
+    filter, match or rank (a search answers values), though its id stays.
 
     ``nodes`` are commit ``start``'s under ``prefix``, or those valid at
     ``valid_at`` along its history: a commit's history never changes, so
@@ -186,7 +193,9 @@ def _candidates(repo: Repo, start: bytes, prefix: str, nodes: Nodes, valid_at: i
     missing = [raw for raw in dict.fromkeys(nodes[node_id] for _, node_id in items) if raw not in values]
     repo.objects.prefetch(missing)
     for raw in missing:
-        values.keep(raw, Known(item_value(repo.node(raw).content)))
+        node = repo.node(raw)
+        values.keep(raw, _REDACTED if node.redacted is not None else Known(item_value(node.content)))
+    items = [(place, node_id) for place, node_id in items if values.find(nodes[node_id]) is not _REDACTED]
     known = [values.find(nodes[node_id]) for _, node_id in items]
     found = _Set([node_id for _, node_id in items], [place for place, _ in items], known)
     sets.keep((start, prefix, valid_at), found)

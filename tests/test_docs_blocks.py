@@ -139,6 +139,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
         "text", "synopsis"),
     ("docs/cli-json.md", '{"put": [{"id": "plan", "content": "pro", "content_kind": "note",'): ("json", "payload"),
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
+    ("docs/cli-json.md", "mnem redact (--node ID | --prefix P | --object HEX | --source S | --step S | --observation O "
+                         "| --author A)... --reason TEXT [--by NAME] [--dry-run]"): ("text", "synopsis"),
     ("docs/cli-json.md", "mnem search [REV] [--namespace JSON] [--query TEXT] [--mode substring|bm25|vector|hybrid] "
                          "[--filter JSON] [--model NAME] [--vector BASE64] [--distance cosine|l2|inner_product] "
                          "[--field PATH]... [--limit N] [--offset N] [--live] [--valid-at TIME]"): ("text", "synopsis"),

@@ -11,9 +11,11 @@ from typing import Any, Final
 
 from ..canonical import dump_compact, short
 from ..errors import escaped, rust_debug
+from ..objects import MemoryNode
 
 __all__ = [
     "Painter", "compact", "first_line", "fmt_time", "marker", "message_lines", "rust_debug", "short", "terminal_safe",
+    "value_text",
 ]
 
 ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH = "75", "71", "167", "179", "245", "173", "140"
@@ -99,6 +101,15 @@ def first_line(message: str) -> str:
 def compact(content: Any) -> str:
     """Node content as upstream prints it: compact JSON with sorted keys."""
     return dump_compact(content)
+
+
+def value_text(node: MemoryNode) -> str:
+    """A node's value as text output shows it: its content as ``compact`` prints it.
+
+    A version whose bytes were redacted shows its record in parentheses,
+    "(redacted at T by A: reason)", never the old value.
+    """
+    return f"({node.redacted.shown()})" if node.redacted is not None else compact(node.content)
 
 
 def marker(kind: str) -> str:

@@ -108,6 +108,8 @@ def _fields(node: MemoryNode | None, split_content: bool) -> dict[str, Any]:
     """A node as flat ``field -> value`` pairs (absent fields left out); ``split_content`` spreads a map's keys."""
     if node is None:
         return {}
+    if node.redacted is not None:  # nothing of the old value is left to compare: the record stands for it
+        return {"redacted": node.redacted.shown()}
     found: dict[str, Any] = {}
     if split_content:
         found.update({f"content.{key}": value for key, value in node.content.items()})
@@ -127,7 +129,7 @@ def value_diff(old: MemoryNode | None, new: MemoryNode | None) -> list[dict[str,
     Content that is a map on both sides is compared key by key
     (``content.plan``), so a one-key change does not show the whole map.
     """
-    split = all(node is not None and isinstance(node.content, dict) for node in (old, new))
+    split = all(node is not None and node.redacted is None and isinstance(node.content, dict) for node in (old, new))
     before, after = _fields(old, split), _fields(new, split)
     names = list(dict.fromkeys([*before, *after]))
     return [{"field": name, "before": before.get(name), "after": after.get(name)}

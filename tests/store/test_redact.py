@@ -22,8 +22,9 @@ from typing import Any
 
 import pg_stores
 import pytest
-from conftest import MNEM, run_mnem, store_fingerprint, store_sql
+from conftest import MNEM, run_mnem, store_fingerprint
 from mnem_history import ok
+from redaction_support import files, stored
 
 SECRET = "sk-live-7f3a9c1e5b2d4068a1f9e3c7b5d2a4f6"
 SECRET_VECTOR = struct.pack("<4f", 0.123456, 0.654321, 0.987654, 0.456789)
@@ -71,13 +72,16 @@ def put_secret(store: Path, running: Worker | None = None) -> str:
     Through ``running`` (a worker) when given, else one-shot processes.
     """
     def call(*argv: str, stdin: str | None = None) -> Any:
-        return running.ok(*argv, stdin=stdin) if running is not None else ok("--json", *argv, cwd=store, input=stdin).json
+        if running is not None:
+            return running.ok(*argv, stdin=stdin)
+        return ok("--json", *argv, cwd=store, input=stdin).json
 
     payload = {"put": [{"id": "user:7:token", "content": {"token": SECRET}, "source": "chat-42",
                         "vectors": {"model": "m", "fields": {"token": base64.b64encode(SECRET_VECTOR).decode()}}},
                        {"id": "user:7:name", "content": "Ada"}]}
     made = call("write", "-m", "remember", "--time", "1000", "--author", "agent", stdin=json.dumps(payload))
-    call("write", "-m", "on top", "--time", "2000", stdin=json.dumps({"put": [{"id": "user:7:plan", "content": "pro"}]}))
+    on_top = {"put": [{"id": "user:7:plan", "content": "pro"}]}
+    call("write", "-m", "on top", "--time", "2000", stdin=json.dumps(on_top))
     call("branch", "side")
     return str(made["commit"]["id"])
 
@@ -85,39 +89,6 @@ def put_secret(store: Path, running: Worker | None = None) -> str:
 def secret_object(store: Path) -> bytes:
     """The object id of the secret's version."""
     return bytes.fromhex(ok("--json", "ls", "--objects", cwd=store).json["nodes"]["user:7:token"])
-
-
-def stored(store: Path, raw: bytes) -> bytes:
-    """The secret version's bytes as the store keeps them (deflated)."""
-    data = store_sql(store, "SELECT data FROM objects WHERE id = ?", raw)[0][0]
-    return bytes(data)
-
-
-def sqlite_files(store: Path) -> bytes:
-    """Every byte of every file of a SQLite store (database, WAL, shared memory), read now."""
-    return b"".join(path.read_bytes() for path in sorted((store / ".mnem").iterdir()) if path.is_file())
-
-
-def pg_files(store: Path) -> bytes:
-    """Every byte of the store's objects and vectors tables' files (their TOAST tables too), after a checkpoint."""
-    url = pg_stores.url_of(store) or ""
-    data = Path(pg_stores.data_dir())
-    found = b""
-    with pg_stores.connect(url) as conn:
-        conn.execute("CHECKPOINT")  # dirty buffers to the files
-        for table in ("objects", "vectors"):
-            oid = conn.execute("SELECT oid FROM pg_class WHERE oid = to_regclass(%s)", (table,)).fetchone()[0]
-            toast = conn.execute("SELECT reltoastrelid FROM pg_class WHERE oid = %s", (oid,)).fetchone()[0]
-            for relation in (oid, toast):
-                if relation:
-                    path = conn.execute("SELECT pg_relation_filepath(%s)", (relation,)).fetchone()[0]
-                    for segment in sorted(data.glob(f"{path}*")):
-                        found += segment.read_bytes()
-    return found
-
-
-def files(store: Path) -> bytes:
-    return pg_files(store) if pg_stores.url_of(store) else sqlite_files(store)
 
 
 def commits(store: Path) -> list[str]:
@@ -134,7 +105,7 @@ def test_a_redacted_secret_leaves_no_byte_in_the_store_and_every_id_stays(store:
         held = files(store)
         assert SECRET.encode() in held or packed in held  # the check below can fail: the bytes are there now
         assert SECRET_VECTOR in held
-        done = running.ok("redact", "--node", "user:7:token", "--reason", "leaked API key", "--author", "dpo")
+        done = running.ok("redact", "--node", "user:7:token", "--reason", "leaked API key", "--by", "dpo")
         held = files(store)
         shown = running.ok("show", "--node", "user:7:token", made)
     assert shown["content"] is None and shown["redacted"]["reason"] == "leaked API key"
@@ -153,7 +124,7 @@ def test_a_redacted_secret_leaves_no_byte_in_the_store_and_every_id_stays(store:
 def test_redactions_lists_each_record_and_a_second_redaction_keeps_the_first(store: Path) -> None:
     put_secret(store)
     raw = secret_object(store)
-    first = ok("--json", "--now", "5000", "redact", "--object", raw.hex(), "--reason", "first", "--author", "a",
+    first = ok("--json", "--now", "5000", "redact", "--object", raw.hex(), "--reason", "first", "--by", "a",
                cwd=store).json
     again = ok("--json", "--now", "6000", "redact", "--node", "user:7:token", "--reason", "second", cwd=store).json
     assert again["records"] == []
@@ -195,5 +166,39 @@ def test_a_commit_is_no_node_version_to_redact(store: Path) -> None:
     made = put_secret(store)
     before = store_fingerprint(store)
     done = run_mnem("--json", "redact", "--object", made, "--reason", "r", cwd=store)
-    assert (done.code, done.json["error"]["code"]) == (2, "usage") and "not a node version" in done.json["error"]["message"]
+    assert (done.code, done.json["error"]["code"]) == (2, "usage")
+    assert "not a node version" in done.json["error"]["message"]
     assert store_fingerprint(store) == before
+
+
+def test_every_read_of_a_redacted_version_answers_its_record_and_never_the_value(store: Path) -> None:
+    items = {"put": [{"id": "mem:user:token", "content": {"note": SECRET},
+                      "vectors": {"model": "m", "fields": {"note": base64.b64encode(SECRET_VECTOR).decode()}}},
+                     {"id": "mem:user:name", "content": {"note": "Ada"},
+                      "vectors": {"model": "m", "fields": {"note": base64.b64encode(SECRET_VECTOR).decode()}}}]}
+    ok("write", "-m", "start", "--time", "500", cwd=store, input=json.dumps({"put": [{"id": "a", "content": 1}]}))
+    made = ok("--json", "write", "-m", "put", "--time", "1000", cwd=store, input=json.dumps(items)).json["commit"]["id"]
+    ok("write", "-m", "rotate", "--time", "2000", cwd=store,
+       input=json.dumps({"put": [{"id": "mem:user:token", "content": {"note": "rotated"}}]}))
+    ok("--now", "3000", "redact", "--object", secret_object_at(store, made), "--reason", "leak", "--by", "dpo",
+       cwd=store)
+    marker = "(redacted at 1970-01-01T00:00:03.000Z by dpo: leak)"
+    texts = [ok("show", made, cwd=store).out, ok("blame", "mem:user:token", made, cwd=store).out,
+             ok("diff", made, "HEAD", cwd=store).out, ok("show", "--node", "mem:user:token", made, cwd=store).out]
+    assert all(marker in text and SECRET not in text for text in texts), texts
+    stamped = ok("--json", "stamps", made, "--node", "mem:user:token", cwd=store).json["mem:user:token"]["node"]
+    assert stamped["content"] is None and stamped["redacted"] == {"at": 3000, "by": "dpo", "reason": "leak"}
+    vector = base64.b64encode(SECRET_VECTOR).decode()
+    for mode in (["--query", SECRET[:12]], ["--query", SECRET, "--mode", "bm25"],
+                 ["--query", "x", "--mode", "vector", "--model", "m", "--vector", vector],
+                 ["--query", "x", "--mode", "hybrid", "--model", "m", "--vector", vector], []):
+        found = ok("--json", "search", made, *mode, cwd=store).json["items"]  # a redacted item is no candidate
+        assert "mem:user:token" not in [item["id"] for item in found] and SECRET not in json.dumps(found), mode
+    assert ok("--json", "search", "--query", "rotated", cwd=store).json["items"][0]["id"] == "mem:user:token"
+    never = run_mnem("--json", "bisect", "--node", "mem:user:token", "--equals", "null", made, cwd=store)
+    assert never.json["error"]["code"] == "invalid_ref", never.out  # a redacted version equals no value, not null
+    assert "the predicate is false at bad" in never.json["error"]["message"]
+
+
+def secret_object_at(store: Path, commit: str) -> str:
+    return str(ok("--json", "ls", "--objects", commit, cwd=store).json["nodes"]["mem:user:token"])

@@ -15,7 +15,7 @@ from ... import porcelain
 from ...blame import Blame
 from ...pushed import shown
 from ..context import Context, Outcome
-from ..render import DIM, ID, WARN, Painter, compact, first_line, fmt_time, short
+from ..render import DIM, ID, WARN, Painter, first_line, fmt_time, short, value_text
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -29,7 +29,7 @@ def _render(found: Blame, message: str, paint: Painter) -> str:
     lines = [
         f"{paint(ID, short(found.commit))}  {paint(DIM, fmt_time(found.time))}",
         f"  {paint(DIM, 'commit: ')} {first_line(message)}",
-        f"  {paint(DIM, 'content:')} {compact(found.node.content)}",
+        f"  {paint(DIM, 'content:')} {value_text(found.node)}",
     ]
     shown = found.node.provenance.labelled().items()
     lines.extend(f"  {paint(DIM, f'{label}:')} {paint(WARN, value)}" for label, value in shown)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from ... import porcelain
 from ...errors import UsageError
 from ..context import Context, Outcome
-from ..render import DIM, ID, Painter, compact, first_line, fmt_time, marker, short
+from ..render import DIM, ID, Painter, first_line, fmt_time, marker, short, value_text
 
 if TYPE_CHECKING:
     from ...review import ChangedBy
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     data = [c.to_dict() for c in changes]
     if not changes:
         return Outcome(data, "no changes\n")
-    return Outcome(data, _render(changes, data, [None] * len(changes), args, ctx.paint))
+    return Outcome(data, _render(changes, [None] * len(changes), args, ctx.paint))
 
 
 def _proposed(proposal: porcelain.Proposal, branch: str, args: argparse.Namespace, paint: Painter) -> Outcome:
@@ -67,28 +67,27 @@ def _proposed(proposal: porcelain.Proposal, branch: str, args: argparse.Namespac
     if not data:
         return Outcome(data, "no changes\n")
     changes = [proposed.change for proposed in proposal.changes]
-    body = _render(changes, data, [proposed.by for proposed in proposal.changes], args, paint)
+    body = _render(changes, [proposed.by for proposed in proposal.changes], args, paint)
     if args.name_only:
         return Outcome(data, body)
     head = f"Changes on {branch} since the merge base {paint(ID, short(proposal.base))}:\n"
     return Outcome(data, head + body)
 
 
-def _render(changes: Sequence[porcelain.NodeChange], data: list[dict[str, object]],
-            by: Sequence[ChangedBy | None], args: argparse.Namespace, paint: Painter) -> str:
+def _render(changes: Sequence[porcelain.NodeChange], by: Sequence[ChangedBy | None], args: argparse.Namespace,
+            paint: Painter) -> str:
     """Upstream's lines per change, and after each change's a ``by`` line where one is given (``A...B``)."""
     lines: list[str] = []
-    for change, view, made in zip(changes, data, by, strict=True):
+    for change, made in zip(changes, by, strict=True):
         if args.name_only:
             lines.append(change.id)
             continue
         lines.append(paint.change(f"{marker(change.kind)} {change.id}", change.kind))
         if not args.stat:
-            old, new = view["old"], view["new"]
-            if isinstance(old, dict):
-                lines.append(paint("167", f"  - {compact(old['content'])}"))
-            if isinstance(new, dict):
-                lines.append(paint("71", f"  + {compact(new['content'])}"))
+            if change.old is not None:
+                lines.append(paint("167", f"  - {value_text(change.old)}"))
+            if change.new is not None:
+                lines.append(paint("71", f"  + {value_text(change.new)}"))
         if made is not None:
             lines.append(f"  {paint(DIM, 'by')} {made.author} in {paint(ID, short(made.commit))} "
                          f"{paint(DIM, f'({fmt_time(made.time)})')}: {first_line(made.message)}")

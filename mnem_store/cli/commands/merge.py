@@ -19,7 +19,7 @@ from ...merge import SIDES, STRATEGIES, Conflict, Resolution, Strategy
 from ...objects import MemoryNode
 from ...repo import default_author
 from ..context import Context, Outcome, check_text, commit_time, parse_json_arg
-from ..render import BRANCH, DIM, GOOD, ID, WARN, Painter, compact, first_line, short
+from ..render import BRANCH, DIM, GOOD, ID, WARN, Painter, first_line, short, value_text
 
 _RETRY = "resolve with `--resolve <id>=<side>` (or `--strategy ours|theirs`) and merge"
 
@@ -103,7 +103,7 @@ def _conflict_block(outcome: porcelain.MergeOutcome, conflict: Conflict, paint: 
     """
     lines = [f"  {paint(ID, conflict.id)} {paint(DIM, f'({conflict.kind})')}"]
     for label, raw in (("base:", conflict.base), ("ours:", conflict.ours), ("theirs:", conflict.theirs)):
-        shown = compact(outcome.nodes[raw].content) if raw is not None else "(deleted)"
+        shown = value_text(outcome.nodes[raw]) if raw is not None else "(deleted)"
         lines.append(f"    {paint(DIM, f'{label:<7}')} {shown}")
     return "\n".join(lines) + "\n"
 

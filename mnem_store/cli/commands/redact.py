@@ -43,9 +43,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--source", help="only versions whose provenance source is this")
     parser.add_argument("--step", help="only versions whose provenance agent_step is this")
     parser.add_argument("--observation", help="only versions whose provenance observation is this")
-    parser.add_argument("--written-by", metavar="AUTHOR", help="only versions a commit by AUTHOR wrote")
+    parser.add_argument("--author", help="only versions a commit of this author wrote (who redacts is --by)")
     parser.add_argument("--reason", required=True, help="why (kept with the record and shown on every read)")
-    parser.add_argument("--author", help='who redacts; falls back to $MNEM_AUTHOR, then "unknown"')
+    parser.add_argument("--by", help='who redacts; falls back to $MNEM_AUTHOR, then "unknown"')
     parser.add_argument("--dry-run", action="store_true", help="list what would be removed; change nothing")
 
 
@@ -63,10 +63,10 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         source=None if args.source is None else check_text(args.source, "--source"),
         step=None if args.step is None else check_text(args.step, "--step"),
         observation=None if args.observation is None else check_text(args.observation, "--observation"),
-        written_by=None if args.written_by is None else check_text(args.written_by, "--written-by"),
+        author=None if args.author is None else check_text(args.author, "--author"),
     )
     done = porcelain.redact(ctx.repo(), selection, reason=check_text(args.reason, "--reason"),
-                            author=check_text(default_author(args.author), "--author"), dry_run=args.dry_run)
+                            author=check_text(default_author(args.by), "--by"), dry_run=args.dry_run)
     data = {"dry_run": done.dry_run, "versions": [_version(version) for version in done.versions],
             "records": [record.to_dict() for record in done.records], "complete": done.complete,
             "residue": done.residue or None}

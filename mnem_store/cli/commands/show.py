@@ -16,7 +16,7 @@ from ... import porcelain
 from ...errors import InvalidRefError, UsageError
 from ..context import Context, Outcome, wall_time
 from ..documents import node_documents
-from ..render import compact
+from ..render import value_text
 
 
 def register(parser: argparse.ArgumentParser) -> None:
@@ -66,7 +66,7 @@ def _show(args: argparse.Namespace, ctx: Context) -> Outcome:
         node = porcelain.show_node(repo, args.node, args.rev)
         if node is None:
             return Outcome(None, f"{paint('245', '(absent)')}\n")
-        return Outcome(node.to_dict(), lambda: f"{paint('75', args.node)}\n  {compact(node.content)}\n")
+        return Outcome(node.to_dict(), lambda: f"{paint('75', args.node)}\n  {value_text(node)}\n")
     if args.limit is None and (args.cursor is not None or args.prefix):
         raise UsageError("--cursor and --prefix page through memory: give --limit N too")
     if args.limit is not None and args.limit < 1:
@@ -91,7 +91,7 @@ def _valid(args: argparse.Namespace, ctx: Context) -> Outcome:
         node = None if raw is None else porcelain.load_nodes(repo, [raw])[raw]
         if node is None:
             return Outcome(None, f"{ctx.paint('245', '(absent)')}\n")
-        return Outcome(node.to_dict(), lambda: f"{ctx.paint('75', args.node)}\n  {compact(node.content)}\n")
+        return Outcome(node.to_dict(), lambda: f"{ctx.paint('75', args.node)}\n  {value_text(node)}\n")
     page = porcelain.Page(nodes, None)
     return Outcome(node_documents(repo, nodes) if ctx.json else None, lambda: _page_text(ctx, page))
 
@@ -101,7 +101,7 @@ def _page_text(ctx: Context, page: porcelain.Page) -> str:
     if not page.nodes:
         return f"{ctx.paint('245', '(empty)')}\n"
     loaded = porcelain.load_nodes(ctx.repo(), list(page.nodes.values()))
-    text = "".join(f"{ctx.paint('75', node_id)}\n  {compact(loaded[raw].content)}\n"
+    text = "".join(f"{ctx.paint('75', node_id)}\n  {value_text(loaded[raw])}\n"
                    for node_id, raw in page.nodes.items())
     if page.next_cursor is not None:
         text += ctx.paint("245", f"(more: --cursor {page.next_cursor})") + "\n"

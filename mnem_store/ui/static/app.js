@@ -75,6 +75,10 @@ const words = (text) => text.split(/(\s+)/).filter(Boolean)
 // A value as pretty JSON (maps and lists indented), keeping its line breaks and indents (.json in style.css);
 // undefined (no value: a fact added or removed) shows as a dash.
 const jsonValue = (tag, value, cls) => el(tag, { class: `json ${cls}` }, value === undefined ? "—" : words(JSON.stringify(value, null, 2)));
+// A node's value; a version whose bytes were redacted shows its record instead (never a value: there is none).
+const nodeValue = (tag, node, cls) => node?.redacted
+  ? el(tag, { class: `redacted ${cls}` }, words(`redacted at ${when(node.redacted.at)} by ${node.redacted.by}: ${node.redacted.reason}`))
+  : jsonValue(tag, node?.content, cls);
 const firstLine = (text) => text.split("\n")[0];
 
 function href(path, params) {
@@ -166,7 +170,7 @@ function pager(label, offset, limit, total, go) {
 // The facts table's columns after the id: each says when it is shown (a column empty on every row of the
 // page is left out, and so is kind while every fact is a note) and what a row's cell holds.
 const FACT_COLUMNS = [
-  { label: "value", cell: (fact) => jsonValue("td", fact.content, "value") },
+  { label: "value", cell: (fact) => nodeValue("td", fact, "value") },
   { label: "kind", shown: (fact) => fact.content_kind !== "note", cell: (fact) => el("td", {}, fact.content_kind) },
   ...PROVENANCE.map(([name, label]) => ({
     label, shown: (fact) => fact.provenance[name] !== null, cell: (fact) => el("td", {}, words(fact.provenance[name] ?? "")),
@@ -232,7 +236,7 @@ async function factView(params) {
   if (blame.status === "fulfilled") {
     const commit = blame.value.commit;
     why.append(el("div", { class: "blame" },
-      jsonValue("p", blame.value.node.content, "value"),
+      nodeValue("p", blame.value.node, "value"),
       el("p", {}, "Set by ", commitLink(commit), " by ", byline(commit), ` at ${when(commit.time)}`),
       provenanceList(blame.value.node)));
   } else if (first.value.entries[0].kind === "removed") {  // it was in memory once: the timeline says when it left
@@ -264,14 +268,14 @@ function timelineEntry(id, entry) {
   const value = entry.value;
   const item = el("li", { class: `step ${entry.kind}` },
     el("h3", {}, `${entry.kind} at ${when(entry.commit.time)}`),
-    value ? jsonValue("p", value.content, "value") : el("p", { class: "dim" }, "(removed from memory)"),
+    value ? nodeValue("p", value, "value") : el("p", { class: "dim" }, "(removed from memory)"),
     el("p", {}, "Commit ", commitLink(entry.commit), " by ", byline(entry.commit)),
     entry.origin.id !== entry.commit.id
       ? el("p", {}, "Written on a branch by ", commitLink(entry.origin), " by ", byline(entry.origin), ", merged here")
       : null,
     value ? provenanceList(value) : null,
     diffTable(entry.diff, "Changed from the value before"));
-  if (value) {
+  if (value && !value.redacted) {  // a redacted value cannot be looked for
     const answer = el("output", { class: "when" });
     const ask = el("button", { type: "button" }, "When did this value first hold?");
     ask.addEventListener("click", async () => {
@@ -432,8 +436,8 @@ async function commitView(id, params) {
   const rows = data.changes.map((change) => el("tr", { class: change.kind },
     el("th", { scope: "row" }, el("a", { href: href("/fact", { id: change.id, at: commit.id }) }, change.id)),
     el("td", {}, change.kind),
-    jsonValue("td", change.old?.content, "before"),
-    jsonValue("td", change.new?.content, "after"),
+    nodeValue("td", change.old, "before"),
+    nodeValue("td", change.new, "after"),
     el("td", {}, change.new ? (change.new.provenance.source ?? "") : "")));
   const table = el("div", { class: "scroll" }, el("table", { class: "changes" },
     el("caption", {}, `${data.total} ${data.total === 1 ? "fact" : "facts"} changed`),

@@ -1,0 +1,51 @@
+"""Looking for removed bytes where a store keeps its data: every file of a SQLite store, PostgreSQL's table files.
+
+A node's stored bytes are deflated, so a test looks for the stored form
+(``stored``) as well as the plain text, and first checks that both are
+there before the verb, so that "not found after" can fail.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pg_stores
+from conftest import store_sql
+
+
+def stored(store: Path, raw: bytes) -> bytes:
+    """An object's bytes as the store keeps them (deflated)."""
+    return bytes(store_sql(store, "SELECT data FROM objects WHERE id = ?", raw)[0][0])
+
+
+def sqlite_files(store: Path) -> bytes:
+    """Every byte of every file of a SQLite store (database, WAL, shared memory), read now."""
+    return b"".join(path.read_bytes() for path in sorted((store / ".mnem").iterdir()) if path.is_file())
+
+
+def pg_files(store: Path) -> bytes:
+    """Every byte of the files of the store's ``objects`` and ``vectors`` tables and their TOAST tables.
+
+    A ``CHECKPOINT`` first writes the server's dirty buffers to those files;
+    each relation's file is found by ``pg_relation_filepath`` under the
+    server's data folder, every 1 GB segment of it.
+    """
+    url = pg_stores.url_of(store) or ""
+    data = pg_stores.data_dir()
+    found = b""
+    with pg_stores.connect(url) as conn:
+        conn.execute("CHECKPOINT")
+        for table in ("objects", "vectors"):
+            oid, toast = conn.execute("SELECT oid, reltoastrelid FROM pg_class WHERE oid = to_regclass(%s)",
+                                      (table,)).fetchone()
+            for relation in (oid, toast):
+                if relation:
+                    path = conn.execute("SELECT pg_relation_filepath(%s)", (relation,)).fetchone()[0]
+                    for segment in sorted(data.glob(f"{path}*")):
+                        found += segment.read_bytes()
+    return found
+
+
+def files(store: Path) -> bytes:
+    """What the store's files hold, on its backend."""
+    return pg_files(store) if pg_stores.url_of(store) else sqlite_files(store)

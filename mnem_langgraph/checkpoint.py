@@ -21,7 +21,9 @@ tag beside the bytes as a Latin-1 string (``stored.LATIN1``), read back
 strictly (``stored``): only the types LangGraph deems safe and those the
 app allows are built, and a node the saver did not write so is an
 ``UnreadableCheckpointError`` naming it.  A ``put`` is one
-``mnem write`` (one commit), ``put_writes`` one too (its regular writes put
+``mnem write`` (one commit; with retention, ``keep_last`` / ``max_age``, an
+``ls`` before it and, once the namespace holds more than the rule keeps, a
+read of its checkpoints and a ``mnem redact`` too), ``put_writes`` one too (its regular writes put
 only if absent), ``get_tuple`` two reads (three without a checkpoint id: an
 ``ls`` finds the latest) and ``list`` three whatever it returns.
 
@@ -50,6 +52,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping, Sequence
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -69,11 +72,22 @@ from langgraph.checkpoint.serde.base import SerializerProtocol
 
 import mnem_bridge
 from mnem_bridge.agents import with_retry
+from mnem_bridge.features import require
 from mnem_bridge.text import in_message
 from mnem_ids import SEPARATOR, encode_part
-from mnem_ids.checkpoints import BLOB, CHECKPOINT, CHECKPOINT_PREFIX, WRITE, Parsed, node, parse, thread_prefix
+from mnem_ids.checkpoints import (
+    BLOB,
+    CHECKPOINT,
+    CHECKPOINT_PREFIX,
+    WRITE,
+    Parsed,
+    namespace_prefix,
+    node,
+    parse,
+    thread_prefix,
+)
 
-from . import stored
+from . import retention, stored
 from .opening import open_store
 from .stored import UnreadableCheckpointError
 
@@ -188,12 +202,22 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             safe ones: classes, or ``(module, name)`` pairs (what a blocked type's error names).
             ``with_allowlist`` widens a saver the same way; a graph compiled while
             ``LANGGRAPH_STRICT_MSGPACK`` is set adds its state schema's types so.
+        keep_last: Retention: keep at most this many checkpoints per thread and checkpoint namespace
+            (the one a ``put`` writes counts as one).  ``None`` (default): keep every checkpoint.
+        max_age: Retention: keep only checkpoints put less than this long ago, by the store's clock
+            (``clock``, else the system's).  ``None`` (default): any age.  With either option, each
+            ``put`` removes the checkpoints of its namespace the rule no longer keeps, with their
+            pending writes and the channel values no kept checkpoint reads, in the put's own commit,
+            and redacts their bytes from history (``mnem redact``); it never removes the checkpoint
+            it writes, nor an ancestor a kept checkpoint's ``DeltaChannel`` is rebuilt from
+            (``retention``).
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there.
         BinaryNotFoundError: No ``mnem`` binary.
         mnem_bridge.UsageError: ``allowed_types`` beside ``serde`` (give the types to that
-            serializer), or an entry that is neither a class nor a pair of texts.
+            serializer), an entry that is neither a class nor a pair of texts, or a ``keep_last``
+            or ``max_age`` out of range.
     """
 
     def __init__(
@@ -208,7 +232,11 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         clock: Callable[[], int] | None = None,
         couple_memory: bool = False,
         allowed_types: Iterable[type | tuple[str, str]] = (),
+        keep_last: int | None = None,
+        max_age: timedelta | None = None,
     ) -> None:
+        #: What each put keeps of its namespace (``None``: everything).
+        self._rule = retention.rule(keep_last, max_age)
         allowed = list(allowed_types)
         if serde is not None and allowed:
             raise mnem_bridge.UsageError("MnemosyneSaver takes allowed_types or serde, not both: a serializer of "
@@ -422,6 +450,12 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             metadata: Its metadata (with the config's extra keys, as every LangGraph saver adds them).
             new_versions: The channels whose values changed since the parent: only these are written.
 
+        With retention (``keep_last`` / ``max_age``), the same commit removes
+        what the rule no longer keeps of the namespace (read first: an ``ls``
+        of the namespace, and once it holds more than the rule allows, its
+        checkpoints with their times), and one ``mnem redact`` then removes
+        those nodes' bytes from history.
+
         Returns:
             The config of the stored checkpoint.
         """
@@ -441,10 +475,104 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             content["memory"] = self._pin_for(key, parent)._asdict()
         puts.append({"id": _checkpoint_node(key), "content": content})
         where = in_message(thread_id) if not checkpoint_ns else f"{in_message(thread_id)} {in_message(checkpoint_ns)}"
-        self._write(puts, (), f"checkpoint {where} step {full.get('step')} ({full.get('source')})")
+        message = f"checkpoint {where} step {full.get('step')} ({full.get('source')})"
+        rule = self._rule
+        retired = self._retired(rule, key, kept["channel_versions"], full, parent) if rule is not None else ()
+        self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)" if retired else message)
         self._branch_missing = False
         self._remember(key, content)
+        if retired and rule is not None:
+            self._removed(retired, f"MnemosyneSaver retention ({_described(rule)}) of {where}")
         return _config(key)
+
+    def _retired(self, rule: retention.Rule, key: Key, versions: Mapping[str, Any], metadata: Mapping[str, Any],
+                 parent: str | None) -> Sequence[str]:
+        """The nodes of ``key``'s namespace the retention rule lets go once ``key`` is put (``retention``).
+
+        The checkpoints it does not keep, their pending writes, the channel
+        values no kept checkpoint reads, and pending writes older than every
+        kept checkpoint whose checkpoint is not stored (a task's writes that
+        landed after their checkpoint went).  A stored checkpoint this saver cannot
+        read is never let go, and while there is one no channel value is
+        either: which values it reads is not known.
+
+        Raises:
+            ContractError: A ``mnem`` that cannot redact, before anything is written.
+        """
+        everything = self._ids([namespace_prefix(key.thread_id, key.checkpoint_ns)])
+        stored_ids = {other.checkpoint_id for parsed in everything
+                      if parsed.kind == CHECKPOINT and (other := _key_of(parsed)) is not None} - {key.checkpoint_id}
+        if not stored_ids or (rule.max_age_ms is None and len(stored_ids) < (rule.keep_last or 0)):
+            return []
+        require(self._client.binary, "redact")
+        now = self._now()
+        found, unreadable = self._stamped(key)
+        found[key.checkpoint_id] = retention.stamped(key.checkpoint_id, {"channel_versions": versions}, metadata,
+                                                     parent, now)
+        keep = retention.kept(found, key.checkpoint_id, rule, now)
+        oldest, known = min(keep), found.keys() | unreadable
+        doomed = {Key(key.thread_id, key.checkpoint_ns, cid) for cid in found if cid not in keep}
+        doomed |= {other for parsed in everything if parsed.kind == WRITE and (other := _key_of(parsed)) is not None
+                   and other.checkpoint_id < oldest and other.checkpoint_id not in known}
+        used = None if unreadable else {(key.thread_id, key.checkpoint_ns, channel, str(version))
+                                        for cid in keep for channel, version in found[cid].versions.items()}
+        return _swept(everything, doomed, used)
+
+    def _stamped(self, key: Key) -> tuple[dict[str, retention.Stamped], set[str]]:
+        """The stored checkpoints of ``key``'s namespace but ``key``, as retention weighs them, in one ``stamps``.
+
+        Returns:
+            ``({checkpoint id: Stamped}, {id of a checkpoint this saver cannot read})``.
+        """
+        found: dict[str, retention.Stamped] = {}
+        unreadable: set[str] = set()
+        timed = self._store.node_times(prefixes=[_checkpoints_prefix(key.thread_id, key.checkpoint_ns)],
+                                       at=self._branch)
+        for node_id, item in timed.items():
+            parsed = parse(node_id)
+            stored_key = _key_of(parsed) if parsed is not None and parsed.kind == CHECKPOINT else None
+            if stored_key is None or stored_key.checkpoint_id == key.checkpoint_id:
+                continue
+            try:
+                read = stored.checkpoint_node(self.serde, node_id, item.node.content)
+            except UnreadableCheckpointError as error:
+                logger.warning("retention keeps checkpoint %s, and every channel value, as it cannot read it: %s",
+                               node_id, error.message)
+                unreadable.add(stored_key.checkpoint_id)
+                continue
+            found[stored_key.checkpoint_id] = retention.stamped(stored_key.checkpoint_id, read.checkpoint,
+                                                                read.metadata, read.parent, item.created)
+        return found, unreadable
+
+    def _now(self) -> int:
+        """"Now" as the store will record it for the next call: the saver's clock, else the system's (Unix ms)."""
+        clock = self._client.clock
+        return clock() if clock is not None else time.time_ns() // 1_000_000
+
+    def _redact(self, reason: str, *, nodes: Sequence[str] = (), prefix: str | None = None) -> None:
+        """Redact every version in history of ``nodes`` (or of every node under ``prefix``), just deleted.
+
+        The deletes were one commit; this is the engine's one redaction
+        transaction after it (``mnem redact``), its record naming the saver's
+        author and ``reason``.  Commits keep their ids; the nodes' bytes are
+        gone from every commit that held them.
+        """
+        if not nodes and prefix is None:
+            return
+        try:
+            with_retry(lambda: self._store.redact(nodes=nodes, prefix=prefix, reason=reason, by=self.author))
+        except mnem_bridge.NotFoundError:
+            if nodes:
+                raise
+            logger.debug("no node under %s was ever stored: nothing to redact", prefix)
+
+    def _removed(self, deleted: Sequence[str], reason: str) -> None:
+        """Redact the nodes one commit just deleted, and forget the pins of the checkpoints among them."""
+        self._redact(reason, nodes=deleted)
+        gone = {(found.thread_id, found.checkpoint_id) for parsed in map(parse, deleted)
+                if parsed is not None and parsed.kind == CHECKPOINT and (found := _key_of(parsed)) is not None
+                and not found.checkpoint_ns}
+        self._let_go(gone.__contains__)
 
     # ------------------------------------------------------------------ coupled memory
     def _remember(self, key: Key, content: Any) -> tuple[MemoryPin | None] | None:
@@ -616,12 +744,25 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         self._write(puts, (), f"checkpoint writes {in_message(thread_id)} task {in_message(task_id)}")
 
     def delete_thread(self, thread_id: str) -> None:
-        """Remove a thread's checkpoints, channel values and writes from current memory as one commit.
+        """Remove a thread's checkpoints, channel values and writes as one commit, and their bytes from history.
 
-        History keeps them (``mnem show REV`` at an older commit), as it keeps every removed fact.
+        History keeps its commits, and their ids, but not the bytes: every
+        version of every node the thread ever had (its id under the thread's
+        prefix), including those removed earlier, is redacted in one
+        ``mnem redact`` after the commit, so reading one at an older commit
+        answers a redaction marker ("redacted at T by the saver's author:
+        MnemosyneSaver.delete_thread ..."), never the value.  This is how an
+        app honours an erasure request for a thread.
+
+        Raises:
+            ContractError: A ``mnem`` that cannot redact, before anything is removed.
         """
-        ids = self._node_ids([thread_prefix(str(thread_id))])
-        self._write([], ids, f"delete checkpoints of thread {in_message(str(thread_id))}")
+        prefix = thread_prefix(str(thread_id))
+        require(self._client.binary, "redact")
+        ids = self._node_ids([prefix])
+        message = f"delete checkpoints of thread {in_message(str(thread_id))}"
+        self._write([], ids, message)
+        self._redact(f"MnemosyneSaver.delete_thread: {message}", prefix=prefix)
         self._let_go(lambda place: place[0] == str(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -639,17 +780,23 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """Remove the checkpoints whose metadata names one of ``run_ids``, with their writes, as one commit.
 
         Reads the metadata of every checkpoint in the store: a run is not part of a node id.
-        Channel values no remaining checkpoint of their namespace refers to go too.
+        Channel values no remaining checkpoint of their namespace refers to go too.  History keeps
+        its commits but not the bytes of what went: every version of each removed node is
+        redacted after the commit (``mnem redact``, reason ``MnemosyneSaver.delete_for_runs``).
+
+        Raises:
+            ContractError: A ``mnem`` that cannot redact, before anything is removed.
         """
         runs = set(run_ids)
         if not runs:
             return
+        require(self._client.binary, "redact")
         everything = self._ids([CHECKPOINT_PREFIX])
         keys = [key for parsed in everything if parsed.kind == CHECKPOINT and (key := _key_of(parsed))]
         loaded = self._load(keys)
         doomed = {_key(item) for item in loaded if item.metadata.get("run_id") in runs}
         self._sweep(everything, doomed, [item for item in loaded if _key(item) not in doomed],
-                    f"delete checkpoints of {len(runs)} run(s)")
+                    f"delete checkpoints of {len(runs)} run(s)", "delete_for_runs")
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         """Keep only each namespace's latest checkpoint (``"keep_latest"``), or none (``"delete"``), as one commit.
@@ -657,16 +804,21 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         ``keep_latest`` keeps the latest checkpoint's writes and every channel
         value it refers to.  It does not walk back to a ``DeltaChannel``
         snapshot (see ``BaseCheckpointSaver.prune``): prune no thread whose
-        graph uses one.
+        graph uses one (retention, ``keep_last``, does walk back).  History
+        keeps its commits but not the bytes of what went: every version of
+        each removed node is redacted after the commit (``mnem redact``,
+        reason ``MnemosyneSaver.prune``), so the store shrinks.
 
         Raises:
             ValueError: Another strategy.
+            ContractError: A ``mnem`` that cannot redact, before anything is removed.
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}: 'keep_latest' or 'delete'")
         prefixes = [thread_prefix(str(thread_id)) for thread_id in thread_ids]
         if not prefixes:
             return
+        require(self._client.binary, "redact")
         everything = self._ids(prefixes)
         keys = [key for parsed in everything if parsed.kind == CHECKPOINT and (key := _key_of(parsed))]
         latest: dict[tuple[str, str], Key] = {}
@@ -677,27 +829,21 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                     latest[place] = key
         kept = set(latest.values())
         self._sweep(everything, {key for key in keys if key not in kept}, self._load(sorted(kept)),
-                    f"prune checkpoints of {len(prefixes)} thread(s) ({strategy})")
+                    f"prune checkpoints of {len(prefixes)} thread(s) ({strategy})", "prune")
 
     def _sweep(self, everything: Sequence[Parsed], doomed: set[Key], survivors: Sequence[CheckpointTuple],
-               message: str) -> None:
-        """Delete the doomed checkpoints, their writes, and the channel values no survivor of their namespace uses."""
+               message: str, call: str) -> None:
+        """Delete the doomed checkpoints, their writes, and the channel values no survivor of their namespace uses.
+
+        One commit, then their redaction, whose reason names ``call``.
+        """
         if not doomed:
             return
-        touched = {(key.thread_id, key.checkpoint_ns) for key in doomed}
         used = {(*_key(item)[:2], channel, str(version))
                 for item in survivors for channel, version in item.checkpoint["channel_versions"].items()}
-        deletes: list[str] = []
-        for parsed in everything:
-            key = _key_of(parsed)
-            blob = parsed.kind == BLOB and len(parsed.rest) == 2
-            if (key is not None and key in doomed) or (
-                    blob and (parsed.thread_id, parsed.checkpoint_ns) in touched
-                    and (parsed.thread_id, parsed.checkpoint_ns, *parsed.rest) not in used):
-                deletes.append(_node_id(parsed))
+        deletes = _swept(everything, doomed, used)
         self._write([], deletes, message)
-        gone = {(key.thread_id, key.checkpoint_id) for key in doomed if not key.checkpoint_ns}
-        self._let_go(gone.__contains__)
+        self._removed(deletes, f"MnemosyneSaver.{call}: {message}")
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """The next version of a channel: the counter, then a random part, as ``InMemorySaver``'s.
@@ -765,6 +911,32 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 def _key(item: CheckpointTuple) -> Key:
     configurable = item.config["configurable"]
     return Key(configurable["thread_id"], configurable["checkpoint_ns"], configurable["checkpoint_id"])
+
+
+def _swept(everything: Iterable[Parsed], doomed: set[Key], used: set[tuple[str, str, str, str]] | None) -> list[str]:
+    """The ids of ``everything`` that go with the ``doomed`` checkpoints.
+
+    Their nodes, their pending writes, and the channel values of their
+    namespaces that ``used`` (``(thread, namespace, channel, version)`` of
+    what the remaining checkpoints read) does not hold; with ``used`` ``None``
+    no channel value goes.
+    """
+    touched = {(key.thread_id, key.checkpoint_ns) for key in doomed}
+    deletes: list[str] = []
+    for parsed in everything:
+        key = _key_of(parsed)
+        blob = parsed.kind == BLOB and len(parsed.rest) == 2
+        if (key is not None and key in doomed) or (
+                blob and used is not None and (parsed.thread_id, parsed.checkpoint_ns) in touched
+                and (parsed.thread_id, parsed.checkpoint_ns, *parsed.rest) not in used):
+            deletes.append(_node_id(parsed))
+    return deletes
+
+
+def _described(rule: retention.Rule) -> str:
+    """A retention rule as a redaction's reason names it: ``keep_last=10``, ``max_age=3600000ms``, or both."""
+    return ", ".join(part for part in (f"keep_last={rule.keep_last}" if rule.keep_last is not None else "",
+                                       f"max_age={rule.max_age_ms}ms" if rule.max_age_ms is not None else "") if part)
 
 
 def _node_id(parsed: Parsed) -> str:

@@ -1,0 +1,295 @@
+"""``MnemosyneSaver`` forgets for real: its deletes and its retention take the bytes out of history.
+
+Real compiled graphs on real stores, through the real ``mnem``.  A value is
+looked for as the store keeps it: a node's stored bytes are deflated, so
+the plain text alone proves nothing; each test first finds the stored
+versions that hold a unique marker (and, on SQLite, finds those bytes in the
+database file or its WAL), then checks that after the call no object holds
+the marker and none of those bytes is left in any file of the store, while
+``mnem verify`` passes, every earlier commit keeps its id, and what was not
+deleted still reads.  Time is the test's manual clock, never the machine's.
+"""
+
+from __future__ import annotations
+
+import json
+import operator
+import uuid
+from datetime import timedelta
+from pathlib import Path
+from typing import Annotated, Any, TypedDict
+
+import pg_stores
+import pytest
+from conftest import BACKENDS, MNEM, new_store, run_mnem, store_sql
+from langchain_core.runnables import RunnableConfig
+from langgraph.channels.delta import DeltaChannel
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.graph import START, StateGraph
+from langgraph.types import Command, interrupt
+from manual_clock import ManualClock
+
+import mnem_bridge
+from mnem_langgraph import MnemosyneSaver
+from mnem_store.sql.objects import unpack
+
+#: A fragment of stored bytes this long found in a file means the version's bytes are still there.
+FRAGMENT = 16
+
+
+class Notes(TypedDict, total=False):
+    notes: Annotated[list[str], operator.add]
+    scratch: str
+
+
+def _fold(state: list[str], writes: list[list[str]]) -> list[str]:
+    """``operator.add`` over a batch of writes, as ``DeltaChannel`` wants its reducer."""
+    for write in writes:
+        state = state + write
+    return state
+
+
+class DeltaNotes(TypedDict, total=False):
+    notes: Annotated[list[str], DeltaChannel(_fold, snapshot_frequency=4)]
+    scratch: str
+
+
+def build(saver: Any, schema: type[Any] = Notes, *, ask: bool = False) -> Any:
+    """A one-node graph (two with ``ask``: an interrupt first): the node notes the turn."""
+    graph = StateGraph(schema)
+    graph.add_node("note", lambda state: {"notes": [f"turn {len(state.get('notes', []))}"]})
+    if ask:
+        graph.add_node("ask", lambda state: {"notes": [f"said {interrupt('go?')}"]})
+        graph.add_edge(START, "ask")
+        graph.add_edge("ask", "note")
+    else:
+        graph.add_edge(START, "note")
+    return graph.compile(checkpointer=saver)
+
+
+def thread(name: str) -> RunnableConfig:
+    return {"configurable": {"thread_id": name}}
+
+
+def marker(what: str) -> str:
+    return f"{what}-{uuid.uuid4().hex}"
+
+
+@pytest.fixture(params=BACKENDS)
+def root(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
+    """A fresh store on each backend, addressed by its folder (``pg_stores``)."""
+    return new_store(tmp_path / "memory", request.param)
+
+
+@pytest.fixture
+def sqlite_root(tmp_path: Path) -> Path:
+    return new_store(tmp_path / "memory", "sqlite")
+
+
+def opened(root: Path, **options: Any) -> MnemosyneSaver:
+    return MnemosyneSaver(pg_stores.address(root), author="retention-test", mnem=MNEM, **options)
+
+
+def holding(root: Path, text: str) -> list[bytes]:
+    """The stored bytes of every object whose content holds ``text`` (a redacted object holds none)."""
+    rows = store_sql(root, "SELECT data FROM objects WHERE data IS NOT NULL")
+    return [bytes(data) for (data,) in rows if text.encode() in unpack(bytes(data))]
+
+
+def sqlite_files(root: Path) -> bytes:
+    """Every byte of every file of a SQLite store (database, WAL, shared memory), read now."""
+    return b"".join(path.read_bytes() for path in sorted((root / ".mnem").iterdir()) if path.is_file())
+
+
+def in_files(root: Path, stored: list[bytes]) -> bool:
+    """Whether a SQLite store's files hold one of ``stored`` whole."""
+    files = sqlite_files(root)
+    return any(data in files for data in stored)
+
+
+def left_in_files(root: Path, stored: list[bytes]) -> list[bytes]:
+    """The fragments of ``stored`` still found in a SQLite store's files, but for those a stored object still has.
+
+    Deflate starts alike for nodes whose ids start alike, so a fragment a
+    remaining object also holds tells nothing of the removed ones.
+    """
+    rows = store_sql(root, "SELECT data FROM objects WHERE data IS NOT NULL")
+    remaining = b"\0".join(bytes(data) for (data,) in rows)
+    files = sqlite_files(root)
+    return [part for data in stored for i in range(0, len(data) - FRAGMENT, FRAGMENT)
+            if (part := data[i:i + FRAGMENT]) in files and part not in remaining]
+
+
+def commits(root: Path) -> list[str]:
+    """HEAD's history, newest first."""
+    listed = run_mnem("--json", "log", cwd=root)
+    assert listed.code == 0, listed.err
+    return [entry["id"] for entry in json.loads(listed.out)]
+
+
+def verified(root: Path) -> None:
+    checked = run_mnem("--json", "verify", cwd=root)
+    assert checked.code == 0, checked.out + checked.err
+
+
+def redactions(root: Path) -> list[dict[str, Any]]:
+    listed = run_mnem("--json", "redactions", cwd=root)
+    assert listed.code == 0, listed.err
+    records: list[dict[str, Any]] = json.loads(listed.out)["redactions"]
+    return records
+
+
+def test_delete_thread_takes_every_byte_of_the_thread_out_of_history_and_nothing_else(root: Path) -> None:
+    secret, other = marker("secret"), marker("other")
+    sqlite = not pg_stores.url_of(root)
+    with opened(root) as saver:
+        app = build(saver)
+        app.invoke({"notes": [secret]}, thread("erase-me"))
+        app.invoke({"scratch": f"{secret} again"}, thread("erase-me"))
+        app.invoke({"notes": [other]}, thread("stays"))
+        stored = holding(root, secret)
+        assert stored and (not sqlite or in_files(root, stored))  # there before, in the form looked for
+        before = commits(root)
+
+        saver.delete_thread("erase-me")
+        assert saver.get_tuple(thread("erase-me")) is None and list(saver.list(thread("erase-me"))) == []
+        assert app.get_state(thread("stays")).values == {"notes": [other, "turn 1"]}
+    if sqlite:
+        assert left_in_files(root, stored) == [] and secret.encode() not in sqlite_files(root)
+    assert holding(root, secret) == [] and holding(root, other)  # gone, and only what was the thread's
+    assert commits(root)[1:] == before  # the delete's commit on top; every earlier commit keeps its id
+    verified(root)
+    records = redactions(root)
+    assert records and {record["by"] for record in records} == {"retention-test"}
+    assert all(record["reason"].startswith("MnemosyneSaver.delete_thread") and "erase-me" in record["reason"]
+               and record["id"].startswith(".checkpoint:erase-me:") for record in records)
+
+
+def test_prune_keep_latest_reclaims_the_bytes_of_every_checkpoint_but_the_latest(sqlite_root: Path) -> None:
+    root = sqlite_root
+    olds, last = [marker(f"old{i}") for i in range(3)], marker("last")
+    with opened(root) as saver:
+        app = build(saver)
+        for text in [*olds, last]:
+            app.invoke({"scratch": text}, thread("long"))
+        stored = [data for text in olds for data in holding(root, text)]
+        assert stored and in_files(root, stored)
+        before = commits(root)
+
+        saver.prune(["long"])
+        assert len(list(saver.list(thread("long")))) == 1
+        assert app.get_state(thread("long")).values == {"scratch": last, "notes": [f"turn {i}" for i in range(4)]}
+        assert app.invoke({"scratch": "next"}, thread("long"))["notes"][-1] == "turn 4"  # it runs on from there
+    assert left_in_files(root, stored) == [] and all(holding(root, text) == [] for text in olds)
+    assert holding(root, last)
+    assert commits(root)[-len(before):] == before
+    verified(root)
+    assert {record["reason"].split(":")[0] for record in redactions(root)} == {"MnemosyneSaver.prune"}
+
+
+def described(snapshots: list[Any]) -> list[tuple[Any, ...]]:
+    """What a LangGraph user reads of each state in a history (ids differ between savers)."""
+    return [(s.values, s.next, s.metadata["step"], s.metadata["source"], [t.name for t in s.tasks]) for s in snapshots]
+
+
+@pytest.mark.parametrize("keep", [1, 3])
+def test_retention_keeps_exactly_the_last_n_checkpoints_and_the_graph_reads_them_as_it_would_all(
+        root: Path, keep: int) -> None:
+    texts = [marker(f"step{i}") for i in range(5)]
+    reference = build(InMemorySaver())
+    with opened(root, keep_last=keep) as saver:
+        app = build(saver)
+        for text in texts:
+            assert app.invoke({"scratch": text}, thread("kept")) == reference.invoke({"scratch": text}, thread("kept"))
+        history = list(app.get_state_history(thread("kept")))
+        everything = list(reference.get_state_history(thread("kept")))
+        assert len(everything) > keep and described(history) == described(everything[:keep])
+        listed = [item.config["configurable"]["checkpoint_id"] for item in saver.list(thread("kept"))]
+        assert listed == [s.config["configurable"]["checkpoint_id"] for s in history]
+        latest = saver.get_tuple(thread("kept"))
+        assert latest is not None and latest.checkpoint["id"] == listed[0]
+        oldest = saver.get_tuple(history[-1].config)
+        assert oldest is not None and oldest.checkpoint["id"] == listed[-1]
+        # The oldest kept checkpoint replays as LangGraph replays it from a saver that kept everything.
+        assert app.invoke(None, history[-1].config) == reference.invoke(None, everything[keep - 1].config)
+    assert all(holding(root, text) == [] for text in texts[:-2]) and holding(root, texts[-1])
+    verified(root)
+    reasons = {record["reason"] for record in redactions(root)}
+    assert reasons and all(f"retention (keep_last={keep})" in reason for reason in reasons)
+
+
+def test_retention_keeps_a_stopped_checkpoint_and_its_pending_writes_so_the_run_resumes(root: Path) -> None:
+    reference = build(InMemorySaver(), ask=True)
+    with opened(root, keep_last=1) as saver:
+        app = build(saver, ask=True)
+        for name in ("first", "second"):
+            stopped = app.invoke({"scratch": name}, thread("asks"))
+            expected = reference.invoke({"scratch": name}, thread("asks"))
+            assert [i.value for i in stopped.pop("__interrupt__")] == [i.value for i in expected.pop("__interrupt__")]
+            assert stopped == expected and app.get_state(thread("asks")).next == ("ask",)
+            assert len(list(saver.list(thread("asks")))) == 1
+            resumed = app.invoke(Command(resume=name), thread("asks"))
+            assert resumed == reference.invoke(Command(resume=name), thread("asks"))
+        assert resumed["notes"] == ["said first", "turn 1", "said second", "turn 3"]
+
+
+def test_retention_by_age_lets_go_of_what_the_store_clock_says_is_that_old(root: Path) -> None:
+    clock = ManualClock()
+    with opened(root, max_age=timedelta(minutes=10), clock=clock) as saver:
+        app = build(saver)
+
+        def ids() -> list[str]:
+            return [item.checkpoint["id"] for item in saver.list(thread("aged"))]
+
+        app.invoke({"scratch": "at 0"}, thread("aged"))
+        first = ids()
+        clock.advance(minutes=6)
+        app.invoke({"scratch": "at 6"}, thread("aged"))
+        second = ids()
+        assert len(first) == 3 and second[3:] == first  # six minutes old: kept
+        clock.advance(minutes=4)
+        app.invoke({"scratch": "at 10"}, thread("aged"))
+        assert ids()[3:] == second[:3]  # ten minutes old: no longer younger than ten minutes, gone
+        assert app.get_state(thread("aged")).values == {"scratch": "at 10", "notes": ["turn 0", "turn 1", "turn 2"]}
+
+
+def test_retention_keeps_the_ancestors_a_delta_channel_is_rebuilt_from(root: Path) -> None:
+    reference = build(InMemorySaver(), DeltaNotes)
+    with opened(root, keep_last=2) as saver:
+        app = build(saver, DeltaNotes)
+        for i in range(9):
+            assert app.invoke({"notes": [f"said {i}"]}, thread("delta")) == reference.invoke(
+                {"notes": [f"said {i}"]}, thread("delta"))
+        assert app.get_state(thread("delta")).values == reference.get_state(thread("delta")).values
+        kept = len(list(saver.list(thread("delta"))))
+        # Kept back to a snapshot (every 4th update), not everything: 27 checkpoints were put.
+        assert 2 < kept < len(list(reference.get_state_history(thread("delta"))))
+    verified(root)
+
+
+@pytest.mark.parametrize("options", [{"keep_last": 0}, {"keep_last": True}, {"keep_last": 2.0},
+                                     {"max_age": timedelta(0)}, {"max_age": 60}])
+def test_a_retention_option_out_of_range_is_refused_before_anything_is_made(tmp_path: Path,
+                                                                             options: dict[str, Any]) -> None:
+    with pytest.raises(mnem_bridge.UsageError) as refused:
+        MnemosyneSaver(tmp_path / "never", mnem=MNEM, **options)
+    assert next(iter(options)) in refused.value.message
+    assert not (tmp_path / "never").exists()
+
+
+def test_delete_for_runs_takes_the_runs_bytes_out_of_history(sqlite_root: Path) -> None:
+    root = sqlite_root
+    secret, other = marker("run-secret"), marker("run-other")
+    doomed, kept = str(uuid.uuid4()), str(uuid.uuid4())
+    with opened(root) as saver:
+        app = build(saver)
+        app.invoke({"scratch": secret}, {"configurable": {"thread_id": "one-run", "run_id": doomed}})
+        app.invoke({"scratch": other}, {"configurable": {"thread_id": "other-run", "run_id": kept}})
+        stored = holding(root, secret)
+        assert stored and in_files(root, stored)
+
+        saver.delete_for_runs([doomed])
+        assert list(saver.list(thread("one-run"))) == [] and len(list(saver.list(thread("other-run")))) == 3
+    assert left_in_files(root, stored) == [] and holding(root, secret) == [] and holding(root, other)
+    verified(root)
+    assert {record["reason"].split(":")[0] for record in redactions(root)} == {"MnemosyneSaver.delete_for_runs"}

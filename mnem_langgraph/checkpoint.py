@@ -807,7 +807,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         graph uses one (retention, ``keep_last``, does walk back).  History
         keeps its commits but not the bytes of what went: every version of
         each removed node is redacted after the commit (``mnem redact``,
-        reason ``MnemosyneSaver.prune``), so the store shrinks.
+        reason ``MnemosyneSaver.prune``): the store no longer holds them (PostgreSQL: docs/postgres.md).
 
         Raises:
             ValueError: Another strategy.

@@ -69,9 +69,19 @@ def source(backend: str, tmp_path: Path) -> Path:
     return store
 
 
-def test_a_fetch_applies_the_remotes_redaction_and_its_bytes_leave_this_store(source: Path, tmp_path: Path) -> None:
-    ok("clone", pg_stores.address(source), str(tmp_path / "laptop"), cwd=tmp_path)
+def clone_on(backend: str, source: Path, dest: Path) -> Any:
+    """``mnem clone --json`` of ``source`` into ``dest``, a folder or a new PostgreSQL store it then addresses."""
+    target = pg_stores.new_url() if backend == "postgresql" else str(dest)
+    cloned = ok("--json", "clone", pg_stores.address(source), target, cwd=dest.parent).json
+    if backend == "postgresql":
+        pg_stores.register(dest, target)
+    return cloned
+
+
+def test_a_fetch_applies_the_remotes_redaction_and_its_bytes_leave_this_store(
+        source: Path, tmp_path: Path, backend: str) -> None:
     laptop = tmp_path / "laptop"
+    clone_on(backend, source, laptop)
     raw = version_of(laptop, NODE)
     stored = stored_form(laptop, raw)
     assert holds(store_files(laptop), SECRET, stored)  # it is there: the checks below can fail
@@ -94,11 +104,7 @@ def test_a_clone_made_after_a_redaction_never_holds_the_bytes(source: Path, tmp_
     before = commits(source, "main", "side")
     redact(source)
     dest = tmp_path / "dest"
-    target = pg_stores.new_url() if backend == "postgresql" else str(dest)
-    cloned = ok("--json", "clone", pg_stores.address(source), target, cwd=tmp_path).json
-    if backend == "postgresql":
-        pg_stores.register(dest, target)
-    assert cloned["redactions"] == 1
+    assert clone_on(backend, source, dest)["redactions"] == 1
     gone(dest, stored)
     assert commits(dest, "main", "origin/side") == before
     assert records(dest) == records(source)
@@ -132,10 +138,7 @@ def test_a_pack_that_carries_bytes_a_record_names_does_not_restore_them(backend:
     ok("branch", "-d", "tmp", cwd=source)
     ok("branch", "-d", "side", cwd=source)
     fresh = tmp_path / "fresh"
-    target = pg_stores.new_url() if backend == "postgresql" else str(fresh)
-    ok("clone", str(source), target, cwd=tmp_path)
-    if backend == "postgresql":
-        pg_stores.register(fresh, target)
+    clone_on(backend, source, fresh)
     raw = version_of(old, NODE, "tmp")
     assert store_sql(fresh, "SELECT id FROM objects WHERE id = ?", raw) == []  # the record alone
     assert [r["object"] for r in records(fresh)] == [raw.hex()]

@@ -293,3 +293,18 @@ def test_delete_for_runs_takes_the_runs_bytes_out_of_history(sqlite_root: Path) 
     assert left_in_files(root, stored) == [] and holding(root, secret) == [] and holding(root, other)
     verified(root)
     assert {record["reason"].split(":")[0] for record in redactions(root)} == {"MnemosyneSaver.delete_for_runs"}
+
+
+def test_retention_on_a_coupled_saver_keeps_the_pins_of_the_kept_checkpoints_only(root: Path) -> None:
+    with opened(root, couple_memory=True, keep_last=2) as saver:
+        app = build(saver)
+        app.invoke({"scratch": "first"}, thread("pinned"))
+        everything = list(app.get_state_history(thread("pinned")))
+        app.invoke({"scratch": "second"}, thread("pinned"))
+        kept = list(app.get_state_history(thread("pinned")))
+        assert len(kept) == 2 and all(saver.memory_of(snapshot.config) is not None for snapshot in kept)
+        assert [saver.memory_of(snapshot.config) for snapshot in everything] == [None] * len(everything)
+        assert not [place for place in saver._pins if place[1] in {s.config["configurable"]["checkpoint_id"]
+                                                                   for s in everything}]
+        with opened(root, couple_memory=True) as fresh:
+            assert [fresh.memory_of(s.config) for s in kept] == [saver.memory_of(s.config) for s in kept]

@@ -555,16 +555,22 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         The deletes were one commit; this is the engine's one redaction
         transaction after it (``mnem redact``), its record naming the saver's
         author and ``reason``.  Commits keep their ids; the nodes' bytes are
-        gone from every commit that held them.
+        gone from every commit that held them.  When a file of the store still
+        holds them (another process's read kept SQLite's WAL from being
+        emptied), a warning says so and what to run: the data is gone from
+        every read either way, so the call does not fail.
         """
         if not nodes and prefix is None:
             return
         try:
-            with_retry(lambda: self._store.redact(nodes=nodes, prefix=prefix, reason=reason, by=self.author))
+            done = with_retry(lambda: self._store.redact(nodes=nodes, prefix=prefix, reason=reason, by=self.author))
         except mnem_bridge.NotFoundError:
             if nodes:
                 raise
             logger.debug("no node under %s was ever stored: nothing to redact", prefix)
+            return
+        if not done.complete:
+            logger.warning("%s: the store's files may still hold the removed bytes: %s", reason, done.residue)
 
     def _removed(self, deleted: Sequence[str], reason: str) -> None:
         """Redact the nodes one commit just deleted, and forget the pins of the checkpoints among them."""

@@ -13,7 +13,9 @@ deleted still reads.  Time is the test's manual clock, never the machine's.
 from __future__ import annotations
 
 import json
+import logging
 import operator
+import sqlite3
 import uuid
 from datetime import timedelta
 from pathlib import Path
@@ -308,3 +310,30 @@ def test_retention_on_a_coupled_saver_keeps_the_pins_of_the_kept_checkpoints_onl
                                                                    for s in everything}]
         with opened(root, couple_memory=True) as fresh:
             assert [fresh.memory_of(s.config) for s in kept] == [saver.memory_of(s.config) for s in kept]
+
+
+def test_a_delete_another_reader_holds_up_warns_and_running_it_again_finishes_the_erasure(
+        sqlite_root: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    root = sqlite_root
+    monkeypatch.setenv("MNEM_BUSY_TIMEOUT_MS", "1")  # the saver's worker waits the least for the reader
+    secret = marker("held")
+    with opened(root) as saver:
+        build(saver).invoke({"scratch": secret}, thread("held"))
+        stored = holding(root, secret)
+        reader = sqlite3.connect(root / ".mnem" / "store.sqlite3")
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM objects").fetchone()
+        try:
+            with caplog.at_level(logging.WARNING, logger="mnem_langgraph.checkpoint"):
+                saver.delete_thread("held")
+        finally:
+            reader.rollback()
+            reader.close()
+        warned = [record.getMessage() for record in caplog.records if record.name == "mnem_langgraph.checkpoint"]
+        assert len(warned) == 1 and "MnemosyneSaver.delete_thread" in warned[0] and "again" in warned[0]
+        assert holding(root, secret) == []  # gone from every read already
+        caplog.clear()
+        saver.delete_thread("held")  # nothing left to delete; the erasure finishes
+        assert not [record for record in caplog.records if record.name == "mnem_langgraph.checkpoint"]
+    assert left_in_files(root, stored) == []
+    verified(root)

@@ -384,9 +384,11 @@ class PgSession(Session):
         try:
             with self._connections.connection() as conn:
                 conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(busy_timeout_s() * 1000)}ms")))
-                for table in tables:
-                    conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(self.url.schema, table)))
-                conn.execute("RESET lock_timeout")
+                try:
+                    for table in tables:
+                        conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(self.url.schema, table)))
+                finally:
+                    conn.execute("RESET lock_timeout")  # a pooled connection serves other stores next
         except psycopg.Error as exc:
             raise translate(exc, self.url) from None
 

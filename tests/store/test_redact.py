@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import sqlite3
 import struct
 import subprocess
 from collections.abc import Iterator
@@ -202,3 +203,34 @@ def test_every_read_of_a_redacted_version_answers_its_record_and_never_the_value
 
 def secret_object_at(store: Path, commit: str) -> str:
     return str(ok("--json", "ls", "--objects", commit, cwd=store).json["nodes"]["mem:user:token"])
+
+
+def test_an_erasure_another_reader_holds_up_says_so_and_running_it_again_finishes_it(store: Path) -> None:
+    """A read open in another session keeps what the erasure must rewrite (SQLite: the WAL's pages; PostgreSQL:
+    the tables, which VACUUM FULL must lock): the removal still commits, ``complete`` is false and ``residue``
+    says what to do; once the reader is done, the same command finishes the erasure and redacts nothing twice."""
+    url = pg_stores.url_of(store)
+    impatient = {"MNEM_BUSY_TIMEOUT_MS": "1"}  # the least wait: 0 would mean no limit to PostgreSQL
+    with worker(store) as running:  # on SQLite the secret's pages are in the WAL while a process has the store open
+        put_secret(store, running)
+        packed = stored(store, bytes.fromhex(secret_object(store).hex()))
+        if url:
+            reader = pg_stores.connect(url)
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM objects").fetchone()
+        else:
+            reader = sqlite3.connect(store / ".mnem" / "store.sqlite3")
+            reader.execute("BEGIN")
+            reader.execute("SELECT count(*) FROM objects").fetchone()
+        try:
+            held = ok("--json", "redact", "--node", "user:7:token", "--reason", "leak", cwd=store, env=impatient).json
+        finally:
+            reader.rollback()
+            reader.close()
+        assert (held["complete"], len(held["records"])) == (False, 1)
+        assert "run the same command again" in held["residue"]
+        assert ok("--json", "show", "--node", "user:7:token", cwd=store).json["content"] is None  # it did commit
+        again = ok("--json", "redact", "--node", "user:7:token", "--reason", "leak", cwd=store, env=impatient).json
+        assert (again["complete"], again["records"], again["residue"]) == (True, [], None)
+        held_files = files(store)
+    assert SECRET.encode() not in held_files and packed not in held_files

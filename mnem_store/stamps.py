@@ -47,10 +47,10 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Hashable, Iterable
-from functools import partial
 from typing import Any, NamedTuple, TypeVar
 
 from .blame import find_blame
+from .cache import Shelf
 from .errors import CorruptStoreError, rust_debug
 from .graph import Graph
 from .objects import MemoryNode
@@ -86,13 +86,22 @@ class _Facts(NamedTuple):
     changes: dict[str, str]
 
 
-def _cached(graph: Graph, key: Hashable, compute: Callable[[], T]) -> T:
-    """``compute()``, kept under ``key`` (which must name something fixed by commit ids) on the store's shelf."""
-    shelf = graph.repo.backend.kept.shelf("stamps", CACHE_SIZE)
+def _shelf(graph: Graph) -> Shelf:
+    """The store's shelf of stamps, walk facts and birth times."""
+    return graph.repo.backend.kept.shelf("stamps", CACHE_SIZE)
+
+
+def _cached(shelf: Shelf, key: Hashable, compute: Callable[..., T], *args: Any) -> T:
+    """``compute(*args)``, kept under ``key`` (which must name something fixed by commit ids) on ``shelf``.
+
+    The caller finds the shelf once, and the arguments are passed rather
+    than bound first, so a kept answer costs the lookup alone: a search
+    page's ten stamps took ~25% less (issue #46).
+    """
     # one key names one computation, so it holds what that computation returned (None included): one lookup
     kept: T = shelf.get(key, _UNKNOWN)
     if kept is _UNKNOWN:
-        return shelf.keep(key, compute())  # type: ignore[no-any-return]  # (compute's value, just kept)
+        return shelf.keep(key, compute(*args))  # type: ignore[no-any-return]  # (compute's value, just kept)
     shelf.move_to_end(key)
     return kept
 
@@ -106,7 +115,7 @@ def _facts(graph: Graph, raw: bytes) -> _Facts:
         commit = graph.commit(raw)
         return _Facts(commit.parents, commit.time, graph.repo.changes_of(raw) if commit.parents else {})
 
-    return _cached(graph, ("facts", raw), read)
+    return _cached(_shelf(graph), ("facts", raw), read)
 
 
 def _walk(graph: Graph, start: bytes, targets: Nodes, *, presence: bool) -> dict[str, bytes]:
@@ -193,8 +202,9 @@ def node_stamps(
 
 def _some(repo: Repo, graph: Graph, start: bytes, ids: list[str]) -> dict[str, Stamped]:
     out = {}
+    shelf = _shelf(graph)
     for node_id in ids:
-        found = _cached(graph, ("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        found = _cached(shelf, ("stamp", start, node_id), _stamp, repo, graph, start, node_id)
         if found is not None:
             out[node_id] = Stamped(*found)
     return out
@@ -245,7 +255,7 @@ def _birth_time(repo: Repo, graph: Graph, birth: bytes, node_id: str) -> int:
             raise CorruptStoreError(f"{rust_debug(node_id)} is not in memory at {birth.hex()}, where it was born")
         return _blame_time(repo.node(first), _facts(graph, birth).time)
 
-    return _cached(graph, ("born", birth, node_id), read)
+    return _cached(_shelf(graph), ("born", birth, node_id), read)
 
 
 def _all(repo: Repo, graph: Graph, start: bytes, prefixes: tuple[str, ...] | None = None) -> dict[str, Stamped]:
@@ -284,11 +294,12 @@ def _derived(
 ) -> _Stamps:
     """``start``'s stamps from its first parent's (``base``) and its change set against that parent."""
     found = dict(base)
+    shelf = _shelf(graph)
     for node_id in changes:
         if prefixes is not None and not node_id.startswith(prefixes):
             continue
         found.pop(node_id, None)
-        stamp = _cached(graph, ("stamp", start, node_id), partial(_stamp, repo, graph, start, node_id))
+        stamp = _cached(shelf, ("stamp", start, node_id), _stamp, repo, graph, start, node_id)
         if stamp is not None:  # None: removed here
             found[node_id] = stamp
     return dict(sorted(found.items()))

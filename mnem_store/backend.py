@@ -199,8 +199,11 @@ class ChangeIndex(ABC):
         """A commit's change rows: node id -> (kind, new object id or None)."""
 
     @abstractmethod
-    def versions(self) -> list[tuple[bytes, str, bytes]]:
-        """Every ``(commit id, node id, object id)`` a change row sets, in commit key order (``mnem redact``)."""
+    def versions(self, ids: Collection[str] | None = None, prefix: str | None = None) -> list[tuple[bytes, str, bytes]]:
+        """Every ``(commit id, node id, object id)`` a change row sets, in commit key order (``mnem redact``).
+
+        With ``ids`` or ``prefix``, only the rows of those node ids and of the ids under the prefix.
+        """
 
     @abstractmethod
     def image(self, row: GraphRow) -> StateImage:

@@ -105,10 +105,13 @@ def select(repo: Repo, selection: Selection) -> list[Version]:
         )
     writers: dict[bytes, list[bytes]] = {}
     names: dict[bytes, str] = {}
-    for commit, node_id, raw in repo.backend.states.versions():
+    # Named by ids or a prefix alone: only their change rows are read; otherwise every one.
+    narrow = not selection.objects and bool(selection.nodes or selection.prefix is not None)
+    ids, prefix = (selection.nodes, selection.prefix) if narrow else (None, None)
+    for commit, node_id, raw in repo.backend.states.versions(ids, prefix):
         writers.setdefault(raw, []).append(commit)
         names.setdefault(raw, node_id)
-    for node_id, raw in repo.staged():
+    for node_id, raw in repo.staged():  # few; ``_where`` keeps those the request names
         writers.setdefault(raw, [])
         names.setdefault(raw, node_id)
     wanted = _where(repo, selection, names, writers)

@@ -49,6 +49,8 @@ re-derives the graph's links and lanes from the commit objects.
 
 from __future__ import annotations
 
+from collections.abc import Collection
+
 import blake3
 
 from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
@@ -56,6 +58,7 @@ from ..cache import Shelf
 from ..errors import CorruptStoreError
 from ..logs import logger
 from ..stateimage import StateImage
+from .leases import in_list
 from .session import Session
 
 __all__ = ["IMAGE_CACHE_SIZE", "SqlStateStore", "pack_time", "unpack_time"]
@@ -91,6 +94,11 @@ def unpack_time(stored: bytes) -> int:
 def _graph_row(row: tuple[int, int | None, int, bytes, bytes]) -> GraphRow:
     key, parent, state_key, state, corrected = row
     return GraphRow(key, parent, state_key, state, unpack_time(corrected))
+
+
+#: Every change row that sets an object, with its commit's key (to order by), the commit's id, node id and object id.
+_VERSIONS = """SELECT ch.commit_key, x.id, n.name, o.id FROM changes ch JOIN names n ON n.key = ch.name
+JOIN objects o ON o.key = ch.object JOIN objects x ON x.key = ch.commit_key"""
 
 
 class SqlStateStore(ChangeIndex):
@@ -392,13 +400,28 @@ class SqlStateStore(ChangeIndex):
             raise CorruptStoreError("bad change row: unknown kind") from None
 
     # ------------------------------------------------------------ full states
-    def versions(self) -> list[tuple[bytes, str, bytes]]:
-        """Every change row that sets an object, as ``(commit id, node id, object id)``, in commit key order."""
-        rows = self.db.execute(
-            """SELECT x.id, n.name, o.id FROM changes ch JOIN names n ON n.key = ch.name
-               JOIN objects o ON o.key = ch.object JOIN objects x ON x.key = ch.commit_key ORDER BY ch.commit_key"""
-        ).fetchall()
-        return [(bytes(commit), self.db.node_id(name), bytes(raw)) for commit, name, raw in rows]
+    def versions(self, ids: Collection[str] | None = None, prefix: str | None = None) -> list[tuple[bytes, str, bytes]]:
+        """Change rows that set an object, as ``(commit id, node id, object id)``, in commit key order.
+
+        Every one, or with ``ids`` or ``prefix`` only those of these ids and
+        of the ids under the prefix, found through the ``names`` index (a
+        range for the prefix, as ``ever_named_under`` reads it).
+        """
+        db = self.db
+        if ids is None and prefix is None:
+            rows = db.execute(_VERSIONS + " ORDER BY ch.commit_key").fetchall()
+        else:
+            rows = []
+            for marks, chunk in in_list([db.node_name(node_id) for node_id in dict.fromkeys(ids or ())]):
+                rows += db.execute(_VERSIONS + f" WHERE n.name IN ({marks})", chunk).fetchall()
+            if prefix:
+                high = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+                rows += db.execute(_VERSIONS + " WHERE n.name >= ? AND n.name < ?",
+                                   (db.node_name(prefix), db.node_name(high))).fetchall()
+            elif prefix is not None:  # every id starts with ""
+                rows = db.execute(_VERSIONS).fetchall()
+            rows = sorted(set(rows), key=lambda row: row[0])
+        return [(bytes(commit), db.node_id(name), bytes(raw)) for _, commit, name, raw in rows]
 
     def image(self, row: GraphRow) -> StateImage:
         """The verified state of a commit: cached, or rebuilt from a base plus change rows.

@@ -234,3 +234,23 @@ def test_an_erasure_another_reader_holds_up_says_so_and_running_it_again_finishe
         assert (again["complete"], again["records"], again["residue"]) == (True, [], None)
         held_files = files(store)
     assert SECRET.encode() not in held_files and packed not in held_files
+
+
+def test_a_selection_names_versions_by_where_and_by_every_provenance_match_given(store: Path) -> None:
+    put_secret(store)  # token (source chat-42) and name by "agent", then plan by "unknown"
+    ok("write", "-m", "rename", "--time", "3000", "--author", "agent", cwd=store,
+       input=json.dumps({"put": [{"id": "user:7:name", "content": "Ada L."}]}))
+
+    def chosen(*args: str) -> list[str]:
+        versions = ok("--json", "redact", *args, "--reason", "r", "--dry-run", cwd=store).json["versions"]
+        return sorted(version["id"] for version in versions)
+
+    assert chosen("--prefix", "user:7:t") == ["user:7:token"]
+    assert chosen("--prefix", "user:7:") == ["user:7:name", "user:7:name", "user:7:plan", "user:7:token"]
+    assert chosen("--node", "user:7:name") == ["user:7:name", "user:7:name"]  # every version it ever had
+    assert chosen("--author", "agent") == ["user:7:name", "user:7:name", "user:7:token"]
+    assert chosen("--author", "agent", "--source", "chat-42") == ["user:7:token"]
+    assert chosen("--prefix", "user:7:", "--author", "unknown") == ["user:7:plan"]
+    nothing = run_mnem("--json", "redact", "--node", "user:7:name", "--source", "chat-42", "--reason", "r",
+                       cwd=store)
+    assert nothing.json["error"]["code"] == "not_found"

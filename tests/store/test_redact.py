@@ -23,7 +23,7 @@ from typing import Any
 
 import pg_stores
 import pytest
-from conftest import MNEM, run_mnem, store_fingerprint
+from conftest import MNEM, run_mnem, store_fingerprint, store_sql
 from mnem_history import ok
 from redaction_support import files, stored
 
@@ -254,3 +254,15 @@ def test_a_selection_names_versions_by_where_and_by_every_provenance_match_given
     nothing = run_mnem("--json", "redact", "--node", "user:7:name", "--source", "chat-42", "--reason", "r",
                        cwd=store)
     assert nothing.json["error"]["code"] == "not_found"
+
+
+def test_missing_bytes_without_a_record_are_still_a_corrupt_store(store: Path) -> None:
+    put_secret(store)
+    raw = secret_object(store)
+    store_sql(store, "UPDATE objects SET data = NULL WHERE id = ?", raw)  # damage: no redaction says so
+    done = run_mnem("--json", "verify", cwd=store)
+    assert done.code == 1 and done.json["error"]["code"] == "corrupt_store"
+    assert {"what": "object", "id": raw.hex(), "message": "has no stored bytes and no redaction record"} in (
+        done.json["error"]["problems"])
+    read = run_mnem("--json", "show", "--node", "user:7:token", cwd=store)
+    assert read.code == 1 and read.json["error"]["code"] == "corrupt_store"

@@ -48,6 +48,7 @@ from typing import Any, Literal, NamedTuple
 from mnem_ids import SEPARATOR
 from mnem_ids.items import parse_id
 
+from .filters import by_value, equality, matches
 from .lexical import Known, Postings, bm25, query_terms
 from .repo import Nodes, Repo
 
@@ -126,8 +127,6 @@ class _Set:
         ``FIELDS_INDEXED`` fields), as ``lexical`` keeps postings: a filter
         of ten thousand items then checks only those holding the value.
         """
-        from .filters import by_value, equality
-
         every = range(len(self.ids))
         found = equality(conditions)
         if found is None:
@@ -222,8 +221,6 @@ def rank(
         positions, conditions = found.narrowed(conditions)
     kept: Iterator[int] = (i for i in positions if found.ids[i] not in expired) if expired else iter(positions)
     if conditions:
-        from .filters import matches
-
         kept = (i for i in kept if matches(found.known[i].value, conditions))
     end = min(query.offset + query.limit, sys.maxsize)  # two pages at MAX_PAGING pass islice's bound
     text = query.query

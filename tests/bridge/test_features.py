@@ -31,6 +31,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "namespaces": lambda store, _: store.namespaces(),
     "now": lambda store, _: store.log(),  # the client's clock (set below for this row) needs it
     "pack-file": lambda store, tmp: store.upload_pack_to(tmp / "pack", ["ab" * 32], []),
+    "pack-redactions": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, redactions=False),
     "receive-pusher": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, pusher="bob"),
     "redact": lambda store, _: store.redact(nodes=["a"], reason="leaked", dry_run=True),
     "remotes": lambda store, _: store.fetch("origin"),

@@ -30,7 +30,7 @@ from mnem_history import ok, write
 MAX_BODY = 64 << 10
 MAX_PACK = 256 << 10
 #: The sync upload route's fixed bound (``remote_sync.UPLOAD_LIMIT``).
-UPLOAD_LIMIT = 2 << 20
+UPLOAD_LIMIT = 12 << 20
 
 
 class Hub:

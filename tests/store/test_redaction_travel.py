@@ -239,3 +239,15 @@ def test_a_hostile_remotes_records_are_refused_before_any_row_moves(
     assert error["code"] == "corrupt_store" and word in error["message"], error
     assert store_fingerprint(store) == before
     assert ok("--json", "show", "--node", NODE, "main", cwd=store).json["content"] == {"token": SECRET}
+
+
+def test_a_push_from_a_redacted_store_to_a_remote_that_cannot_take_records_sends_nothing(
+        sqlite_store: Path, hostile: HostileRemote) -> None:
+    history(sqlite_store)
+    redact(sqlite_store)
+    hostile.advertise({"main": bytes.fromhex(ok("resolve", "main", cwd=sqlite_store).out.strip())})  # no records
+    ok("remote", "add", "old", hostile.url, cwd=sqlite_store)
+    result = run_mnem("--json", "push", "old", "main", cwd=sqlite_store)
+    error = json.loads(result.out)["error"]
+    assert result.code != 0 and error["code"] == "usage" and "upgrade mnem there" in error["message"], error
+    assert [path for _, path, _ in hostile.requests if "/receive" in path] == []

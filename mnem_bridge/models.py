@@ -503,9 +503,15 @@ class SearchHit:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SearchHit:
-        """Read one item of ``mnem search``'s ``items``."""
-        score = data["score"]
-        return cls(str(data["id"]), tuple(map(str, data["namespace"])), str(data["key"]), dict(data["value"]),
+        """Read one item of ``mnem search``'s ``items``.
+
+        The value is the decoded answer's own object, checked rather than
+        copied: nothing else holds it, and LangGraph's item takes it as it is.
+        """
+        score, value = data["score"], data["value"]
+        if type(value) is not dict:
+            raise TypeError(f"an item's value must be a JSON object, got {type(value).__name__}")
+        return cls(str(data["id"]), tuple(map(str, data["namespace"])), str(data["key"]), value,
                    int(data["created"]), int(data["updated"]), None if score is None else float(score),
                    data.get("expires"))
 

@@ -86,24 +86,26 @@ def _plain(value: Any) -> bool:
     while stack:
         item = stack.pop()
         kind = type(item)
-        if isinstance(item, (dict, list, tuple)):
+        if kind is str or kind is bool or item is None:  # the leaves most values are made of, settled first
+            continue
+        if kind is int:
+            plain = plain and item in _INT_RANGE
+        elif kind is float:
+            plain = plain and math.isfinite(item)
+        elif isinstance(item, (dict, list, tuple)):
             if id(item) in seen:  # shared or circular: checked already (json.dumps reports a cycle)
                 continue
             seen.add(id(item))
             plain = plain and kind in (dict, list, tuple)
-        elif kind is int:
-            plain = plain and item in _INT_RANGE
-        elif kind is float:
-            plain = plain and math.isfinite(item)
+            if isinstance(item, dict):
+                for key in item:
+                    if not isinstance(key, str):
+                        raise TypeError(f"object keys must be strings, got {type(key).__name__} {key!r}")
+                stack.extend(item.values())
+            else:
+                stack.extend(item)
         else:
-            plain = plain and kind in (str, bool, type(None))
-        if isinstance(item, dict):
-            for key in item:
-                if not isinstance(key, str):
-                    raise TypeError(f"object keys must be strings, got {type(key).__name__} {key!r}")
-            stack.extend(item.values())
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
+            plain = False
     return plain
 
 

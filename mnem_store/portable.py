@@ -219,9 +219,10 @@ def restore(doc: Any) -> Restored:
                 "the export is corrupt or was hand-edited"
             )
         if raw_key in records:  # bytes a record removed stay removed; the record says what it was
-            if not isinstance(obj, MemoryNode):
-                raise CorruptStoreError(f"the export's redactions name object {key}, a {obj.kind}, whose bytes no "
-                                        "store may remove; the export is corrupt or was hand-edited")
+            if not isinstance(obj, MemoryNode) or obj.id != records[raw_key].node_id:
+                raise CorruptStoreError(f"the export's redactions name object {key} as a version of "
+                                        f"{records[raw_key].node_id!r}, which it is not; the export is corrupt or "
+                                        "was hand-edited")
             continue
         rows[raw_key] = (obj, data)
     ref_rows = []
@@ -313,18 +314,23 @@ def _check_complete(rows: dict[bytes, tuple[StoredObject, bytes]], records: dict
     """
     redacted: set[bytes] = set()
     for raw, (obj, _) in rows.items():
-        links: list[tuple[bytes, type[StoredObject], str]]
+        links: list[tuple[bytes, type[StoredObject], str, str | None]]
         if isinstance(obj, Commit):
-            links = [(parent, Commit, "parent") for parent in obj.parents] + [(obj.state, State, "state")]
+            links = [(parent, Commit, "parent", None) for parent in obj.parents] + [(obj.state, State, "state", None)]
             owner = f"commit {hex_id(raw)}"
         elif isinstance(obj, State):
-            links = [(node, MemoryNode, f"node {node_id!r}") for node_id, node in obj.nodes.items()]
+            links = [(node, MemoryNode, f"node {node_id!r}", node_id) for node_id, node in obj.nodes.items()]
             owner = f"state {hex_id(raw)}"
         else:
             continue
-        for target, kind, role in links:
+        for target, kind, role, node_id in links:
             found = rows.get(target)
-            if found is None and kind is MemoryNode and target in records:
+            record = records.get(target) if node_id is not None else None
+            if found is None and record is not None:
+                if record.node_id != node_id:  # the record is all a read will show of the version: it must fit
+                    raise CorruptStoreError(f"{owner} names {role} {hex_id(target)}, which the export's redactions "
+                                            f"say is a version of {record.node_id!r}; the export is corrupt or was "
+                                            "hand-edited")
                 redacted.add(target)
                 continue
             if found is None:

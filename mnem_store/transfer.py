@@ -53,7 +53,7 @@ import cbor2
 
 from .canonical import hex_id, object_id
 from .cborstream import ARRAY, MAP, MalformedError, Reader, head
-from .errors import CommandError, CorruptStoreError, FormatVersionError
+from .errors import CommandError, CorruptStoreError, FormatVersionError, printable
 from .graph import Graph
 from .layout import FORMAT_VERSION
 from .objects import Commit, MemoryNode, Redaction, StoredObject, check_arrived, decode_object, encode_object
@@ -379,7 +379,7 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
             raise MalformedError("bytes follow its last node object" if version == PACK_VERSION
                                  else "bytes follow its last redaction record")
         new = take(dst, records, "the pack from the sending store", new_allowed=redactions_allowed)
-        redacted = recorded(dst).keys()  # the pack's records among them, now applied
+        redacted = recorded(dst)  # the pack's records among them, now applied
         reader.seek(nodes_start)
         for _ in range(reader.array()):
             data = reader.bytes_()
@@ -400,11 +400,15 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
                     raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
             if raw in redacted or commit.state in redacted:
                 raise _refused(f"holds commit {hex_id(raw)}, which it or a redaction record says is a node version")
-            for changed in changes.values():
+            for node_id, changed in changes.items():
                 if changed is None or dst.objects.key(changed) is not None:
                     continue
-                if changed not in redacted:
+                record = redacted.get(changed)
+                if record is None:
                     raise _refused(f"sends commit {hex_id(raw)} without node object {hex_id(changed)}")
+                if record.node_id != node_id:  # the record is all a read will show of the version: it must fit
+                    raise _refused(f"sends commit {hex_id(raw)} setting {printable(node_id)!r} to {hex_id(changed)}, "
+                                   f"which a redaction record says is a version of {printable(record.node_id)!r}")
                 dst.objects.insert(changed, "memory_node", None)  # a redacted version: its id and record, no bytes
                 objects += 1
             objects += 1 if dst.objects.key(commit.state) is None else 0

@@ -8,6 +8,7 @@ is looked for as its text and as the bytes its version is stored as (``secret_by
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -251,3 +252,34 @@ def test_a_push_from_a_redacted_store_to_a_remote_that_cannot_take_records_sends
     error = json.loads(result.out)["error"]
     assert result.code != 0 and error["code"] == "usage" and "upgrade mnem there" in error["message"], error
     assert [path for _, path, _ in hostile.requests if "/receive" in path] == []
+
+
+def test_a_record_that_names_another_node_than_the_commit_sets_is_refused(
+        store: Path, hostile: HostileRemote, tmp_path: Path) -> None:
+    """A version arriving as its record alone is shown as the record says: the record must fit the commit."""
+    source = new_store(tmp_path / "source", "sqlite")
+    history(source)
+    redact(source)
+    tip = ok("resolve", "main", cwd=source).out.strip()
+    version = version_of(source, NODE).hex()
+    asked = {"want": [tip], "have": [], "redactions": [version]}
+    pack = cbor2.loads(base64.b64decode(ok("--json", "upload-pack", cwd=source, input=json.dumps(asked)).json["pack"]))
+    assert [entry[1] for entry in pack["redactions"]] == [NODE]
+    pack["redactions"][0][1] = "user:7:name"
+    hostile.advertise({"main": bytes.fromhex(tip)})
+    hostile.answers["refs"] = Answer(200, json.dumps({**json.loads(hostile.answers["refs"].body),
+                                                      "redactions": [version]}).encode())
+    hostile.send_pack(bytes(cbor2.dumps(pack)))
+    ok("remote", "add", "evil", hostile.url, cwd=store)
+    before = store_fingerprint(store)
+    error = json.loads(run_mnem("--json", "fetch", "evil", cwd=store).out)["error"]
+    assert error["code"] == "corrupt_store" and "a redaction record says is a version of" in error["message"], error
+    assert store_fingerprint(store) == before
+
+    export = json.loads(ok("export", cwd=source).out)
+    export["redactions"][0]["id"] = "user:7:name"
+    (tmp_path / "edited.json").write_text(json.dumps(export))
+    refused = run_mnem("--json", "import", str(tmp_path / "edited.json"), str(tmp_path / "edited"), cwd=tmp_path)
+    assert json.loads(refused.out)["error"]["code"] == "corrupt_store"
+    assert "redactions say is a version of" in json.loads(refused.out)["error"]["message"]
+    assert not (tmp_path / "edited").exists()

@@ -147,7 +147,7 @@ class SqliteBackend(SqlBackend):
             yield
 
     def erasing(self) -> AbstractContextManager[Erasure]:
-        """One ``BEGIN IMMEDIATE`` transaction with ``secure_delete``, the WAL emptied after (``Database.erasing``)."""
+        """One ``BEGIN IMMEDIATE`` transaction, the WAL emptied after it commits (``Database.erasing``)."""
         return self.db.erasing()
 
     def exclusive(self) -> AbstractContextManager[None]:

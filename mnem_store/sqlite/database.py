@@ -211,6 +211,10 @@ class Database(Session):
         # an open connection would keep the -wal file of a store that failed to open
         with _translated(self.close):
             self.conn.execute("PRAGMA synchronous=FULL")
+            # Every byte a write frees is zeroed, not left in a free page or a cell's old place, so no copy of a
+            # value outlives its row: what `mnem redact` removes then leaves no stale copy from any earlier
+            # write either.  Debian's SQLite does this by default; other builds do not.
+            self.conn.execute("PRAGMA secure_delete=ON")
             if create:
                 self.conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 self.conn.execute("PRAGMA journal_mode=WAL")
@@ -323,24 +327,17 @@ class Database(Session):
     def erasing(self) -> Iterator[Erasure]:
         """A write whose removed bytes are then in no file: the database, its free pages or its WAL.
 
-        The transaction runs with ``secure_delete`` on (SQLite zeroes the
-        cells and pages it frees, where it would otherwise leave them as
-        they were), and after it commits the WAL, which still holds earlier
-        page images, is checkpointed into the database and truncated to
+        Every connection runs with ``secure_delete`` (``__init__``), so the
+        cells and pages the transaction frees are zeroed in the database.
+        The WAL still holds earlier page images: after the transaction
+        commits it is checkpointed into the database and truncated to
         nothing.  A reader in another process that holds an old snapshot
         keeps the WAL's frames alive past the busy timeout: the erasure is
         then incomplete, and says so.
         """
         erasure = Erasure()
-        with _translated():
-            before = int(self.conn.execute("PRAGMA secure_delete").fetchone()[0])
-            self.conn.execute("PRAGMA secure_delete=ON")
-        try:
-            with self.write():
-                yield erasure
-        finally:
-            with suppress(sqlite3.Error):
-                self.conn.execute(f"PRAGMA secure_delete={before}")
+        with self.write():
+            yield erasure
         with _translated():
             busy = self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
         erasure.complete = not busy

@@ -229,6 +229,7 @@ class MnemosyneStore(BaseStore):
         all before the writes, so reads see the state before the batch's writes.
         """
         store = on_branch(self._store, branch)
+        refreshing = bool((self.ttl_config or {}).get("refresh_on_read", False))
         gets = [op for op in ops if isinstance(op, GetOp)]
         got, expiring = self._gets(store, gets) if gets else ([], {})
         answers = iter(got)
@@ -238,13 +239,15 @@ class MnemosyneStore(BaseStore):
                 results.append(next(answers))
             elif isinstance(op, SearchOp):
                 hits = reads.search(store, op, self._query_mode, self._ranker, embedded)
-                expiring.update(((hit.namespace, hit.key), hit.expires is not None) for hit in hits)
+                if refreshing:  # which hits hold a lease matters only to a read that restarts leases
+                    expiring.update(((hit.namespace, hit.key), hit.expires is not None) for hit in hits)
                 results.append(reads.search_items(hits))
             elif isinstance(op, ListNamespacesOp):
                 results.append(reads.namespaces(store, op))
             else:
                 results.append(None)
-        self._refresh(store, ops, results, lambda namespace, key: expiring.get((namespace, key), False))
+        if refreshing:
+            self._refresh(store, ops, results, lambda namespace, key: expiring.get((namespace, key), False))
         writes = {node_id(op.namespace, op.key): op for op in ops if isinstance(op, PutOp) and op.namespace}
         if writes:
             self._write(store, writes, run, embedded)
@@ -273,12 +276,12 @@ class MnemosyneStore(BaseStore):
 
         As in ``SqliteStore`` and ``PostgresStore``, a read refreshes when its
         ``refresh_ttl`` is true *and* the store's ``TTLConfig`` turns
-        ``refresh_on_read`` on: without that setting no read refreshes.  A
+        ``refresh_on_read`` on: without that setting no read refreshes, and
+        ``_batch`` calls this only with it (and only then notes which hits
+        hold a lease, ~1 us of a search's page).  A
         coupled step's view of a replay branch (``Store.on``) refreshes
         nothing: ``mnem touch`` restarts leases on HEAD's branch only.
         """
-        if not (self.ttl_config or {}).get("refresh_on_read", False):
-            return
         touched: list[str] = []
         for op, result in zip(ops, results, strict=True):
             if isinstance(op, GetOp) and op.refresh_ttl and isinstance(result, Item):

@@ -5,13 +5,14 @@ so the WAL outlives each ``mnem`` call).  The agent remembers a secret,
 revises another fact on top, and a branch is made; then ``mnem redact``
 removes the secret's version.  Afterwards no file of the store holds the
 secret or its stored bytes, every commit id is what it was, ``verify``
-passes, and the same server's ``recall``, ``recall_at`` and ``why`` answer
+passes, and the same server's ``recall``, ``recall_at``, ``why`` and resources answer
 the version's record (who, when, why) in place of the value: the result
 shapes are the ADR's, with the ``redacted`` key added to the node.
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pg_stores
@@ -51,5 +52,9 @@ async def test_a_secret_remembered_over_mcp_is_redacted_from_history_and_every_i
             assert node["content"] is None and node["redacted"] == marker
             assert set(node) == {"id", "content", "content_kind", "provenance", "event_time", "redacted"}
         assert (await call(client, "recall", id="owner"))["content"] == "dana"
+        for uri in ("mnem://memory/github-token", f"mnem://commit/{first}"):
+            read = json.loads((await client.read_resource(uri)).contents[0].text)
+            node = read if uri.startswith("mnem://memory/") else read["state"]["github-token"]
+            assert node["content"] is None and node["redacted"] == marker and SECRET not in json.dumps(read)
     assert ok("--json", "verify", cwd=store).json["redacted"] == 1
     assert ok("--json", "show", "before-rotation", cwd=store).json["github-token"]["redacted"] == marker

@@ -266,3 +266,13 @@ def test_missing_bytes_without_a_record_are_still_a_corrupt_store(store: Path) -
         done.json["error"]["problems"])
     read = run_mnem("--json", "show", "--node", "user:7:token", cwd=store)
     assert read.code == 1 and read.json["error"]["code"] == "corrupt_store"
+
+
+def test_a_staged_version_is_redacted_too_and_a_commit_of_it_stays_redacted(store: Path) -> None:
+    ok("add", "draft", "--content-json", json.dumps({"token": SECRET}), cwd=store)
+    done = ok("--json", "redact", "--node", "draft", "--reason", "staged by mistake", cwd=store).json
+    assert [(v["id"], v["commits"]) for v in done["versions"]] == [("draft", [])]
+    ok("commit", "-m", "keep the draft", cwd=store)
+    node = ok("--json", "show", "--node", "draft", cwd=store).json
+    assert node["content"] is None and node["redacted"]["reason"] == "staged by mistake"
+    assert ok("--json", "verify", cwd=store).json["redacted"] == 1

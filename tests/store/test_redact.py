@@ -11,6 +11,7 @@ value and never an error; bad requests are typed errors that change nothing.
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import os
 import sqlite3
@@ -276,3 +277,18 @@ def test_a_staged_version_is_redacted_too_and_a_commit_of_it_stays_redacted(stor
     node = ok("--json", "show", "--node", "draft", cwd=store).json
     assert node["content"] is None and node["redacted"]["reason"] == "staged by mistake"
     assert ok("--json", "verify", cwd=store).json["redacted"] == 1
+
+
+def test_a_large_value_leaves_no_byte_in_overflow_pages_or_toast(store: Path) -> None:
+    """A value past a page: SQLite keeps it in overflow pages, PostgreSQL in the table's TOAST table."""
+    big = SECRET + "".join(hashlib.sha256(str(n).encode()).hexdigest() for n in range(1000))  # 64 kB of hex
+    with worker(store) as running:
+        running.ok("write", "-m", "big", stdin=json.dumps({"put": [{"id": "dump", "content": big}]}))
+        running.ok("write", "-m", "on top", stdin=json.dumps({"put": [{"id": "other", "content": 1}]}))
+        raw = bytes.fromhex(str(running.ok("ls", "--objects")["nodes"]["dump"]))
+        packed = stored(store, raw)
+        pieces = [packed[i:i + 64] for i in range(0, len(packed) - 64, len(packed) // 8)]
+        assert len(packed) > 8192 and all(piece in files(store) for piece in pieces)
+        assert running.ok("redact", "--node", "dump", "--reason", "too much")["complete"] is True
+        held = files(store)
+    assert not any(piece in held for piece in pieces) and SECRET.encode() not in held

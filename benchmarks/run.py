@@ -42,6 +42,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "locomo": ([], ["--quick"]),
     "langgraph_history": ([], ["--quick"]),
     "checkpointer": ([], ["--quick"]),
+    "retention": ([], ["--steps", "1000"]),
     "overhead": ([], ["--runs", "1"]),
     "scale": ([], []),
     "spawn_cost": ([], ["--calls", "20"]),

@@ -5,7 +5,7 @@ the memo and the shelves), and trusts it only while the store's generation
 has not moved.  Here one worker writes through every verb that changes a
 store (writes with and without a lease, staging and commits, branches,
 checkouts, merges, lease refreshes, expiry, vectors new and replaced,
-reindex), and after each write a second, long-lived worker answers every
+reindex, redaction), and after each write a second, long-lived worker answers every
 read path; each answer must equal that of a worker started just for it,
 which has had nothing to keep.  Separate OS processes, no shared memory:
 what this catches is exactly a cache that outlives another process's write.
@@ -48,6 +48,7 @@ turn = st.one_of(
     st.tuples(st.just("expire")),
     st.tuples(st.just("embed"), st.sampled_from(IDS), st.integers(0, 2)),
     st.tuples(st.just("reindex")),
+    st.tuples(st.just("redact"), st.sampled_from(IDS)),
 )
 
 
@@ -87,6 +88,8 @@ def apply(store: mnem_bridge.Store, move: tuple[Any, ...]) -> None:
             store.embed(MODEL, {args[0]: {"content": pack_vector([1.0, float(args[1])])}})
         elif kind == "reindex":
             store.client.call(store.root, "reindex")
+        elif kind == "redact":
+            store.redact(nodes=[args[0]], reason="r")
     except mnem_bridge.MnemError:
         pass
 
@@ -138,6 +141,7 @@ def worker(address: str, now: int) -> Iterator[mnem_bridge.Store]:
 @pytest.mark.parametrize("backend", BACKENDS)
 @settings(max_examples=10, deadline=None)
 @example(turns=[("write", "a", 0, None), ("embed", "a", 0), ("embed", "a", 2)])  # vectors replaced: a rebuild
+@example(turns=[("write", "a", 0, None), ("embed", "a", 0), ("redact", "a")])  # a value and its vectors gone
 @example(turns=[("write", "a", 0, None), ("write", "b", 1, GONE), ("reindex",), ("expire",)])
 @given(st.lists(turn, min_size=1, max_size=10))
 def test_a_long_lived_reader_sees_every_write_of_another_process(backend: str, turns: list[tuple[Any, ...]]) -> None:

@@ -72,13 +72,12 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
             "residue": done.residue or None}
 
     def text() -> str:
-        new = {record.object for record in done.records}
         lines = []
         for version in done.versions:
             if version.redacted is not None:
                 state = f"already {version.redacted.shown()}"
             else:
-                state = "would be redacted" if done.dry_run else "redacted" if version.object in new else "kept"
+                state = "would be redacted" if done.dry_run else "redacted"
             lines.append(f"{ctx.paint('75', short(version.object))} {version.node_id}: {state}\n")
         if done.residue:
             lines.append(f"warning: {done.residue}\n")

@@ -98,6 +98,8 @@ def select(repo: Repo, selection: Selection) -> list[Version]:
         CommandError: ``not_found``: a named node id or object is in no commit, staging or object of this store,
             or nothing matches the selection.
     """
+    if selection.prefix == "":
+        raise UsageError("--prefix '' names every node of the store: give the prefix the nodes to redact share")
     if selection.is_empty():
         raise UsageError(
             "name what to redact: --node ID, --prefix P, --object HEX, or a provenance match "

@@ -147,6 +147,7 @@ def test_a_dry_run_lists_what_would_go_and_changes_nothing(store: Path) -> None:
 @pytest.mark.parametrize(("args", "code", "says"), [
     (["--node", "user:nobody", "--reason", "r"], "not_found", "user:nobody"),
     (["--reason", "r"], "usage", "name what to redact"),
+    (["--prefix", "", "--reason", "r"], "usage", "every node"),
     (["--node", "user:7:token", "--reason", "  "], "usage", "--reason"),
     (["--node", "user:7:token"], "usage", "--reason"),
     (["--source", "no-such-source", "--reason", "r"], "not_found", "no node version matches"),

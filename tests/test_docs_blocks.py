@@ -132,6 +132,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/bridge.md", "import shutil"): ("python", ""),
     ("docs/bridge.md", "from mnem_bridge import init as init_store"): ("python", ""),
     ("docs/bridge.md", "from mnem_bridge import open as open_store"): ("python", ""),
+    ("docs/bridge.md", "from mnem_bridge import agents"): ("python", ""),
     ("docs/bridge.md", "$ MNEM_ECHO=1 python -c 'import mnem_bridge as m; m.agents.remember(m.open(\"agent-memory\"), "
                        "\"plan\", \"pro\")'"): ("console", "mnem init agent-memory >/dev/null"),
     ("docs/cli-json.md", "mnem write -m MESSAGE [--author A] [--time MS] [--skip-missing] [--branch NAME] "
@@ -141,6 +142,8 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/cli-json.md", "mnem stamps [REV] [--node ID]... [--prefix TEXT]..."): ("text", "synopsis"),
     ("docs/cli-json.md", "mnem redact (--node ID | --prefix P | --object HEX | --source S | --step S | --observation O "
                          "| --author A)... --reason TEXT [--by NAME] [--dry-run]"): ("text", "synopsis"),
+    ("docs/cli-json.md", "mnem revert (--source S | --step S | --observation O | --author A | --commit C)... "
+                         "[--dry-run] [--by NAME] [--time MS]"): ("text", "synopsis"),
     ("docs/cli-json.md", "mnem search [REV] [--namespace JSON] [--query TEXT] [--mode substring|bm25|vector|hybrid] "
                          "[--filter JSON] [--model NAME] [--vector BASE64] [--distance cosine|l2|inner_product] "
                          "[--field PATH]... [--limit N] [--offset N] [--live] [--valid-at TIME]"): ("text", "synopsis"),

@@ -18,9 +18,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from mnem_ids.checkpoints import CHECKPOINT_PREFIX, thread_of, thread_prefix
+from mnem_ids.items import id_prefix
 
 from .clock import now_ms
 from .errors import CommandError, rust_debug
+from .expiry import expired_present, live_leases, record_leases, refuse_rev
 from .layout import Head
 from .limits import in_message
 from .location import Address
@@ -312,8 +314,6 @@ def write(
         written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch,
                              if_absent=if_absent)
         if written.commit is not None:
-            from .expiry import record_leases
-
             if if_absent:  # a put left out (its id was at the tip) starts, ends and stores nothing
                 skipped = set(if_absent) - {change.id for change in written.changes}
                 puts = [node for node in puts if node.id not in skipped]
@@ -423,7 +423,6 @@ def revert(repo: Repo, match: Match, *, author: str, time_ms: int | None = None,
             return Reverted(None, facts, skipped)
         if not facts:
             raise CommandError(_nothing_to_revert(match, skipped))
-        from .expiry import record_leases
 
         made = repo.restore({step.id: step.restored for step in planned.steps}, _revert_message(match, facts),
                             author, time_ms)
@@ -808,7 +807,6 @@ def stamps(
     ``live`` (HEAD's branch only) leaves out nodes whose lease has run out
     and stamps the others' expiry (``mnem_store.expiry``).
     """
-    from .expiry import live_leases, refuse_rev
     from .stamps import node_stamps
 
     if live:
@@ -853,8 +851,6 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
 
     Reads the state's map alone, never a node: what a namespace listing needs.
     """
-    from .expiry import live_leases, refuse_rev
-
     if live:
         refuse_rev(rev, "ls")
     with repo.backend.read():
@@ -880,8 +876,6 @@ def ls_objects(
     change: when the commit read is ``unless`` (the one the client already
     listed), the nodes are left out (None) and only what has expired is new.
     """
-    from .expiry import live_leases, refuse_rev
-
     if live:
         refuse_rev(rev, "ls")
     with repo.backend.read():
@@ -932,8 +926,6 @@ def expire(repo: Repo, author: str, time_ms: int | None = None) -> Expired:
     first three, each cut as ``limits.in_message`` cuts a long id, then how
     many more) so ``log`` says why they went.
     """
-    from .expiry import expired_present
-
     with repo.backend.write():
         branch = repo.attached_branch("expire")
         now = time_ms if time_ms is not None else now_ms()
@@ -974,7 +966,6 @@ def similar(
     expired ones with ``live``; nodes with no vector for the model are left
     out.  Scored by ``distance`` (``similarity.DISTANCES``), best first, at most ``limit``.
     """
-    from .expiry import live_leases, refuse_rev
     from .similarity import require_numpy
 
     require_numpy()
@@ -1033,9 +1024,6 @@ def search(
     history instead (``valid_at``), stamped in valid time; vectors still
     score the values ``rev`` holds.
     """
-    from mnem_ids.items import id_prefix
-
-    from .expiry import live_leases, refuse_rev
     from .search import rank
     from .stamps import node_stamps
 
@@ -1078,9 +1066,6 @@ def namespaces(
     ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
     ``valid_at`` (Unix ms) lists the namespaces of the items valid then along ``rev``'s history.
     """
-    from mnem_ids.items import id_prefix
-
-    from .expiry import live_leases, refuse_rev
     from .search import list_namespaces, namespace_sizes
 
     if live:

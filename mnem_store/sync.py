@@ -38,27 +38,38 @@ from .repo import Repo
 from .transfer import Sent, carries_redactions, check_tips, missing, pack, spooled, unpack
 
 if TYPE_CHECKING:
-    from .backend import Backend
+    from .backend import Backend, Erasure
     from .merge import Resolution, Strategy
     from .porcelain import MergeOutcome
 
 __all__ = [
-    "Cloned", "Fetched", "Pulled", "Pushed", "clone", "fetch", "pull", "push", "remote_add", "remote_list",
+    "RESIDUE", "Cloned", "Fetched", "Pulled", "Pushed", "clone", "fetch", "pull", "push", "remote_add", "remote_list",
     "remote_remove",
 ]
 
+#: What a fetch whose erasure another reader held up says (``Fetched.residue``).  Fetching again would apply no
+#: record, so the fix is the verb that erases on its own: redacting a version again removes nothing twice.
+RESIDUE = ("another process was reading this store, so a file of it may still hold bytes the remote's redaction "
+           "records removed: once that reader is done, run `mnem redact --object HEX --reason TEXT` for one of "
+           "them (`mnem redactions` lists them; nothing is removed twice), which finishes the erasure")
+
 
 class Fetched(NamedTuple):
-    """What a fetch brought: the counts, and each tracking branch that moved ``(name, old or None, new)``."""
+    """What a fetch brought: the counts, and each tracking branch that moved ``(name, old or None, new)``.
+
+    ``residue`` is set when the fetch applied redaction records and a file of this store may still hold
+    bytes they removed (``RESIDUE``: why, and the fix); None otherwise.
+    """
 
     remote: str
     sent: Sent
     moved: list[tuple[str, bytes | None, bytes]]
+    residue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``fetch --json`` (docs/cli-json.md)."""
         return {"remote": self.remote, "commits": self.sent.commits, "objects": self.sent.objects,
-                "redactions": self.sent.redactions,
+                "redactions": self.sent.redactions, "residue": self.residue,
                 "branches": [{"name": name, "old": old.hex() if old is not None else None, "new": new.hex()}
                              for name, old, new in self.moved]}
 
@@ -181,7 +192,7 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
         lacking = sorted((advert.redactions or frozenset()) - recorded(repo).keys())
     with ExitStack() as packs:  # each pack's file is closed after the write
         blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves, lacking)]
-        with _taking(repo, blobs):
+        with _taking(repo, blobs) as erased:
             remotes = repo.remotes()
             remote = find_remote(remotes, name)
             sent = _taken(unpack(repo, blob) for blob in blobs)
@@ -190,7 +201,7 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
             moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
                      if remote.branches.get(branch) != tip]
             repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
-    return Fetched(name, sent, moved)
+    return Fetched(name, sent, moved, None if erased is None or erased.complete else RESIDUE)
 
 
 def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[bytes]) -> list[BinaryIO]:
@@ -212,8 +223,11 @@ def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[b
     return blobs
 
 
-def _taking(repo: Repo, blobs: list[BinaryIO]) -> AbstractContextManager[object]:
-    """The write that takes ``blobs``: an erasing one when a pack carries redaction records."""
+def _taking(repo: Repo, blobs: list[BinaryIO]) -> AbstractContextManager[Erasure | None]:
+    """The write that takes ``blobs``: an erasing one when a pack carries redaction records.
+
+    An erasing write yields its ``Erasure``, whose outcome is known once the write has committed.
+    """
     return repo.backend.erasing() if any(carries_redactions(blob) for blob in blobs) else repo.backend.write()
 
 

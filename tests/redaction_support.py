@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pg_stores
 from conftest import store_sql
+from mnem_history import ok
 
 
 def stored(store: Path, raw: bytes) -> bytes:
@@ -49,3 +50,13 @@ def pg_files(store: Path) -> bytes:
 def files(store: Path) -> bytes:
     """What the store's files hold, on its backend."""
     return pg_files(store) if pg_stores.url_of(store) else sqlite_files(store)
+
+
+def version_of(store: Path, node_id: str, rev: str = "HEAD") -> bytes:
+    """The object id of a node's version at ``rev``."""
+    return bytes.fromhex(ok("--json", "ls", "--objects", rev, cwd=store).json["nodes"][node_id])
+
+
+def holds(data: bytes, secret: str, stored_form: bytes) -> bool:
+    """Whether ``data`` (a store's files, an export, a pack) holds the secret, as text or as its stored bytes."""
+    return secret.encode() in data or stored_form in data

@@ -5,7 +5,7 @@ The agent writes through a real ``mnem-mcp`` over stdio; the remote is a real ``
 server (its store on both backends) reached by the real ``mnem`` with tokens from the development issuer.
 A push that brings redaction records needs the scope ``mnem:redact``: without it the server answers ``403
 insufficient_scope`` and nothing moves, and a pack that carries records a push did not declare is refused too.
-The secret is looked for as its text and as the bytes its version is stored as (``secret_bytes``).
+The secret is looked for as its text and as the bytes its version is stored as (``redaction_support``).
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from conftest import new_store, run_mnem, store_fingerprint
 from http_support import HttpServer, Issuer, free_port
 from mcp_support import call, connect
 from mnem_history import ok, write
-from secret_bytes import holds, store_files, stored_form, version_of
+from redaction_support import files, holds, version_of
+from redaction_support import stored as stored_form
 
 pytestmark = pytest.mark.anyio
 
@@ -76,7 +77,7 @@ def commits(store: Path, *revs: str) -> list[str]:
 
 def clean(store: Path, stored: bytes, before: list[str], *revs: str) -> None:
     """No byte of the secret in the store's files; it verifies, keeps the record and every commit id."""
-    assert not holds(store_files(store), SECRET, stored)
+    assert not holds(files(store), SECRET, stored)
     assert ok("--json", "verify", cwd=store).json["redacted"] == 1
     assert commits(store, *revs) == before
     assert [record["id"] for record in ok("--json", "redactions", cwd=store).json["redactions"]] == [NODE]
@@ -102,7 +103,7 @@ async def test_the_secret_test_no_byte_of_a_redacted_secret_survives_anywhere(tm
         unsealed = ok("export", cwd=local).out  # made before the redaction: an old export keeps what it holds
         assert holds(unsealed.encode(), SECRET, stored)
         for store in (local, served.store, tmp_path / "early"):
-            assert holds(store_files(store), SECRET, stored)  # the bytes are there: every check below can fail
+            assert holds(files(store), SECRET, stored)  # the bytes are there: every check below can fail
         before = commits(local, "main", "side")
 
         ok("redact", "--node", NODE, "--reason", "leaked token", cwd=local, env={"MNEM_AUTHOR": "dpo"})

@@ -3,7 +3,7 @@ brings the bytes back (docs/remotes.md, "Redactions travel").
 
 Every store is a real one on both backends where the backend matters, every transfer is the real ``mnem``;
 the hostile remote is ``hostile_remote.HostileRemote``, a real HTTP server with scripted answers.  The secret
-is looked for as its text and as the bytes its version is stored as (``secret_bytes``).
+is looked for as its text and as the bytes its version is stored as (``redaction_support``).
 """
 
 from __future__ import annotations
@@ -20,11 +20,13 @@ import pytest
 from conftest import new_store, run_mnem, store_fingerprint, store_sql
 from hostile_remote import Answer, HostileRemote
 from mnem_history import ok, write
-from secret_bytes import holds, store_files, stored_form, version_of
+from redaction_support import files, holds, version_of
+from redaction_support import stored as stored_form
 
 from mnem_store.cborstream import ARRAY, MAP, head
 from mnem_store.layout import FORMAT_VERSION
 from mnem_store.redaction_travel import MAX_REASON_BYTES, MAX_REDACTIONS
+from mnem_store.sync import RESIDUE
 from mnem_store.transfer import REDACTED_PACK_VERSION
 
 SECRET = "sk-live-2c9e41d7a8b35f60e1c4d9a7b2f8e305"
@@ -59,7 +61,7 @@ def records(store: Path) -> list[dict[str, Any]]:
 
 def gone(store: Path, stored: bytes) -> None:
     """The secret is in no file of ``store``, which verifies, and reads its version as the record."""
-    assert not holds(store_files(store), SECRET, stored)
+    assert not holds(files(store), SECRET, stored)
     assert ok("--json", "verify", cwd=store).json["redacted"] == 1
 
 
@@ -85,12 +87,12 @@ def test_a_fetch_applies_the_remotes_redaction_and_its_bytes_leave_this_store(
     clone_on(backend, source, laptop)
     raw = version_of(laptop, NODE)
     stored = stored_form(laptop, raw)
-    assert holds(store_files(laptop), SECRET, stored)  # it is there: the checks below can fail
+    assert holds(files(laptop), SECRET, stored)  # it is there: the checks below can fail
     before = commits(laptop, "main", "origin/side")
 
     redact(source)
     fetched = ok("--json", "fetch", cwd=laptop).json
-    assert (fetched["commits"], fetched["redactions"]) == (0, 1)
+    assert (fetched["commits"], fetched["redactions"], fetched["residue"]) == (0, 1, None)
     gone(laptop, stored)
     assert records(laptop) == records(source)
     assert commits(laptop, "main", "origin/side") == before
@@ -147,7 +149,7 @@ def test_a_pack_that_carries_bytes_a_record_names_does_not_restore_them(backend:
     ok("remote", "add", "old", str(old), cwd=fresh)
     fetched = ok("--json", "fetch", "old", cwd=fresh).json
     assert fetched["commits"] == 2  # the secret's commit came, and its bytes with it in the pack
-    assert not holds(store_files(fresh), SECRET, stored)
+    assert not holds(files(fresh), SECRET, stored)
     assert ok("--json", "verify", cwd=fresh).json["redacted"] == 1
     assert ok("--json", "show", "--node", NODE, "old/tmp", cwd=fresh).json["content"] is None
 
@@ -283,3 +285,31 @@ def test_a_record_that_names_another_node_than_the_commit_sets_is_refused(
     assert json.loads(refused.out)["error"]["code"] == "corrupt_store"
     assert "redactions say is a version of" in json.loads(refused.out)["error"]["message"]
     assert not (tmp_path / "edited").exists()
+
+
+def test_a_fetch_whose_erasure_a_reader_holds_up_says_so_and_redacting_again_finishes_it(tmp_path: Path) -> None:
+    """A read open in another session holds the tables the fetch's erasure must rewrite (``VACUUM FULL`` needs
+    their lock): the records still apply, ``residue`` says so and names the fix, and redacting one of the versions
+    again, once the reader is done, finishes the erasure.  PostgreSQL's lock makes the hold-up certain; the code
+    that reports it is the same for SQLite's write-ahead log."""
+    source = new_store(tmp_path / "source", "sqlite")
+    history(source)
+    laptop = tmp_path / "laptop"
+    clone_on("postgresql", source, laptop)
+    stored = stored_form(laptop, version_of(laptop, NODE))
+    redact(source)
+    impatient = {"MNEM_BUSY_TIMEOUT_MS": "1"}  # the least wait: 0 would mean no limit to PostgreSQL
+    reader = pg_stores.connect(pg_stores.url_of(laptop))
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM objects").fetchone()
+        held = ok("fetch", cwd=laptop, env=impatient).out
+    finally:
+        reader.rollback()
+        reader.close()
+    assert "1 redaction record(s) applied here" in held and f"warning: {RESIDUE}" in held, held
+    assert ok("--json", "show", "--node", NODE, "main", cwd=laptop).json["content"] is None  # it did commit
+    version = version_of(laptop, NODE).hex()
+    again = ok("--json", "redact", "--object", version, "--reason", "finish", cwd=laptop).json
+    assert (again["complete"], again["records"]) == (True, [])
+    gone(laptop, stored)

@@ -109,10 +109,10 @@ def test_fetch_sends_only_the_new_commits(source: Path, tmp_path: Path) -> None:
     fetched = ok("--json", "fetch", cwd=copy).json
     tip = log(source, "main")[0]["id"]
     # each new commit brings its commit, its state and its one new node: nothing of the older history
-    assert fetched == {"remote": "origin", "commits": 3, "objects": 9, "redactions": 0,
+    assert fetched == {"remote": "origin", "commits": 3, "objects": 9, "redactions": 0, "residue": None,
                        "branches": [{"name": "origin/main", "old": before, "new": tip}]}
     assert ok("--json", "fetch", cwd=copy).json == {"remote": "origin", "commits": 0, "objects": 0, "redactions": 0,
-                                                    "branches": []}
+                                                    "residue": None, "branches": []}
     assert ok("resolve", "main", cwd=copy).out.strip() == before  # a fetch never moves a local branch
     ok("verify", cwd=copy)
 

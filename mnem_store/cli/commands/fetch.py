@@ -29,6 +29,8 @@ def render(fetched: sync.Fetched) -> str:
     """What a fetch (or a pull's fetch) prints: the counts, the records applied, each tracking branch that moved."""
     lines = [f"Fetched {fetched.sent.commits} commit(s), {fetched.sent.objects} object(s) from {fetched.remote}\n",
              records_line(fetched.sent.redactions, "here")]
+    if fetched.residue is not None:
+        lines.append(f"  warning: {fetched.residue}\n")
     for name, old, new in fetched.moved:
         was = short(old) if old is not None else "(new)"
         lines.append(f"  {was} -> {short(new)}  {name}  (merge with `mnem merge {name}`)\n")

@@ -82,7 +82,9 @@ class MovedBranch:
 class Fetched:
     """What a fetch brought: commits and objects this store lacked, and the tracking branches that moved.
 
-    ``redactions``: the remote's redaction records this store lacked and applied (their bytes are gone here).
+    ``redactions``: the remote's redaction records this store lacked and applied (their bytes are gone here);
+    ``residue``: None, unless another process was reading the store so that a file of it may still hold those
+    bytes (then it says so and names the fix).
     """
 
     remote: str
@@ -90,18 +92,20 @@ class Fetched:
     objects: int
     branches: tuple[MovedBranch, ...]
     redactions: int = 0
+    residue: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"remote", "commits", "objects", "redactions", "branches"}``."""
+        """``{"remote", "commits", "objects", "redactions", "residue", "branches"}``."""
         return {"remote": self.remote, "commits": self.commits, "objects": self.objects,
-                "redactions": self.redactions, "branches": [branch.to_dict() for branch in self.branches]}
+                "redactions": self.redactions, "residue": self.residue,
+                "branches": [branch.to_dict() for branch in self.branches]}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Fetched:
         """Read ``mnem fetch --json`` (a ``mnem`` older than redaction sends no ``redactions``: 0)."""
         return cls(data["remote"], data["commits"], data["objects"],
                    tuple(MovedBranch(row["name"], row["old"], row["new"]) for row in data["branches"]),
-                   data.get("redactions", 0))
+                   data.get("redactions", 0), data.get("residue"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -76,3 +76,23 @@ def test_the_serving_verbs_move_history_between_two_stores_as_an_http_server_use
         with pytest.raises(mnem_bridge.NotFoundError, match="fetch again"):
             src.upload_pack(["00" * 32], [])
         assert dst.branches() == [("main", second)]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_redaction_reaches_a_clone_through_the_bridges_fetch_and_push(backend: str, tmp_path: Path) -> None:
+    """``Fetched.redactions`` and ``Pushed.redactions`` count the records a transfer applied (docs/remotes.md)."""
+    origin_folder = new_store(tmp_path / "origin", backend)
+    with mnem_bridge.Mnem(MNEM) as client:
+        origin = mnem_bridge.Store(pg_stores.address(origin_folder), client=client)
+        origin.add("token", "sk-live-0000")
+        origin.commit("key", author="agent")
+        with mnem_bridge.clone(pg_stores.address(origin_folder), tmp_path / "copy", client=client) as copy, \
+                mnem_bridge.clone(pg_stores.address(origin_folder), tmp_path / "other", client=client) as other:
+            origin.redact(nodes=["token"], reason="leaked", by="dpo")
+            fetched = copy.fetch()
+            assert (fetched.commits, fetched.redactions, fetched.residue) == (0, 1, None)
+            assert [record.reason for record in copy.redactions()] == ["leaked"]
+            other.redact(nodes=["token"], reason="also leaked", by="ann")
+            pushed = other.push()
+            assert (pushed.status, pushed.redactions) == ("up-to-date", 0)  # origin keeps its first record
+            assert [record.reason for record in origin.redactions()] == ["leaked"]

@@ -337,3 +337,19 @@ def test_a_delete_another_reader_holds_up_warns_and_running_it_again_finishes_th
         assert not [record for record in caplog.records if record.name == "mnem_langgraph.checkpoint"]
     assert left_in_files(root, stored) == []
     verified(root)
+
+
+def test_retention_removes_writes_that_landed_after_their_checkpoint_went(root: Path) -> None:
+    late = marker("late")
+    with opened(root, keep_last=2) as saver:
+        app = build(saver)
+        app.invoke({"scratch": "one"}, thread("late"))
+        # An id older than every kept checkpoint's, not stored: a removed one's, as far as the store can tell.
+        gone: RunnableConfig = {"configurable": {"thread_id": "late", "checkpoint_ns": "",
+                                                 "checkpoint_id": "00000000-0000-6000-8000-000000000000"}}
+        assert saver.get_tuple(gone) is None
+        saver.put_writes(gone, [("scratch", late)], "slow-task")  # a task's writes that arrive after it went
+        assert holding(root, late)
+        app.invoke({"scratch": "two"}, thread("late"))
+        assert holding(root, late) == [] and len(list(saver.list(thread("late")))) == 2
+    verified(root)

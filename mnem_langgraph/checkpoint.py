@@ -808,9 +808,10 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         """Keep only each namespace's latest checkpoint (``"keep_latest"``), or none (``"delete"``), as one commit.
 
         ``keep_latest`` keeps the latest checkpoint's writes and every channel
-        value it refers to.  It does not walk back to a ``DeltaChannel``
-        snapshot (see ``BaseCheckpointSaver.prune``): prune no thread whose
-        graph uses one (retention, ``keep_last``, does walk back).  History
+        value it refers to, and, when it does not hold a ``DeltaChannel``'s
+        value, its ancestors back to the snapshot that value is rebuilt from
+        (``retention``; ``BaseCheckpointSaver.prune``'s first safe option),
+        read then with their namespace's other checkpoints.  History
         keeps its commits but not the bytes of what went: every version of
         each removed node is redacted after the commit (``mnem redact``,
         reason ``MnemosyneSaver.prune``): the store no longer holds them (PostgreSQL: docs/postgres.md).
@@ -833,9 +834,24 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                 place = (key.thread_id, key.checkpoint_ns)
                 if place not in latest or key.checkpoint_id > latest[place].checkpoint_id:
                     latest[place] = key
-        kept = set(latest.values())
-        self._sweep(everything, {key for key in keys if key not in kept}, self._load(sorted(kept)),
+        survivors = self._load(sorted(latest.values()))
+        kept = set(latest.values()) | {ancestor for item in survivors for ancestor in self._rebuilt_from(item)}
+        if len(kept) > len(latest):
+            survivors = self._load(sorted(kept))
+        self._sweep(everything, {key for key in keys if key not in kept}, survivors,
                     f"prune checkpoints of {len(prefixes)} thread(s) ({strategy})", "prune")
+
+    def _rebuilt_from(self, item: CheckpointTuple) -> set[Key]:
+        """The ancestors a checkpoint's ``DeltaChannel`` values are rebuilt from (none read when it holds them all)."""
+        key = _key(item)
+        parent = item.parent_config["configurable"]["checkpoint_id"] if item.parent_config else None
+        newest = retention.stamped(key.checkpoint_id, item.checkpoint, item.metadata, parent, 0)
+        if not newest.unsnapshotted:
+            return set()
+        found, _ = self._stamped(key)
+        found[key.checkpoint_id] = newest
+        return {Key(key.thread_id, key.checkpoint_ns, cid)
+                for cid in retention.kept(found, key.checkpoint_id, retention.Rule(1, None), 0)}
 
     def _sweep(self, everything: Sequence[Parsed], doomed: set[Key], survivors: Sequence[CheckpointTuple],
                message: str, call: str) -> None:

@@ -353,3 +353,18 @@ def test_retention_removes_writes_that_landed_after_their_checkpoint_went(root: 
         app.invoke({"scratch": "two"}, thread("late"))
         assert holding(root, late) == [] and len(list(saver.list(thread("late")))) == 2
     verified(root)
+
+
+def test_prune_keep_latest_keeps_what_a_delta_channel_is_rebuilt_from(sqlite_root: Path) -> None:
+    reference = build(InMemorySaver(), DeltaNotes)
+    with opened(sqlite_root) as saver:
+        app = build(saver, DeltaNotes)
+        for i in range(9):
+            app.invoke({"notes": [f"said {i}"]}, thread("delta"))
+            reference.invoke({"notes": [f"said {i}"]}, thread("delta"))
+        saver.prune(["delta"])
+        assert 1 < len(list(saver.list(thread("delta")))) < len(list(reference.get_state_history(thread("delta"))))
+        assert app.get_state(thread("delta")).values == reference.get_state(thread("delta")).values
+        assert app.invoke({"notes": ["after"]}, thread("delta")) == reference.invoke({"notes": ["after"]},
+                                                                                     thread("delta"))
+    verified(sqlite_root)

@@ -194,10 +194,11 @@ def main() -> None:
         f"checkpoint (the savers' connections closed first). "
         f"`MnemosyneSaver(keep_last={args.keep})` removes, in each put's commit, the checkpoints beyond the last "
         f"{args.keep} with their writes and unread channel values, and redacts their bytes (`mnem redact`): what "
-        f"stays per step is history's own overhead (the commit, its state's changed blocks, its change rows, and "
-        f"the redaction records), and the freed pages (zeroed) are reused. `MnemosyneSaver()` keeps every value in "
-        f"history; `SqliteSaver` keeps every checkpoint row. Load average when this run started: {load:.1f} on "
-        f"{os.cpu_count()} cores.",
+        f"stays per step is history's own part (two commits, their states' changed blocks and change rows, the new "
+        f"node ids, a redaction record per version removed), plus the space a redacted value leaves inside its page "
+        f"(zeroed; SQLite reuses only whole free pages) until `mnem gc` rewrites the file. `MnemosyneSaver()` keeps "
+        f"every value in history; `SqliteSaver` keeps every checkpoint row. Load average when this run started: "
+        f"{load:.1f} on {os.cpu_count()} cores.",
         "### Bytes per step",
         f"\"Late\" is steps {half:,}-{marks[-1]:,}, where a bound on the store shows as flat growth.",
         table(["saver", "store bytes at the end", "bytes/step (whole run)", "bytes/step (late)",

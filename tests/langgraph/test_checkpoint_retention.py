@@ -3,9 +3,10 @@
 Real compiled graphs on real stores, through the real ``mnem``.  A value is
 looked for as the store keeps it: a node's stored bytes are deflated, so
 the plain text alone proves nothing; each test first finds the stored
-versions that hold a unique marker (and, on SQLite, finds those bytes in the
-database file or its WAL), then checks that after the call no object holds
-the marker and none of those bytes is left in any file of the store, while
+versions that hold a unique marker, and those bytes in the store's files
+(``redaction_support.files``: SQLite's database and WAL, PostgreSQL's table
+files), then checks that after the call no object holds the marker and none
+of those bytes is left in those files, while
 ``mnem verify`` passes, every earlier commit keeps its id, and what was not
 deleted still reads.  Time is the test's manual clock, never the machine's.
 """
@@ -30,6 +31,7 @@ from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.graph import START, StateGraph
 from langgraph.types import Command, interrupt
 from manual_clock import ManualClock
+from redaction_support import files
 
 import mnem_bridge
 from mnem_langgraph import MnemosyneSaver
@@ -98,28 +100,23 @@ def holding(root: Path, text: str) -> list[bytes]:
     return [bytes(data) for (data,) in rows if text.encode() in unpack(bytes(data))]
 
 
-def sqlite_files(root: Path) -> bytes:
-    """Every byte of every file of a SQLite store (database, WAL, shared memory), read now."""
-    return b"".join(path.read_bytes() for path in sorted((root / ".mnem").iterdir()) if path.is_file())
-
-
 def in_files(root: Path, stored: list[bytes]) -> bool:
-    """Whether a SQLite store's files hold one of ``stored`` whole."""
-    files = sqlite_files(root)
-    return any(data in files for data in stored)
+    """Whether the store's files (``redaction_support.files``) hold one of ``stored`` whole."""
+    held = files(root)
+    return any(data in held for data in stored)
 
 
 def left_in_files(root: Path, stored: list[bytes]) -> list[bytes]:
-    """The fragments of ``stored`` still found in a SQLite store's files, but for those a stored object still has.
+    """The fragments of ``stored`` still found in the store's files, but for those a stored object still has.
 
     Deflate starts alike for nodes whose ids start alike, so a fragment a
     remaining object also holds tells nothing of the removed ones.
     """
     rows = store_sql(root, "SELECT data FROM objects WHERE data IS NOT NULL")
     remaining = b"\0".join(bytes(data) for (data,) in rows)
-    files = sqlite_files(root)
+    held = files(root)
     return [part for data in stored for i in range(0, len(data) - FRAGMENT, FRAGMENT)
-            if (part := data[i:i + FRAGMENT]) in files and part not in remaining]
+            if (part := data[i:i + FRAGMENT]) in held and part not in remaining]
 
 
 def commits(root: Path) -> list[str]:
@@ -143,21 +140,19 @@ def redactions(root: Path) -> list[dict[str, Any]]:
 
 def test_delete_thread_takes_every_byte_of_the_thread_out_of_history_and_nothing_else(root: Path) -> None:
     secret, other = marker("secret"), marker("other")
-    sqlite = not pg_stores.url_of(root)
     with opened(root) as saver:
         app = build(saver)
         app.invoke({"notes": [secret]}, thread("erase-me"))
         app.invoke({"scratch": f"{secret} again"}, thread("erase-me"))
         app.invoke({"notes": [other]}, thread("stays"))
         stored = holding(root, secret)
-        assert stored and (not sqlite or in_files(root, stored))  # there before, in the form looked for
+        assert stored and in_files(root, stored)  # there before, in the form looked for
         before = commits(root)
 
         saver.delete_thread("erase-me")
         assert saver.get_tuple(thread("erase-me")) is None and list(saver.list(thread("erase-me"))) == []
         assert app.get_state(thread("stays")).values == {"notes": [other, "turn 1"]}
-    if sqlite:
-        assert left_in_files(root, stored) == [] and secret.encode() not in sqlite_files(root)
+    assert left_in_files(root, stored) == [] and secret.encode() not in files(root)
     assert holding(root, secret) == [] and holding(root, other)  # gone, and only what was the thread's
     assert commits(root)[1:] == before  # the delete's commit on top; every earlier commit keeps its id
     verified(root)

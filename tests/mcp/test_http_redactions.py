@@ -63,6 +63,7 @@ def hub(root: Path, backend: str) -> Iterator[Hub]:
         issuer.close()
 
 
+
 async def agents_history(local: Path) -> None:
     """The secret remembered through MCP (stdio), a commit on top of it, and a branch."""
     async with connect("stdio", local) as client:
@@ -150,3 +151,19 @@ async def test_a_pack_with_records_a_push_did_not_declare_is_refused_without_mne
         answer = httpx2.post(url + "&redactions=1", content=pack, timeout=30, headers={
             "Authorization": f"Bearer {token}", "Content-Type": "application/cbor"})
         assert answer.status_code == 200 and answer.json()["redactions"] == 1
+
+
+def test_without_authentication_a_push_brings_its_records_as_it_brings_writes(tmp_path: Path) -> None:
+    local = new_store(tmp_path / "local", "sqlite")
+    write(local, "the key", 1000, {NODE: {"token": SECRET}})
+    served = new_store(tmp_path / "hub", "sqlite")
+    server = HttpServer(served, ["--auth", "none"])
+    try:
+        ok("remote", "add", "hub", server.url, cwd=local)
+        ok("push", "hub", "main", cwd=local)
+        stored = stored_form(served, version_of(served, NODE))
+        ok("redact", "--node", NODE, "--reason", "leaked token", cwd=local)
+        assert ok("--json", "push", "hub", "main", cwd=local).json["redactions"] == 1
+    finally:
+        server.stop()
+    assert not holds(files(served), SECRET, stored)

@@ -20,11 +20,12 @@ one object or one commit's changes at a time, however long the history.
 The layout is the one older senders write and older receivers read
 whole (``cbor2.loads``), so it needs no new version.
 
-A store that has redacted node versions (``redaction``) sends a version 2
-pack: the same map with a fifth key, ``"redactions"``, after the nodes: the
-records (``redaction_travel.to_entry``) of every redacted version the
-commits set, whose bytes it no longer has and so leaves out of ``nodes``,
-and of any others the receiver asked for.  The receiver reads the records
+A pack from a store that has redacted node versions (``redaction``) is a
+version 2 pack when it carries their records: the same map with a fifth
+key, ``"redactions"``, after the nodes, holding the records
+(``redaction_travel.to_entry``) of every redacted version the commits set,
+whose bytes the sender no longer has and so leaves out of ``nodes``, and of
+any others the receiver asked for.  The receiver reads the records
 before it stores a node, checks and applies them (``redaction_travel.take``),
 and then stores no bytes for an object it has a record for, whether the
 pack carries them or not: a version a record names is accepted without its

@@ -341,6 +341,7 @@ TOOL_ARGUMENTS: dict[str, Callable[[str], dict[str, Any]]] = {
     "branch": lambda h: {"name": h, "start": h},
     "switch": lambda h: {"target": h},
     "merge": lambda h: {"theirs": h, "resolutions": {h: "ours"}, "summary": h},
+    "revert": lambda h: {"source": h, "step": h, "observation": h, "author": h, "commit": h, "dry_run": True},
 }
 
 CODES = ("not_found", "invalid_ref", "conflict", "corrupt_store", "format_version", "store_exists", "no_store",

@@ -52,6 +52,7 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "search-valid-at": "cannot search or list LangGraph's items by valid time (search or namespaces with valid_at=)",
     "valid-at": "cannot read memory by valid time (memory_valid_at, node_valid_at, valid_times)",
     "write-branch": "cannot write on another branch than HEAD's (write with branch=, or on a Store.on view)",
+    "write-erase": "cannot redact what a write deletes in the write's own transaction (write with erase_deleted=)",
     "write-if-absent": "cannot put only what is absent (a write put with if_absent=True)",
 })
 

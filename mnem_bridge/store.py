@@ -1808,6 +1808,9 @@ class Store:
         skip_missing: bool = False,
         branch: str | None = None,
         allow_reserved: bool = False,
+        erase_deleted: str | None = None,
+        erase_prefix: str | None = None,
+        defer_vacuum: bool = False,
     ) -> tuple[Commit | None, dict[str, str]]:
         """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
 
@@ -1834,6 +1837,15 @@ class Store:
                 write`` refuses otherwise; ``MnemosyneSaver`` passes it, nothing an agent drives should.  Sent
                 as ``--allow-reserved`` to a binary that lists ``write-reserved``; one that does not refuses
                 no id, so it gets no flag.
+            erase_deleted: A reason: in the write's own transaction, also redact every version in history of
+                each id of ``deletes`` (as ``redact(nodes=...)``), recorded as removed by the write's author
+                for this reason (``mnem write --erase-deleted``).  A crash leaves the write and the erasure
+                both, or neither.  An erasure another process's read held up is logged as a warning (the
+                write stands and no read answers the bytes; docs/cli-json.md says what to run).
+            erase_prefix: With ``erase_deleted``: also every version of every node whose id starts with this.
+            defer_vacuum: With ``erase_deleted``, on PostgreSQL: leave the dead row versions holding the bytes to
+                autovacuum rather than rewrite the tables after the commit (for keeping a store small, not for
+                an erasure request: docs/postgres.md).
 
         Returns:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
@@ -1844,7 +1856,8 @@ class Store:
             InvalidRefError: A delete of an absent id (without ``skip_missing``), or a bad ``branch`` name.
             BusyError: Another writer held the store too long.
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
-                or an ``if_absent`` put with one that does not list ``write-if-absent``.
+                or an ``if_absent`` put with one that does not list ``write-if-absent``, or ``erase_deleted``
+                with one that does not list ``write-erase``.
 
         On a view: the write lands on the view's branch (``branch`` defaults to it; another is refused).
         """
@@ -1864,7 +1877,21 @@ class Store:
         if branch is not None:
             self._require("write-branch")
             args.append(f"--branch={branch}")
-        return self._read(read_written, *args, payload=encode_json(payload))
+        if erase_deleted is None:
+            if erase_prefix is not None or defer_vacuum:
+                raise UsageError("erase_prefix= and defer_vacuum= go with erase_deleted=REASON")
+            return self._read(read_written, *args, payload=encode_json(payload))
+        self._require("write-erase")
+        args.append(f"--erase-deleted={erase_deleted}")
+        if erase_prefix is not None:
+            args.append(f"--erase-prefix={erase_prefix}")
+        if defer_vacuum:
+            args.append("--defer-vacuum")
+        doc = self._read(dict, *args, payload=encode_json(payload))
+        residue = doc["erased"]["residue"]
+        if residue and not defer_vacuum:  # deferred, PostgreSQL always leaves a residue: the caller asked for it
+            logger.warning("write %r (erasing: %s): %s", message, erase_deleted, residue)
+        return read_written(doc)
 
     # ------------------------------------------------------------ garbage collection
     def gc(self, *, dry_run: bool = False) -> Collected:

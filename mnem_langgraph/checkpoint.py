@@ -23,7 +23,8 @@ app allows are built, and a node the saver did not write so is an
 ``UnreadableCheckpointError`` naming it.  A ``put`` is one
 ``mnem write`` (one commit; with retention, ``keep_last`` / ``max_age``, an
 ``ls`` before it and, once the namespace holds more than the rule keeps, a
-read of its checkpoints and a ``mnem redact`` too), ``put_writes`` one too (its regular writes put
+read of its checkpoints, the write then redacting what it removes in its
+own transaction), ``put_writes`` one too (its regular writes put
 only if absent), ``get_tuple`` two reads (three without a checkpoint id: an
 ``ls`` finds the latest) and ``list`` three whatever it returns.
 
@@ -208,7 +209,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             (``clock``, else the system's).  ``None`` (default): any age.  With either option, each
             ``put`` removes the checkpoints of its namespace the rule no longer keeps, with their
             pending writes and the channel values no kept checkpoint reads, in the put's own commit,
-            and redacts their bytes from history (``mnem redact``); it never removes the checkpoint
+            and redacts their bytes from history in the same transaction (``mnem write
+            --erase-deleted``; on PostgreSQL the dead row versions are left to autovacuum:
+            docs/postgres.md); it never removes the checkpoint
             it writes, nor an ancestor a kept checkpoint's ``DeltaChannel`` is rebuilt from
             (``retention``).
 
@@ -308,11 +311,20 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         self._branch_missing = not any(name == self._branch for name, _ in self._store.branches())
         return not self._branch_missing
 
-    def _write(self, puts: list[dict[str, Any]], deletes: Sequence[str], message: str) -> None:
-        """One commit of puts and deletes, retried if another writer held the store."""
-        if puts or deletes:
+    def _write(self, puts: list[dict[str, Any]], deletes: Sequence[str], message: str, *, erase: str | None = None,
+               prefix: str | None = None, defer: bool = False) -> None:
+        """One commit of puts and deletes, retried if another writer held the store.
+
+        With ``erase`` (a reason), the same transaction redacts every version
+        in history of each deleted node and of every node under ``prefix``
+        (``mnem write --erase-deleted``), recorded as removed by the saver's
+        author: a crash leaves the deletes and their erasure both, or neither.
+        ``defer`` leaves PostgreSQL's dead row versions to autovacuum (retention).
+        """
+        if puts or deletes or prefix is not None:
             with_retry(lambda: self._store.write(puts, deletes, message=message, author=self.author,
-                                                 skip_missing=True, branch=self._branch, allow_reserved=True))
+                                                 skip_missing=True, branch=self._branch, allow_reserved=True,
+                                                 erase_deleted=erase, erase_prefix=prefix, defer_vacuum=defer))
 
     def _load(self, keys: Sequence[Key], filter: Mapping[str, Any] | None = None,
               limit: int | None = None) -> list[CheckpointTuple]:
@@ -453,8 +465,9 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         With retention (``keep_last`` / ``max_age``), the same commit removes
         what the rule no longer keeps of the namespace (read first: an ``ls``
         of the namespace, and once it holds more than the rule allows, its
-        checkpoints with their times), and one ``mnem redact`` then removes
-        those nodes' bytes from history.
+        checkpoints with their times), and the same transaction removes those
+        nodes' bytes from history (PostgreSQL: their dead row versions wait
+        for autovacuum, docs/postgres.md).
 
         Returns:
             The config of the stored checkpoint.
@@ -478,11 +491,15 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         message = f"checkpoint {where} step {full.get('step')} ({full.get('source')})"
         rule = self._rule
         retired = self._retired(rule, key, kept["channel_versions"], full, parent) if rule is not None else ()
-        self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)" if retired else message)
+        if retired and rule is not None:
+            self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)",
+                        erase=f"MnemosyneSaver retention ({_described(rule)}) of {where}", defer=True)
+        else:
+            self._write(puts, (), message)
         self._branch_missing = False
         self._remember(key, content)
-        if retired and rule is not None:
-            self._removed(retired, f"MnemosyneSaver retention ({_described(rule)}) of {where}")
+        if retired:
+            self._forget_pins(retired)
         return _config(key)
 
     def _retired(self, rule: retention.Rule, key: Key, versions: Mapping[str, Any], metadata: Mapping[str, Any],
@@ -504,7 +521,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                       if parsed.kind == CHECKPOINT and (other := _key_of(parsed)) is not None} - {key.checkpoint_id}
         if not stored_ids or (rule.max_age_ms is None and len(stored_ids) < (rule.keep_last or 0)):
             return []
-        require(self._client.binary, "redact")
+        require(self._client.binary, "write-erase")
         now = self._now()
         found, unreadable = self._stamped(key)
         found[key.checkpoint_id] = retention.stamped(key.checkpoint_id, {"channel_versions": versions}, metadata,
@@ -549,32 +566,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         clock = self._client.clock
         return clock() if clock is not None else time.time_ns() // 1_000_000
 
-    def _redact(self, reason: str, *, nodes: Sequence[str] = (), prefix: str | None = None) -> None:
-        """Redact every version in history of ``nodes`` (or of every node under ``prefix``), just deleted.
-
-        The deletes were one commit; this is the engine's one redaction
-        transaction after it (``mnem redact``), its record naming the saver's
-        author and ``reason``.  Commits keep their ids; the nodes' bytes are
-        gone from every commit that held them.  When a file of the store still
-        holds them (another process's read kept SQLite's WAL from being
-        emptied), a warning says so and what to run: the data is gone from
-        every read either way, so the call does not fail.
-        """
-        if not nodes and prefix is None:
-            return
-        try:
-            done = with_retry(lambda: self._store.redact(nodes=nodes, prefix=prefix, reason=reason, by=self.author))
-        except mnem_bridge.NotFoundError:
-            if nodes:
-                raise
-            logger.debug("no node under %s was ever stored: nothing to redact", prefix)
-            return
-        if not done.complete:
-            logger.warning("%s: the store's files may still hold the removed bytes: %s", reason, done.residue)
-
-    def _removed(self, deleted: Sequence[str], reason: str) -> None:
-        """Redact the nodes one commit just deleted, and forget the pins of the checkpoints among them."""
-        self._redact(reason, nodes=deleted)
+    def _forget_pins(self, deleted: Sequence[str]) -> None:
+        """Forget the pins of the checkpoints among the nodes one commit just deleted."""
         gone = {(found.thread_id, found.checkpoint_id) for parsed in map(parse, deleted)
                 if parsed is not None and parsed.kind == CHECKPOINT and (found := _key_of(parsed)) is not None
                 and not found.checkpoint_ns}
@@ -754,21 +747,23 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
 
         History keeps its commits, and their ids, but not the bytes: every
         version of every node the thread ever had (its id under the thread's
-        prefix), including those removed earlier, is redacted in one
-        ``mnem redact`` after the commit, so reading one at an older commit
-        answers a redaction marker ("redacted at T by the saver's author:
+        prefix), including those removed earlier, is redacted in the
+        commit's own transaction (``mnem write --erase-deleted``), so a crash
+        leaves the thread whole or its bytes gone, never removed with its
+        bytes kept; reading a version at an older commit then answers a
+        redaction marker ("redacted at T by the saver's author:
         MnemosyneSaver.delete_thread ..."), never the value.  This is how an
-        app honours an erasure request for a thread.
+        app honours an erasure request for a thread: on PostgreSQL the
+        tables are rewritten after the commit, as ``mnem redact`` does.
 
         Raises:
-            ContractError: A ``mnem`` that cannot redact, before anything is removed.
+            ContractError: A ``mnem`` that cannot redact in a write, before anything is removed.
         """
         prefix = thread_prefix(str(thread_id))
-        require(self._client.binary, "redact")
+        require(self._client.binary, "write-erase")
         ids = self._node_ids([prefix])
         message = f"delete checkpoints of thread {in_message(str(thread_id))}"
-        self._write([], ids, message)
-        self._redact(f"MnemosyneSaver.delete_thread: {message}", prefix=prefix)
+        self._write([], ids, message, erase=f"MnemosyneSaver.delete_thread: {message}", prefix=prefix)
         self._let_go(lambda place: place[0] == str(thread_id))
 
     def copy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
@@ -788,15 +783,15 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         Reads the metadata of every checkpoint in the store: a run is not part of a node id.
         Channel values no remaining checkpoint of their namespace refers to go too.  History keeps
         its commits but not the bytes of what went: every version of each removed node is
-        redacted after the commit (``mnem redact``, reason ``MnemosyneSaver.delete_for_runs``).
+        redacted in the commit's own transaction (reason ``MnemosyneSaver.delete_for_runs``).
 
         Raises:
-            ContractError: A ``mnem`` that cannot redact, before anything is removed.
+            ContractError: A ``mnem`` that cannot redact in a write, before anything is removed.
         """
         runs = set(run_ids)
         if not runs:
             return
-        require(self._client.binary, "redact")
+        require(self._client.binary, "write-erase")
         everything = self._ids([CHECKPOINT_PREFIX])
         keys = [key for parsed in everything if parsed.kind == CHECKPOINT and (key := _key_of(parsed))]
         loaded = self._load(keys)
@@ -813,19 +808,19 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         (``retention``; ``BaseCheckpointSaver.prune``'s first safe option),
         read then with their namespace's other checkpoints.  History
         keeps its commits but not the bytes of what went: every version of
-        each removed node is redacted after the commit (``mnem redact``,
-        reason ``MnemosyneSaver.prune``): the store no longer holds them (PostgreSQL: docs/postgres.md).
+        each removed node is redacted in the commit's own transaction
+        (reason ``MnemosyneSaver.prune``): the store no longer holds them (PostgreSQL: docs/postgres.md).
 
         Raises:
             ValueError: Another strategy.
-            ContractError: A ``mnem`` that cannot redact, before anything is removed.
+            ContractError: A ``mnem`` that cannot redact in a write, before anything is removed.
         """
         if strategy not in ("keep_latest", "delete"):
             raise ValueError(f"unknown prune strategy {strategy!r}: 'keep_latest' or 'delete'")
         prefixes = [thread_prefix(str(thread_id)) for thread_id in thread_ids]
         if not prefixes:
             return
-        require(self._client.binary, "redact")
+        require(self._client.binary, "write-erase")
         everything = self._ids(prefixes)
         keys = [key for parsed in everything if parsed.kind == CHECKPOINT and (key := _key_of(parsed))]
         latest: dict[tuple[str, str], Key] = {}
@@ -857,15 +852,15 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
                message: str, call: str) -> None:
         """Delete the doomed checkpoints, their writes, and the channel values no survivor of their namespace uses.
 
-        One commit, then their redaction, whose reason names ``call``.
+        One commit, their bytes redacted in its transaction, the reason naming ``call``.
         """
         if not doomed:
             return
         used = {(*_key(item)[:2], channel, str(version))
                 for item in survivors for channel, version in item.checkpoint["channel_versions"].items()}
         deletes = _swept(everything, doomed, used)
-        self._write([], deletes, message)
-        self._removed(deletes, f"MnemosyneSaver.{call}: {message}")
+        self._write([], deletes, message, erase=f"MnemosyneSaver.{call}: {message}")
+        self._forget_pins(deletes)
 
     def get_next_version(self, current: str | None, channel: None) -> str:
         """The next version of a channel: the counter, then a random part, as ``InMemorySaver``'s.

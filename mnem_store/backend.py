@@ -411,13 +411,20 @@ class Backend(ABC):
         """
 
     @abstractmethod
-    def erasing(self) -> AbstractContextManager[Erasure]:
+    def erasing(self, *, rewrite: bool = True) -> AbstractContextManager[Erasure]:
         """One write transaction (as ``write()``) after which what it removed is in no file of the store.
 
         For a verb that removes bytes a user needs gone (``mnem redact``):
         SQLite zeroes what the transaction frees and empties the WAL after it
         commits; PostgreSQL rewrites the tables it changed after it commits
-        (docs/postgres.md says what the server still keeps).
+        (docs/postgres.md says what the server still keeps).  ``rewrite``
+        False (a write that removes bytes to keep the store small, not to
+        honour an erasure request: the saver's retention) skips PostgreSQL's
+        rewrite, whose cost grows with the tables and which locks their
+        readers out: the dead row versions keep the bytes until later rows
+        reuse their space (after autovacuum) or a rewrite drops them, and the
+        erasure says so (``complete`` False).  SQLite's erasure is the same
+        either way.
         """
 
     @abstractmethod

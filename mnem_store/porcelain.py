@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from dataclasses import field as default
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -47,6 +49,7 @@ __all__ = [
     "BranchInfo",
     "ChangePage",
     "Collected",
+    "Erasing",
     "Expired",
     "Found",
     "MergeOutcome",
@@ -71,6 +74,7 @@ __all__ = [
     "branch_delete",
     "branch_list",
     "changes",
+    "check_reason",
     "checkout",
     "commit",
     "count",
@@ -285,6 +289,27 @@ def unstage(repo: Repo, node_id: str) -> bool:
 
 
 # ----------------------------------------------------------------------- writing
+@dataclass
+class Erasing:
+    """What a ``write`` also redacts from history (``mnem write --erase-deleted``), and, once it ran, what it did.
+
+    Asked: every version of each id the write deletes, and of each node
+    under ``prefix``, recorded as removed by ``author`` for ``reason``;
+    ``rewrite`` False leaves PostgreSQL's dead row versions to (auto)vacuum
+    instead of rewriting the tables after the commit (``Backend.erasing``).
+    Done: ``records`` new to the store, and whether no file still holds the
+    bytes (``complete``; if not, ``residue`` says what does, and the fix).
+    """
+
+    reason: str
+    author: str
+    prefix: str | None = None
+    rewrite: bool = True
+    records: list[Redaction] = default(default_factory=list)
+    complete: bool = False
+    residue: str = "the write did not commit"
+
+
 def commit(repo: Repo, message: str, author: str, time_ms: int | None) -> tuple[bytes, Commit]:
     """Commit what is staged; ``time_ms`` None dates it now, never before its parent."""
     with repo.backend.write():
@@ -298,7 +323,7 @@ def write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
     *, skip_missing: bool = False, ttls: Mapping[str, int] | None = None,
     vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (), branch: str | None = None,
-    if_absent: Collection[str] = (),
+    if_absent: Collection[str] = (), erase: Erasing | None = None,
 ) -> Written:
     """Apply puts and deletes to the branch tip as one commit, bypassing staging.
 
@@ -308,23 +333,47 @@ def write(
     field, float32 bytes)`` are stored for the nodes' objects.  ``branch``
     (default HEAD's) is the branch written, and the one whose leases change.
     A put whose id is in ``if_absent`` and is at the tip already is left out
-    (``Repo.write``), its lease and vectors with it.
+    (``Repo.write``), its lease and vectors with it.  With ``erase``, the
+    same transaction also redacts every version in history of each id of
+    ``deletes`` (and under ``erase.prefix``), and is an erasing one
+    (``Backend.erasing``): a crash leaves the write and its erasure both, or
+    neither; ``erase`` then holds what was erased.
     """
-    with repo.backend.write():
-        written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch,
-                             if_absent=if_absent)
-        if written.commit is not None:
-            if if_absent:  # a put left out (its id was at the tip) starts, ends and stores nothing
-                skipped = set(if_absent) - {change.id for change in written.changes}
-                puts = [node for node in puts if node.id not in skipped]
-                ttls = {node_id: ttl for node_id, ttl in (ttls or {}).items() if node_id not in skipped}
-                vectors = [row for row in vectors if row[1].id not in skipped]
-            record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time, branch=branch)
-            for model in {model for model, *_ in vectors}:
-                repo.backend.vectors.add(model, [
-                    (encode_object(node)[0], field, vector) for name, node, field, vector in vectors if name == model
-                ])
-        return written
+    if erase is None:
+        with repo.backend.write():
+            return _write(repo, puts, deletes, message, author, time_ms, skip_missing=skip_missing, ttls=ttls,
+                          vectors=vectors, branch=branch, if_absent=if_absent)
+    from .redaction import erase as erase_versions
+
+    with repo.backend.erasing(rewrite=erase.rewrite) as erasure:
+        written = _write(repo, puts, deletes, message, author, time_ms, skip_missing=skip_missing, ttls=ttls,
+                         vectors=vectors, branch=branch, if_absent=if_absent)
+        erase.records = erase_versions(repo, deletes, erase.prefix, at=now_ms(), author=erase.author,
+                                       reason=erase.reason)
+    erase.complete, erase.residue = erasure.complete, erasure.residue
+    return written
+
+
+def _write(
+    repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
+    *, skip_missing: bool, ttls: Mapping[str, int] | None, vectors: Sequence[tuple[str, MemoryNode, str, bytes]],
+    branch: str | None, if_absent: Collection[str],
+) -> Written:
+    """``write``'s changes, inside the caller's write transaction."""
+    written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch,
+                         if_absent=if_absent)
+    if written.commit is not None:
+        if if_absent:  # a put left out (its id was at the tip) starts, ends and stores nothing
+            skipped = set(if_absent) - {change.id for change in written.changes}
+            puts = [node for node in puts if node.id not in skipped]
+            ttls = {node_id: ttl for node_id, ttl in (ttls or {}).items() if node_id not in skipped}
+            vectors = [row for row in vectors if row[1].id not in skipped]
+        record_leases(repo, puts, deletes, ttls or {}, written.commit[1].time, branch=branch)
+        for model in {model for model, *_ in vectors}:
+            repo.backend.vectors.add(model, [
+                (encode_object(node)[0], path, vector) for name, node, path, vector in vectors if name == model
+            ])
+    return written
 
 
 def merge(
@@ -1176,6 +1225,16 @@ class Redacted(NamedTuple):
     residue: str
 
 
+def check_reason(reason: str, flag: str) -> None:
+    """Refuse an empty or too long reason for a redaction, naming ``flag`` (the option that gave it)."""
+    from .errors import UsageError
+
+    if not reason.strip():
+        raise UsageError(f"say why with {flag} TEXT: every redaction is recorded with who, when and why")
+    if len(reason) > REASON_CHARS:
+        raise UsageError(f"{flag} has {len(reason)} characters, more than {REASON_CHARS}: say it shorter")
+
+
 def redact(repo: Repo, selection: Selection, *, reason: str, author: str, dry_run: bool = False) -> Redacted:
     """Remove the bytes of the node versions ``selection`` names from the whole history, in one transaction.
 
@@ -1189,13 +1248,9 @@ def redact(repo: Repo, selection: Selection, *, reason: str, author: str, dry_ru
         UsageError: The reason is empty or too long, or the selection names nothing or a non-node object.
         NotFoundError: A named node or object is not in the store, or nothing matches.
     """
-    from .errors import UsageError
     from .redaction import Redaction, apply, select
 
-    if not reason.strip():
-        raise UsageError("say why with --reason TEXT: every redaction is recorded with who, when and why")
-    if len(reason) > REASON_CHARS:
-        raise UsageError(f"--reason has {len(reason)} characters, more than {REASON_CHARS}: say it shorter")
+    check_reason(reason, "--reason")
     if dry_run:
         with repo.backend.read():
             return Redacted(select(repo, selection), [], True, True, "")

@@ -21,7 +21,7 @@ Everything here runs inside the caller's transaction.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
 from .backend import KIND_CODES
@@ -32,7 +32,7 @@ from .objects import Redaction
 if TYPE_CHECKING:
     from .repo import Repo
 
-__all__ = ["Redaction", "Selection", "Version", "apply", "record_of", "recorded", "select"]
+__all__ = ["Redaction", "Selection", "Version", "apply", "erase", "record_of", "recorded", "select"]
 
 _NODE = KIND_CODES["memory_node"]
 
@@ -88,6 +88,28 @@ def apply(repo: Repo, records: Iterable[Redaction]) -> list[Redaction]:
     """
     repo._in_write()
     return repo.backend.redactions.remove(records)
+
+
+def erase(repo: Repo, nodes: Collection[str], prefix: str | None, *, at: int, author: str,
+          reason: str) -> list[Redaction]:
+    """Redact every version ``nodes`` and the nodes under ``prefix`` ever had, in history or staged (write transaction).
+
+    What a write that deletes nodes erases beside its commit (``mnem write
+    --erase-deleted``): unlike ``select``, an id no version was ever stored
+    under, or a prefix nothing lies under, names nothing and is no error (a
+    delete the write skipped, or a thread never checkpointed).  Versions
+    redacted before keep their first record; returns the records new to the store.
+    """
+    repo._in_write()
+    if not nodes and prefix is None:
+        return []
+    if prefix == "":
+        raise UsageError("--erase-prefix '' names every node of the store: give the prefix the nodes to erase share")
+    names = {raw: node_id for _, node_id, raw in repo.backend.states.versions(tuple(nodes), prefix)}
+    wanted = set(nodes)
+    names.update((raw, node_id) for node_id, raw in repo.staged()
+                 if node_id in wanted or (prefix is not None and node_id.startswith(prefix)))
+    return apply(repo, [Redaction(raw, node_id, at, author, reason) for raw, node_id in names.items()])
 
 
 def select(repo: Repo, selection: Selection) -> list[Version]:

@@ -250,8 +250,11 @@ class PostgresBackend(SqlBackend):
     _ERASED_TABLES = ("objects", "vectors")
 
     @contextmanager
-    def erasing(self) -> Iterator[Erasure]:
+    def erasing(self, *, rewrite: bool = True) -> Iterator[Erasure]:
         """A write, then ``VACUUM FULL`` of the tables it removed bytes from (``PgSession.vacuum``).
+
+        Without ``rewrite`` no ``VACUUM FULL`` runs (``Backend.erasing``):
+        the erasure is incomplete, and its residue says where the bytes wait.
 
         The server's write-ahead log, its archive and backups keep their
         copies until they are recycled or removed: docs/postgres.md says so.
@@ -262,6 +265,13 @@ class PostgresBackend(SqlBackend):
         erasure = Erasure()
         with self.pg.transaction(write=True):
             yield erasure
+        if not rewrite:
+            erasure.residue = (
+                "the removal is committed, and no read answers the bytes, but the dead row versions of the store's "
+                "objects and vectors tables keep them until later rows reuse their space (once autovacuum has run) "
+                "or a rewrite drops them: run `mnem gc` (or VACUUM FULL) to drop them now"
+            )
+            return
         try:
             self.pg.vacuum(self._ERASED_TABLES)
         except BusyError:

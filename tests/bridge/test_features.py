@@ -41,6 +41,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "search-valid-at": lambda store, _: store.search(("memories",), valid_at=0),
     "valid-at": lambda store, _: store.memory_valid_at(0),
     "write-branch": lambda store, _: store.write([{"id": "a", "content": 1}], message="w", branch="side"),
+    "write-erase": lambda store, _: store.write(deletes=["a"], message="w", erase_deleted="leaked"),
     "write-if-absent": lambda store, _: store.write([{"id": "a", "content": 1, "if_absent": True}], message="w"),
 }
 

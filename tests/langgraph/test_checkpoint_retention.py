@@ -319,17 +319,17 @@ def test_a_delete_another_reader_holds_up_warns_and_running_it_again_finishes_th
         reader.execute("BEGIN")
         reader.execute("SELECT count(*) FROM objects").fetchone()
         try:
-            with caplog.at_level(logging.WARNING, logger="mnem_langgraph.checkpoint"):
+            with caplog.at_level(logging.WARNING, logger="mnem_bridge.store"):  # the write's warning
                 saver.delete_thread("held")
         finally:
             reader.rollback()
             reader.close()
-        warned = [record.getMessage() for record in caplog.records if record.name == "mnem_langgraph.checkpoint"]
+        warned = [record.getMessage() for record in caplog.records if record.name == "mnem_bridge.store"]
         assert len(warned) == 1 and "MnemosyneSaver.delete_thread" in warned[0] and "again" in warned[0]
         assert holding(root, secret) == []  # gone from every read already
         caplog.clear()
         saver.delete_thread("held")  # nothing left to delete; the erasure finishes
-        assert not [record for record in caplog.records if record.name == "mnem_langgraph.checkpoint"]
+        assert not [record for record in caplog.records if record.name == "mnem_bridge.store"]
     assert left_in_files(root, stored) == []
     verified(root)
 

@@ -74,6 +74,15 @@ def register(parser: argparse.ArgumentParser) -> None:
                         help="write on this branch (created, as a root, if absent) instead of HEAD's; HEAD stays")
     parser.add_argument("--allow-reserved", action="store_true",
                         help=f"allow ids starting {CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
+    parser.add_argument("--erase-deleted", metavar="REASON",
+                        help="in the same transaction, redact every version in history of each id the payload "
+                        "deletes (as `mnem redact --node`), recorded as removed by --author for REASON")
+    parser.add_argument("--erase-prefix", metavar="P",
+                        help="with --erase-deleted: also redact every version of every node whose id starts with P")
+    parser.add_argument("--defer-vacuum", action="store_true",
+                        help="with --erase-deleted, on PostgreSQL: leave the removed bytes' dead row versions to "
+                        "autovacuum instead of rewriting the tables after the commit (to keep a store small, not "
+                        "for an erasure request); SQLite: no effect")
 
 
 def parse_put(item: Any, index: int, into: Payload, limits: Limits, *, allow_reserved: bool = False) -> None:
@@ -188,8 +197,35 @@ def refuse_reserved(payload: Payload) -> None:
                              "purpose")
 
 
+def erasing(args: argparse.Namespace, author: str) -> porcelain.Erasing | None:
+    """What ``--erase-deleted`` asks the write to redact beside it (``None`` without it), checked.
+
+    A prefix that reaches reserved ids (a LangGraph checkpoint's nodes) needs
+    ``--allow-reserved``, as deleting them does.
+    """
+    if args.erase_deleted is None:
+        if args.erase_prefix is not None or args.defer_vacuum:
+            raise UsageError("--erase-prefix and --defer-vacuum go with --erase-deleted REASON, which says why the "
+                             "write removes bytes from history")
+        return None
+    reason = check_text(args.erase_deleted, "--erase-deleted")
+    porcelain.check_reason(reason, "--erase-deleted")
+    prefix = None if args.erase_prefix is None else check_text(args.erase_prefix, "--erase-prefix")
+    if prefix and not args.allow_reserved and (  # "" names every node: ``redaction.erase`` refuses it
+            prefix.startswith(CHECKPOINT_PREFIX) or CHECKPOINT_PREFIX.startswith(prefix)):
+        raise UsageError(f"--erase-prefix {rust_debug(in_message(prefix))} reaches ids starting "
+                         f"{CHECKPOINT_PREFIX!r}, which hold LangGraph checkpoints: choose a longer prefix, or pass "
+                         "--allow-reserved to erase checkpoints' nodes on purpose")
+    return porcelain.Erasing(reason, author, prefix, rewrite=not args.defer_vacuum)
+
+
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
-    """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing."""
+    """Apply the payload as one commit on the branch tip; a payload that changes nothing commits nothing.
+
+    With ``--erase-deleted`` the same transaction redacts what the payload
+    deletes (and what lies under ``--erase-prefix``), even when it commits
+    nothing; the document then has an ``erased`` key (docs/cli-json.md).
+    """
     limits = Limits.current()
     raw = read_payload(args.file, ctx, 'mnem write: reading the JSON payload ({"put": [...], "delete": [...]})',
                        limits=None if args.allow_reserved else limits)
@@ -198,12 +234,21 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
         refuse_reserved(payload)
     message = check_text(args.message, "--message")
     author = check_text(default_author(args.author), "--author")
+    erase = erasing(args, author)
     written = porcelain.write(
         ctx.repo(), payload.puts, payload.deletes, message, author, args.time, skip_missing=args.skip_missing,
-        ttls=payload.ttls, vectors=payload.vectors, branch=args.branch, if_absent=payload.if_absent,
+        ttls=payload.ttls, vectors=payload.vectors, branch=args.branch, if_absent=payload.if_absent, erase=erase,
     )
-    if written.commit is None:
-        return Outcome({"commit": None, "changes": {}}, "nothing to write\n")
-    commit_raw, commit = written.commit
-    data = {"commit": commit.to_dict(commit_raw), "changes": {c.id: c.kind for c in written.changes}}
-    return Outcome(data, f"{ctx.paint('71', f'[{short(commit_raw)}]')} {first_line(message)}\n")
+    data: dict[str, Any] = {"commit": None, "changes": {}}
+    text = "nothing to write\n"
+    if written.commit is not None:
+        commit_raw, commit = written.commit
+        data = {"commit": commit.to_dict(commit_raw), "changes": {c.id: c.kind for c in written.changes}}
+        text = f"{ctx.paint('71', f'[{short(commit_raw)}]')} {first_line(message)}\n"
+    if erase is not None:
+        data["erased"] = {"redacted": len(erase.records), "complete": erase.complete,
+                          "residue": erase.residue or None}
+        text += f"redacted {len(erase.records)} version(s) from history\n"
+        if erase.residue:
+            text += f"{'note' if args.defer_vacuum else 'warning'}: {erase.residue}\n"
+    return Outcome(data, text)

@@ -9,7 +9,7 @@ the adapters share.  Each invocation is logged (DEBUG, and to stderr with
 ``Store.last_command``.
 
 Module map: ``errors`` (typed errors), ``models`` (result dataclasses; ``reverted``, a revert's;
-``redacted``, a redaction's),
+``redacted``, a redaction's; ``collected``, a garbage collection's),
 ``process`` (the runner protocol and the one-shot runner), ``worker`` (the
 persistent ``mnem serve`` runner; these two are the only places that start a
 process), ``binary`` (finding and checking ``mnem``), ``echo`` (shell lines),

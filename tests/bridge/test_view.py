@@ -68,6 +68,7 @@ REFUSES: dict[str, Callable[[Store], Any]] = {
     "pull": lambda s: s.pull("origin"),
     "touch": lambda s: s.touch(["plan"]),
     "expire": lambda s: s.expire(),
+    "revert": lambda s: s.revert(source="anything"),
 }
 
 #: Reads given ``live=True``, which a view refuses (``mnem`` applies leases to HEAD's branch only).
@@ -90,6 +91,9 @@ WHOLE: dict[str, Callable[[Store], Any]] = {
     "upload_pack": lambda s: s.upload_pack([s.resolve("side")], []),
     "client": lambda s: s.client,
     "view_branch": lambda s: s.view_branch is None or s.view_branch == "side",
+    "redactions": lambda s: s.redactions(),
+    "redact": lambda s: s.redact(nodes=["plan"], reason="erasure request", dry_run=True).to_dict(),
+    "gc": lambda s: (lambda done: (done.commits, done.objects))(s.gc(dry_run=True)),  # not the files' sizes
 }
 
 #: Writes, and the rest: each checked by its own test below.

@@ -19,6 +19,7 @@ __all__ = ["SURFACES", "TRIED", "summary", "tried"]
 #: Every surface the suite fuzzes, in the order the summary lists them, and what is thrown at it.
 SURFACES: Mapping[str, str] = {
     "packs": "packs a peer sends (mutated real packs and built ones), taken on both backends",
+    "pack records": "the redaction records a version 2 pack carries (hostile fields, ids and bounds), both backends",
     "sync requests": "sync routes' bodies, query strings and headers, over real HTTP",
     "http bodies and headers": "the MCP endpoint's bodies and headers, over real HTTP",
     "token claims": "signed tokens with malformed claims, over real HTTP",

@@ -12,7 +12,8 @@ A request names *versions* (node objects), by four kinds of criteria:
 * where: node ids (every version each id ever had, in any commit of the
   store or staged), a node-id prefix, object ids;
 * a provenance match: the version's own ``source``, ``agent_step`` or
-  ``observation``, or the author of a commit that wrote it.
+  ``observation``, or the author of a commit that wrote it, matched by the
+  rule ``mnem revert`` matches by (``provenance.ProvenanceMatch``).
 
 A version is chosen when it is named by one of the "where" criteria (any
 version, when none is given) and matches every provenance field given.
@@ -28,6 +29,7 @@ from .backend import KIND_CODES
 from .canonical import hex_id
 from .errors import CommandError, UsageError
 from .objects import Redaction
+from .provenance import ProvenanceMatch
 
 if TYPE_CHECKING:
     from .repo import Repo
@@ -48,15 +50,13 @@ class Selection(NamedTuple):
     observation: str | None = None
     author: str | None = None
 
-    def provenance(self) -> dict[str, str]:
-        """The provenance fields to match, by ``Provenance``'s names (the commit author's aside)."""
-        fields = {"source": self.source, "agent_step": self.step, "observation": self.observation}
-        return {name: value for name, value in fields.items() if value is not None}
+    def provenance(self) -> ProvenanceMatch:
+        """The provenance match: the node's fields and the commit author, matched as ``mnem revert`` matches them."""
+        return ProvenanceMatch(self.source, self.step, self.observation, self.author)
 
     def is_empty(self) -> bool:
         """Whether it names nothing at all (a request must name something: it never means "everything")."""
-        return not (self.nodes or self.objects or self.prefix is not None or self.provenance()
-                    or self.author is not None)
+        return not (self.nodes or self.objects or self.prefix is not None) and self.provenance().is_empty()
 
 
 class Version(NamedTuple):
@@ -197,16 +197,8 @@ def _writers(repo: Repo, node_id: str, raw: bytes, commits: list[bytes]) -> list
 
 
 def _matches(repo: Repo, selection: Selection, version: Version) -> bool:
-    """Whether a version matches every provenance field given (a redacted version matches none)."""
-    fields = selection.provenance()
-    if selection.author is not None and not any(
-        repo.commit_obj(commit).author == selection.author for commit in version.commits
-    ):
+    """Whether a version matches every provenance field given (its node read only when a node field is given)."""
+    rule = selection.provenance()
+    if not rule.by(repo.commit_obj(commit).author for commit in version.commits):
         return False
-    if not fields:
-        return True
-    node = repo.node(version.object)
-    if node.redacted is not None:
-        return False
-    present = node.provenance.present()
-    return all(present.get(name) == value for name, value in fields.items())
+    return rule.carried_by(repo.node(version.object) if rule.of_node() else None)

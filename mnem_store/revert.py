@@ -6,8 +6,9 @@ removal.  Which commit wrote a version is blame's answer
 value, not the merge that carried it.  A request (``Match``) names versions
 by the node's provenance (``source``, ``agent_step``, ``observation``) and by
 the commit that wrote it (its ``author``, or the commit itself); every field
-given must hold.  A removal has no provenance, so only ``author`` and
-``commit`` can name one.
+given must hold.  All but the commit are matched by the rule ``mnem redact``
+matches by too (``provenance.ProvenanceMatch``).  A removal has no
+provenance, so only ``author`` and ``commit`` can name one.
 
 Each fact is followed down its own line of versions, newest first: from the
 current one, to the version before the commit that wrote it (that commit's
@@ -43,6 +44,7 @@ from .errors import CommandError, rust_debug
 from .graph import Graph
 from .limits import in_message
 from .objects import Commit, MemoryNode
+from .provenance import ProvenanceMatch
 from .repo import Repo
 
 __all__ = ["Match", "Plan", "Skipped", "Step", "plan"]
@@ -62,23 +64,16 @@ class Match(NamedTuple):
         return {name: value.hex() if isinstance(value, bytes) else value
                 for name, value in self._asdict().items() if value is not None}
 
-    def of_provenance(self) -> bool:
-        """Whether a field of the node's own provenance is asked for (a removal then never matches)."""
-        return self.source is not None or self.step is not None or self.observation is not None
+    def provenance(self) -> ProvenanceMatch:
+        """The fields besides the commit: matched as ``mnem redact`` matches them."""
+        return ProvenanceMatch(self.source, self.step, self.observation, self.author)
 
     def holds(self, raw: bytes, commit: Commit, node: MemoryNode | None) -> bool:
         """Whether the version commit ``raw`` wrote (``node``, None for a removal) is one this match names."""
         if self.commit is not None and raw != self.commit:
             return False
-        if self.author is not None and commit.author != self.author:
-            return False
-        if not self.of_provenance():
-            return True
-        if node is None:
-            return False
-        prov = node.provenance
-        return all(wanted is None or wanted == found for wanted, found in (
-            (self.source, prov.source), (self.step, prov.agent_step), (self.observation, prov.observation)))
+        rule = self.provenance()
+        return rule.by((commit.author,)) and rule.carried_by(node)
 
 
 class Step(NamedTuple):
@@ -170,11 +165,12 @@ def _candidates(repo: Repo, graph: Graph, tip: bytes, match: Match) -> set[str]:
     else:
         commits = graph.ancestors(tip)
     facts: set[str] = set()
+    rule = match.provenance()
     for raw in commits:
-        if match.author is not None and graph.commit(raw).author != match.author:
+        if not rule.by((graph.commit(raw).author,)):
             continue
         changed = repo.change_set(raw)
-        if match.of_provenance():
+        if rule.of_node():
             written = {fact: value for fact, (_, value) in changed.items() if value is not None}
             repo.objects.prefetch(written.values())
             changed = {fact: entry for fact, entry in changed.items()
@@ -201,5 +197,5 @@ def _line(repo: Repo, graph: Graph, fact: str, start: bytes) -> Iterator[_Versio
 
 def _holds(repo: Repo, graph: Graph, match: Match, version: _Version) -> bool:
     """Whether ``match`` names ``version`` (its node read only when provenance is asked for)."""
-    node = repo.node(version.value) if version.value is not None and match.of_provenance() else None
+    node = repo.node(version.value) if version.value is not None and match.provenance().of_node() else None
     return match.holds(version.commit, graph.commit(version.commit), node)

@@ -1810,7 +1810,7 @@ class Store:
         allow_reserved: bool = False,
         erase_deleted: str | None = None,
         erase_prefix: str | None = None,
-        defer_vacuum: bool = False,
+        plain_vacuum: bool = False,
     ) -> tuple[Commit | None, dict[str, str]]:
         """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
 
@@ -1843,9 +1843,9 @@ class Store:
                 both, or neither.  An erasure another process's read held up is logged as a warning (the
                 write stands and no read answers the bytes; docs/cli-json.md says what to run).
             erase_prefix: With ``erase_deleted``: also every version of every node whose id starts with this.
-            defer_vacuum: With ``erase_deleted``, on PostgreSQL: leave the dead row versions holding the bytes to
-                autovacuum rather than rewrite the tables after the commit (for keeping a store small, not for
-                an erasure request: docs/postgres.md).
+            plain_vacuum: With ``erase_deleted``, on PostgreSQL: a plain ``VACUUM`` after the commit rather than a
+                rewrite of the tables, so the old row versions keep the bytes until later rows overwrite them
+                (for keeping a store small, not for an erasure request: docs/postgres.md).
 
         Returns:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
@@ -1878,18 +1878,18 @@ class Store:
             self._require("write-branch")
             args.append(f"--branch={branch}")
         if erase_deleted is None:
-            if erase_prefix is not None or defer_vacuum:
-                raise UsageError("erase_prefix= and defer_vacuum= go with erase_deleted=REASON")
+            if erase_prefix is not None or plain_vacuum:
+                raise UsageError("erase_prefix= and plain_vacuum= go with erase_deleted=REASON")
             return self._read(read_written, *args, payload=encode_json(payload))
         self._require("write-erase")
         args.append(f"--erase-deleted={erase_deleted}")
         if erase_prefix is not None:
             args.append(f"--erase-prefix={erase_prefix}")
-        if defer_vacuum:
-            args.append("--defer-vacuum")
+        if plain_vacuum:
+            args.append("--plain-vacuum")
         doc = self._read(dict, *args, payload=encode_json(payload))
         residue = doc["erased"]["residue"]
-        if residue and not defer_vacuum:  # deferred, PostgreSQL always leaves a residue: the caller asked for it
+        if residue and not plain_vacuum:  # PostgreSQL then always leaves one: the caller asked for it
             logger.warning("write %r (erasing: %s): %s", message, erase_deleted, residue)
         return read_written(doc)
 

@@ -210,7 +210,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             ``put`` removes the checkpoints of its namespace the rule no longer keeps, with their
             pending writes and the channel values no kept checkpoint reads, in the put's own commit,
             and redacts their bytes from history in the same transaction (``mnem write
-            --erase-deleted``; on PostgreSQL the dead row versions are left to autovacuum:
+            --erase-deleted``; on PostgreSQL with a plain VACUUM, not a rewrite:
             docs/postgres.md); it never removes the checkpoint
             it writes, nor an ancestor a kept checkpoint's ``DeltaChannel`` is rebuilt from
             (``retention``).
@@ -312,19 +312,20 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         return not self._branch_missing
 
     def _write(self, puts: list[dict[str, Any]], deletes: Sequence[str], message: str, *, erase: str | None = None,
-               prefix: str | None = None, defer: bool = False) -> None:
+               prefix: str | None = None, plain_vacuum: bool = False) -> None:
         """One commit of puts and deletes, retried if another writer held the store.
 
         With ``erase`` (a reason), the same transaction redacts every version
         in history of each deleted node and of every node under ``prefix``
         (``mnem write --erase-deleted``), recorded as removed by the saver's
         author: a crash leaves the deletes and their erasure both, or neither.
-        ``defer`` leaves PostgreSQL's dead row versions to autovacuum (retention).
+        ``plain_vacuum``: PostgreSQL's plain VACUUM, not a rewrite, after it (retention).
         """
         if puts or deletes or prefix is not None:
             with_retry(lambda: self._store.write(puts, deletes, message=message, author=self.author,
                                                  skip_missing=True, branch=self._branch, allow_reserved=True,
-                                                 erase_deleted=erase, erase_prefix=prefix, defer_vacuum=defer))
+                                                 erase_deleted=erase, erase_prefix=prefix,
+                                                 plain_vacuum=plain_vacuum))
 
     def _load(self, keys: Sequence[Key], filter: Mapping[str, Any] | None = None,
               limit: int | None = None) -> list[CheckpointTuple]:
@@ -466,8 +467,8 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         what the rule no longer keeps of the namespace (read first: an ``ls``
         of the namespace, and once it holds more than the rule allows, its
         checkpoints with their times), and the same transaction removes those
-        nodes' bytes from history (PostgreSQL: their dead row versions wait
-        for autovacuum, docs/postgres.md).
+        nodes' bytes from history (PostgreSQL: a plain VACUUM, not a rewrite,
+        follows; docs/postgres.md).
 
         Returns:
             The config of the stored checkpoint.
@@ -493,7 +494,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         retired = self._retired(rule, key, kept["channel_versions"], full, parent) if rule is not None else ()
         if retired and rule is not None:
             self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)",
-                        erase=f"MnemosyneSaver retention ({_described(rule)}) of {where}", defer=True)
+                        erase=f"MnemosyneSaver retention ({_described(rule)}) of {where}", plain_vacuum=True)
         else:
             self._write(puts, (), message)
         self._branch_missing = False

@@ -419,12 +419,12 @@ class Backend(ABC):
         commits; PostgreSQL rewrites the tables it changed after it commits
         (docs/postgres.md says what the server still keeps).  ``rewrite``
         False (a write that removes bytes to keep the store small, not to
-        honour an erasure request: the saver's retention) skips PostgreSQL's
-        rewrite, whose cost grows with the tables and which locks their
-        readers out: the dead row versions keep the bytes until later rows
-        reuse their space (after autovacuum) or a rewrite drops them, and the
-        erasure says so (``complete`` False).  SQLite's erasure is the same
-        either way.
+        honour an erasure request: the saver's retention) has PostgreSQL run a
+        plain ``VACUUM`` instead of the rewrite, whose cost grows with the
+        tables and which locks their readers out: the old row versions' space
+        is marked free, their bytes stay until later rows are written over
+        them or a rewrite drops them, and the erasure says so (``complete``
+        False).  SQLite's erasure is the same either way.
         """
 
     @abstractmethod

@@ -295,8 +295,8 @@ class Erasing:
 
     Asked: every version of each id the write deletes, and of each node
     under ``prefix``, recorded as removed by ``author`` for ``reason``;
-    ``rewrite`` False leaves PostgreSQL's dead row versions to (auto)vacuum
-    instead of rewriting the tables after the commit (``Backend.erasing``).
+    ``rewrite`` False has PostgreSQL run a plain VACUUM instead of
+    rewriting the tables after the commit (``Backend.erasing``).
     Done: ``records`` new to the store, and whether no file still holds the
     bytes (``complete``; if not, ``residue`` says what does, and the fix).
     """

@@ -253,7 +253,7 @@ class PostgresBackend(SqlBackend):
     def erasing(self, *, rewrite: bool = True) -> Iterator[Erasure]:
         """A write, then ``VACUUM FULL`` of the tables it removed bytes from (``PgSession.vacuum``).
 
-        Without ``rewrite`` no ``VACUUM FULL`` runs (``Backend.erasing``):
+        Without ``rewrite`` a plain ``VACUUM`` runs instead (``Backend.erasing``):
         the erasure is incomplete, and its residue says where the bytes wait.
 
         The server's write-ahead log, its archive and backups keep their
@@ -265,20 +265,20 @@ class PostgresBackend(SqlBackend):
         erasure = Erasure()
         with self.pg.transaction(write=True):
             yield erasure
-        if not rewrite:
-            erasure.residue = (
-                "the removal is committed, and no read answers the bytes, but the dead row versions of the store's "
-                "objects and vectors tables keep them until later rows reuse their space (once autovacuum has run) "
-                "or a rewrite drops them: run `mnem gc` (or VACUUM FULL) to drop them now"
-            )
-            return
         try:
-            self.pg.vacuum(self._ERASED_TABLES)
+            self.pg.vacuum(self._ERASED_TABLES, full=rewrite)
         except BusyError:
             erasure.residue = (
                 "the removal is committed, but another session held the store's tables past the busy timeout, so "
                 "their files may still hold the old row versions until VACUUM rewrites them: run the same command "
                 "again once that session is done (nothing is removed twice)"
+            )
+            return
+        if not rewrite:
+            erasure.residue = (
+                "the removal is committed and no row or read holds the bytes, but a plain VACUUM only marked the old "
+                "row versions' space free: the store's table files keep the bytes until later rows are written over "
+                "them, or a rewrite drops them: run `mnem gc` (or VACUUM FULL) to drop them now"
             )
             return
         erasure.complete, erasure.residue = True, ""

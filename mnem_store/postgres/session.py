@@ -372,21 +372,24 @@ class PgSession(Session):
             self._conn, self._writing = None, False
             self._forget(write)
 
-    def vacuum(self, tables: Iterable[str]) -> None:
-        """``VACUUM FULL`` these tables of the store, outside any transaction (VACUUM cannot run in one).
+    def vacuum(self, tables: Iterable[str], *, full: bool = True) -> None:
+        """``VACUUM FULL`` these tables of the store (``full`` False: plain ``VACUUM``), outside any transaction.
 
-        A plain VACUUM only marks a dead tuple's space reusable: its bytes
-        stay in the table's file until something overwrites them.  FULL
-        writes the live rows into new files (the table's TOAST too) and
-        drops the old ones, holding the table's exclusive lock meanwhile,
-        so readers of this store wait for it (the busy timeout bounds them).
+        (VACUUM cannot run in one.)  A plain VACUUM only marks a dead
+        tuple's space reusable: its bytes stay in the table's file until a
+        later row is written over them; it takes no lock that holds reads or
+        writes off.  FULL writes the live rows into new files (the table's
+        TOAST too) and drops the old ones, holding the table's exclusive
+        lock meanwhile, so readers of this store wait for it (the busy
+        timeout bounds them), and its cost grows with the table.
         """
         try:
             with self._connections.connection() as conn:
                 conn.execute(sql.SQL("SET lock_timeout = {}").format(sql.Literal(f"{int(busy_timeout_s() * 1000)}ms")))
                 try:
                     for table in tables:
-                        conn.execute(sql.SQL("VACUUM (FULL) {}").format(sql.Identifier(self.url.schema, table)))
+                        conn.execute(sql.SQL("VACUUM (FULL) {}" if full else "VACUUM {}").format(
+                            sql.Identifier(self.url.schema, table)))
                 finally:
                     conn.execute("RESET lock_timeout")  # a pooled connection serves other stores next
         except psycopg.Error as exc:

@@ -4,9 +4,9 @@ On both backends, through the real binary.  What it erases is looked for
 as ``test_redact`` looks: in the store's files (``redaction_support``), in
 the stored form and as text, found there before the write so that "gone
 after" can fail.  Ids and commits stay, ``verify`` passes, and the records
-name the write's author and the reason.  ``--defer-vacuum`` (retention's
-way on PostgreSQL) removes the bytes from every row and read but leaves
-the table rewrite out, and says so.
+name the write's author and the reason.  ``--plain-vacuum`` (retention's
+way on PostgreSQL) removes the bytes from every row and read but runs a
+plain VACUUM instead of the table rewrite, and says so.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 
 import pg_stores
 import pytest
-from conftest import run_mnem, store_fingerprint, store_sql
+from conftest import new_store, run_mnem, store_fingerprint, store_sql
 from mnem_history import ok
 from redaction_support import files, holds, stored
 
@@ -71,7 +71,7 @@ def test_an_erase_prefix_reaches_what_an_earlier_write_deleted_without_erasing(s
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--erase-prefix", "tok"], "--erase-deleted"),
-    (["--defer-vacuum"], "--erase-deleted"),
+    (["--plain-vacuum"], "--erase-deleted"),
     (["--erase-deleted", " "], "say why"),
     (["--erase-deleted", "x" * 1001], "say it shorter"),
     (["--erase-deleted", "r", "--erase-prefix", ""], "every node"),
@@ -86,9 +86,10 @@ def test_a_bad_erasing_write_is_usage_and_changes_nothing(store: Path, args: lis
     assert store_fingerprint(store) == before
 
 
-def test_a_deferred_erasure_takes_the_bytes_out_of_every_row_and_says_what_postgresql_keeps(store: Path) -> None:
+def test_a_plain_vacuum_erasure_takes_the_bytes_out_of_every_row_and_says_what_postgresql_keeps(
+        store: Path) -> None:
     _, forms = history(store)
-    done = call(store, "write", "-m", "retention", "--erase-deleted", "retention", "--defer-vacuum",
+    done = call(store, "write", "-m", "retention", "--erase-deleted", "retention", "--plain-vacuum",
                 payload={"delete": ["token"]})
     rows = b"".join(bytes(data) for (data,) in store_sql(store, "SELECT data FROM objects WHERE data IS NOT NULL"))
     assert not any(form in rows for form in forms)
@@ -99,3 +100,28 @@ def test_a_deferred_erasure_takes_the_bytes_out_of_every_row_and_says_what_postg
         assert done["erased"] == {"redacted": 2, "complete": True, "residue": None}
     assert not any(holds(files(store), SECRET, form) for form in forms)
     ok("verify", cwd=store)
+
+
+def test_on_postgresql_a_plain_vacuum_erasure_waits_for_no_reader_where_a_rewrite_must(tmp_path: Path) -> None:
+    """A session reading the store's objects holds off ``VACUUM FULL`` (its exclusive lock), not a plain VACUUM.
+
+    Retention's write (``--plain-vacuum``) so never locks a reader out,
+    nor waits for one; the strict erasure waits the busy timeout (set short
+    here), then reports the rewrite undone.
+    """
+    store = new_store(tmp_path / "store", "postgresql")
+    history(store)
+    call(store, "write", "-m", "more", payload={"put": [{"id": "other", "content": SECRET + "?"}]})
+    url = pg_stores.url_of(store)
+    assert url is not None
+    with pg_stores.connect(url) as reader:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM objects").fetchone()  # holds the table's ACCESS SHARE lock
+        quick = {"MNEM_BUSY_TIMEOUT_MS": "200"}
+        plain = ok("--json", "write", "-m", "retention", "--erase-deleted", "retention", "--plain-vacuum", cwd=store,
+                   input=json.dumps({"delete": ["token"]}), env=quick).json["erased"]
+        strict = ok("--json", "write", "-m", "erasure", "--erase-deleted", "erasure", cwd=store,
+                    input=json.dumps({"delete": ["other"]}), env=quick).json["erased"]
+        reader.execute("ROLLBACK")
+    assert plain["redacted"] == 2 and plain["complete"] is False and "plain VACUUM" in plain["residue"]
+    assert strict["redacted"] == 1 and strict["complete"] is False and "another session" in strict["residue"]

@@ -79,10 +79,10 @@ def register(parser: argparse.ArgumentParser) -> None:
                         "deletes (as `mnem redact --node`), recorded as removed by --author for REASON")
     parser.add_argument("--erase-prefix", metavar="P",
                         help="with --erase-deleted: also redact every version of every node whose id starts with P")
-    parser.add_argument("--defer-vacuum", action="store_true",
-                        help="with --erase-deleted, on PostgreSQL: leave the removed bytes' dead row versions to "
-                        "autovacuum instead of rewriting the tables after the commit (to keep a store small, not "
-                        "for an erasure request); SQLite: no effect")
+    parser.add_argument("--plain-vacuum", action="store_true",
+                        help="with --erase-deleted, on PostgreSQL: a plain VACUUM after the commit instead of "
+                        "rewriting the tables (VACUUM FULL): their old row versions keep the bytes until later rows "
+                        "overwrite them (to keep a store small, not for an erasure request); SQLite: no effect")
 
 
 def parse_put(item: Any, index: int, into: Payload, limits: Limits, *, allow_reserved: bool = False) -> None:
@@ -204,8 +204,8 @@ def erasing(args: argparse.Namespace, author: str) -> porcelain.Erasing | None:
     ``--allow-reserved``, as deleting them does.
     """
     if args.erase_deleted is None:
-        if args.erase_prefix is not None or args.defer_vacuum:
-            raise UsageError("--erase-prefix and --defer-vacuum go with --erase-deleted REASON, which says why the "
+        if args.erase_prefix is not None or args.plain_vacuum:
+            raise UsageError("--erase-prefix and --plain-vacuum go with --erase-deleted REASON, which says why the "
                              "write removes bytes from history")
         return None
     reason = check_text(args.erase_deleted, "--erase-deleted")
@@ -216,7 +216,7 @@ def erasing(args: argparse.Namespace, author: str) -> porcelain.Erasing | None:
         raise UsageError(f"--erase-prefix {rust_debug(in_message(prefix))} reaches ids starting "
                          f"{CHECKPOINT_PREFIX!r}, which hold LangGraph checkpoints: choose a longer prefix, or pass "
                          "--allow-reserved to erase checkpoints' nodes on purpose")
-    return porcelain.Erasing(reason, author, prefix, rewrite=not args.defer_vacuum)
+    return porcelain.Erasing(reason, author, prefix, rewrite=not args.plain_vacuum)
 
 
 def run(args: argparse.Namespace, ctx: Context) -> Outcome:
@@ -250,5 +250,5 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
                           "residue": erase.residue or None}
         text += f"redacted {len(erase.records)} version(s) from history\n"
         if erase.residue:
-            text += f"{'note' if args.defer_vacuum else 'warning'}: {erase.residue}\n"
+            text += f"{'note' if args.plain_vacuum else 'warning'}: {erase.residue}\n"
     return Outcome(data, text)

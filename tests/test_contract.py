@@ -79,6 +79,10 @@ RESOURCES = {names(row["URI"])[0]: row for row in TABLES["Resources"]}
 SHAPES = {row["shape"]: row["JSON"] for row in TABLES["Result shapes"]}
 #: Each tool's documented extra result keys (extensions beside its row's shape), by tool.
 EXTRA = {names(row["tool"])[0]: set(names(row["extra key"])) for row in TABLES["Extra result keys"]}
+#: The tools we add beside the ADR's, each served only with ``--tools all``.
+ADDED = {names(row["tool"])[0]: row for row in TABLES["Tools we add"]}
+#: The key a redacted version's node carries beside the node shape's ("A redacted version").
+REDACTED = {"at", "by", "reason"}
 
 
 def test_the_contract_file_has_every_adr_table() -> None:
@@ -110,6 +114,10 @@ def conforms(shape: str, value: Any, arguments: dict[str, Any], extra: frozenset
     ``extra``: the keys a tool's "Extra result keys" row allows beside the shape's own, which all stay required.
     """
     def node(v: Any) -> str | None:
+        if isinstance(v, dict) and "redacted" in v:  # "A redacted version": content null, and who removed it
+            if v["content"] is not None or not isinstance(v["redacted"], dict) or set(v["redacted"]) != REDACTED:
+                return f"not a redacted node (content null, redacted {sorted(REDACTED)}): {v!r}"
+            v = {key: value for key, value in v.items() if key != "redacted"}
         return None if isinstance(v, dict) and set(v) <= keys("node") and {"id", "content"} <= set(v) \
             else f"not a node {sorted(keys('node'))}: {v!r}"
 
@@ -158,6 +166,15 @@ def test_every_shape_has_a_check() -> None:
         assert conforms(shape, object(), {}) != f"no check for the shape {shape!r}", shape
 
 
+def test_a_redacted_node_is_a_node_with_content_null_and_who_removed_it() -> None:
+    node = {"id": "plan", "content": None, "content_kind": "note", "provenance": None, "event_time": None}
+    record = {"at": 1, "by": "ops", "reason": "erasure request"}
+    assert conforms("node", {**node, "redacted": record}, {}) is None
+    assert conforms("memory", {"plan": {**node, "redacted": record}}, {}) is None
+    assert conforms("node", {**node, "content": "secret", "redacted": record}, {}) is not None
+    assert conforms("node", {**node, "redacted": {"by": "ops"}}, {}) is not None
+
+
 def test_a_blame_carries_the_why_rows_extra_key_and_no_other() -> None:
     blame = {"commit": "a" * 64, "node": {"id": "plan", "content": "pro"}, "time": 1}
     why = frozenset(EXTRA["why"])
@@ -196,7 +213,13 @@ async def test_tools_list_has_every_row_with_its_arguments(server: Any, sqlite_s
         assert not missing, f"{where}: no argument {sorted(missing)}"
         assert (name in core) == (row["set"] == "core"), f"{where}: listed {'with' if name in core else 'without'} " \
                                                          "--tools all"
-    assert set(listed) == set(TOOLS), f"tools not in docs/contract.md: {sorted(set(listed) - set(TOOLS))}"
+    for name, row in ADDED.items():
+        where = f"docs/contract.md, Tools we add row `{name}`"
+        assert name in listed and name not in core, f"{where}: not served with --tools all only"
+        schema = listed[name].input_schema
+        assert not schema.get("required") and set(schema["properties"]) == set(names(row["arguments"])), where
+    extra = set(listed) - set(TOOLS) - set(ADDED)
+    assert not extra, f"tools not in docs/contract.md: {sorted(extra)}"
     item = listed["remember_many"].input_schema["$defs"]["RememberItem"]
     assert set(item["required"]) == {"id", "content"}, "docs/contract.md: remember_many items need id and content"
     assert {"source", "step", "observation"} <= set(item["properties"]), "docs/contract.md: remember_many items"

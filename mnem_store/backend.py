@@ -61,6 +61,7 @@ __all__ = [
     "Redactions",
     "VectorRow",
     "Vectors",
+    "corrected_time",
 ]
 
 #: ``(key, kind code, canonical bytes or None for a virtual state)`` of one stored object.
@@ -77,14 +78,22 @@ CHANGE_KINDS = ("added", "modified", "removed")
 KIND_CODES = {"memory_node": 0, "state": 1, "commit": 2}
 
 
+def corrected_time(time: int, parents: Iterable[int]) -> int:
+    """A commit's corrected time from its own time and its parents' corrected times (``GraphRow``)."""
+    return max([0, time, *(parent + 1 for parent in parents)])
+
+
 class GraphRow(NamedTuple):
     """A commit's row in the commit graph, with its state's id.
 
     ``corrected`` is the commit's corrected time (git's generation number
     v2): its own time, raised to one more than every parent's corrected
-    time.  It grows strictly along every parent link whatever the clocks
-    said, so ordering by it never lists a parent before its child, and for
-    histories whose clocks ran forward it equals the commit's time.
+    time, and to at least 0.  It grows strictly along every parent link
+    whatever the clocks said, so ordering by it never lists a parent before
+    its child, and for histories whose clocks ran forward from 1970 it
+    equals the commit's time.  A commit's time is a signed 64-bit integer
+    (upstream's format), but the stored form is unsigned: a time before
+    1970 is as valid, and is ordered among its kind by the graph alone.
     """
 
     key: int

@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .backend import KIND_CODES, Backend, GraphRow
+from .backend import KIND_CODES, Backend, GraphRow, corrected_time
 from .canonical import hex_id
 from .clock import now_ms
 from .errors import (
@@ -604,8 +604,8 @@ class Repo:
         return self._index(commit, base, image, changes.keys())[0]
 
     def corrected_time(self, commit: Commit) -> int:
-        """A commit's corrected time: its own, raised past every parent's (see ``GraphRow``)."""
-        return max([commit.time, *(self._graph(parent).corrected + 1 for parent in commit.parents)])
+        """A commit's corrected time: its own, raised past every parent's and to at least 0 (see ``GraphRow``)."""
+        return corrected_time(commit.time, (self._graph(parent).corrected for parent in commit.parents))
 
     def _index(
         self, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]

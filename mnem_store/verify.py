@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 
 import blake3
 
-from .backend import KIND_CODES, ChangeIndex, GraphRow
+from .backend import KIND_CODES, ChangeIndex, GraphRow, corrected_time
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, check_arrived, decode_object
 from .remotes import SETTING
@@ -162,7 +162,7 @@ def _commits(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             )
             continue
         parent_rows = [states.graph(parent) for parent in commit.parents]
-        corrected = max([commit.time, *(p.corrected + 1 for p in parent_rows if p is not None)])
+        corrected = corrected_time(commit.time, (p.corrected for p in parent_rows if p is not None))
         if row.corrected != corrected:
             report.problems.append(Problem(
                 "index", raw.hex(), f"corrected time {row.corrected} should be {corrected}; `mnem reindex` repairs it"))

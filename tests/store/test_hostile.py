@@ -138,3 +138,17 @@ def test_content_nested_127_deep_is_stored_by_add_and_write_alike(seeded_store):
     assert code == 0, out
     memory = orjson.loads(run(seeded_store, ["show"])[1])
     assert memory["deep"]["content"] == memory["deep2"]["content"] == deep
+
+
+def test_a_commit_dated_before_1970_is_stored_logged_and_verifies(tmp_path, backend):
+    """A commit's time is signed (upstream's i64): a time before 1970 once failed inside the write, untyped."""
+    root = new_store(tmp_path / "store", backend)
+    for time, node in ((-5, "a"), (-(2**63), "b"), (7, "c")):
+        code, out, err = run(root, ["write", "-m", node, "--time", str(time)],
+                             orjson.dumps({"put": [{"id": node, "content": time}]}))
+        assert code == 0, (out, err)
+    code, out, _ = run(root, ["log"])
+    assert code == 0 and [c["message"] for c in orjson.loads(out)] == ["c", "b", "a"]
+    assert [c["time"] for c in orjson.loads(out)] == [7, -(2**63), -5]
+    code, out, _ = run(root, ["verify"])
+    assert code == 0 and orjson.loads(out)["ok"] is True, out

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
-from dataclasses import field as default
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -289,7 +287,6 @@ def unstage(repo: Repo, node_id: str) -> bool:
 
 
 # ----------------------------------------------------------------------- writing
-@dataclass
 class Erasing:
     """What a ``write`` also redacts from history (``mnem write --erase-deleted``), and, once it ran, what it did.
 
@@ -299,15 +296,17 @@ class Erasing:
     rewriting the tables after the commit (``Backend.erasing``).
     Done: ``records`` new to the store, and whether no file still holds the
     bytes (``complete``; if not, ``residue`` says what does, and the fix).
+    A plain class, not a dataclass: ``dataclasses`` costs a one-shot read's
+    start-up an import it never uses.
     """
 
-    reason: str
-    author: str
-    prefix: str | None = None
-    rewrite: bool = True
-    records: list[Redaction] = default(default_factory=list)
-    complete: bool = False
-    residue: str = "the write did not commit"
+    __slots__ = ("author", "complete", "prefix", "reason", "records", "residue", "rewrite")
+
+    def __init__(self, reason: str, author: str, prefix: str | None = None, *, rewrite: bool = True) -> None:
+        self.reason, self.author, self.prefix, self.rewrite = reason, author, prefix, rewrite
+        self.records: list[Redaction] = []
+        self.complete = False
+        self.residue = "the write did not commit"
 
 
 def commit(repo: Repo, message: str, author: str, time_ms: int | None) -> tuple[bytes, Commit]:

@@ -20,8 +20,8 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 from typing import Any, Literal
 
@@ -150,3 +150,28 @@ async def connect(url: str, token: str | None = None, *, era: Literal["modern", 
         transport = streamable_http_client(url, http_client=http)
         async with Client(transport, mode="legacy" if era == "legacy" else "auto") as client:
             yield client
+
+
+@contextmanager
+def served_with_jwt(store: Path | str, *extra: str) -> Iterator[tuple[Issuer, HttpServer]]:
+    """``store`` served with ``--auth jwt`` by tokens of a dev issuer of its own; both stopped after.
+
+    Args:
+        store: The store (a folder or a PostgreSQL URL).
+        extra: Further ``mnem-mcp`` arguments (``--tools all``, say).
+
+    Yields:
+        The issuer, which signs tokens for the server's audience, and the server.
+    """
+    port = free_port()
+    audience = f"http://127.0.0.1:{port}/mcp"
+    issuer = Issuer(audience)
+    try:
+        server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience], *extra,
+                            port=port)
+        try:
+            yield issuer, server
+        finally:
+            server.stop()
+    finally:
+        issuer.close()

@@ -21,7 +21,7 @@ import httpx2
 import pg_stores
 import pytest
 from conftest import new_store, run_mnem, store_fingerprint
-from http_support import HttpServer, Issuer, free_port
+from http_support import HttpServer, Issuer, served_with_jwt
 from mcp_support import call, connect
 from mnem_history import ok, write
 from redaction_support import files, holds, version_of
@@ -49,18 +49,8 @@ class Hub:
 @contextlib.contextmanager
 def hub(root: Path, backend: str) -> Iterator[Hub]:
     store = new_store(root / "hub", backend)
-    port = free_port()
-    audience = f"http://127.0.0.1:{port}/mcp"
-    issuer = Issuer(audience)
-    try:
-        server = HttpServer(pg_stores.address(store), ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience],
-                            port=port)
-        try:
-            yield Hub(store, issuer, server)
-        finally:
-            server.stop()
-    finally:
-        issuer.close()
+    with served_with_jwt(pg_stores.address(store)) as (issuer, server):
+        yield Hub(store, issuer, server)
 
 
 

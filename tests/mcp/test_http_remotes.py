@@ -17,7 +17,7 @@ import httpx2
 import pg_stores
 import pytest
 from conftest import new_store, run_mnem, store_fingerprint
-from http_support import HttpServer, Issuer, free_port
+from http_support import HttpServer, Issuer, free_port, served_with_jwt
 from mnem_history import ok, write
 
 
@@ -35,17 +35,8 @@ class Hub:
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     store = new_store(tmp_path_factory.mktemp("hub") / "store", "sqlite")
-    port = free_port()
-    audience = f"http://127.0.0.1:{port}/mcp"
-    issuer = Issuer(audience)
-    try:
-        server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience], port=port)
-        try:
-            yield Hub(store, issuer, server)
-        finally:
-            server.stop()
-    finally:
-        issuer.close()
+    with served_with_jwt(store) as (issuer, server):
+        yield Hub(store, issuer, server)
 
 
 def refused(cwd: Path, *args: str, env: dict[str, str]) -> dict[str, Any]:

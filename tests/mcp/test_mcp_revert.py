@@ -16,7 +16,7 @@ from pathlib import Path
 import pg_stores
 import pytest
 from conftest import new_store
-from http_support import HttpServer, Issuer, free_port
+from http_support import HttpServer, Issuer, served_with_jwt
 from http_support import connect as connect_http
 from mcp_support import call, connect, fail
 
@@ -78,18 +78,8 @@ async def test_revert_is_a_harness_tool(store: Path) -> None:
 @pytest.fixture(scope="module")
 def jwt_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[HttpServer, Issuer, Path]]:
     store = new_store(tmp_path_factory.mktemp("revert-http") / "store", "sqlite")
-    port = free_port()
-    audience = f"http://127.0.0.1:{port}/mcp"
-    issuer = Issuer(audience)
-    try:
-        server = HttpServer(store, ["--auth", "jwt", "--issuer", issuer.url, "--audience", audience], "--tools", "all",
-                            port=port)
-        try:
-            yield server, issuer, store
-        finally:
-            server.stop()
-    finally:
-        issuer.close()
+    with served_with_jwt(store, "--tools", "all") as (issuer, server):
+        yield server, issuer, store
 
 
 async def test_over_http_revert_needs_the_write_scope(jwt_server: tuple[HttpServer, Issuer, Path]) -> None:

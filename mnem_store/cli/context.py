@@ -168,6 +168,17 @@ def parse_json_arg(text: str | bytes, context: str) -> Any:
         raise CommandError(context, "usage", cause=exc.detail.split(": ", 1)[-1]) from None
 
 
+def full_id(text: str, refusal: str) -> bytes:
+    """A full 32-byte id written as 64 hex digits, or ``usage`` with ``refusal`` (which says what the option takes)."""
+    try:
+        raw = bytes.fromhex(text)
+    except ValueError:
+        raw = b""
+    if len(raw) != 32:
+        raise UsageError(f"{refusal}, got {text!r}")
+    return raw
+
+
 def check_node_id(value: str, what: str = "ID") -> str:
     """A node id must be text a command line can carry: valid UTF-8 and no NUL.
 

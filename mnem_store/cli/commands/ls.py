@@ -13,18 +13,12 @@ import argparse
 
 from ... import porcelain
 from ...errors import UsageError
-from ..context import Context, Outcome
+from ..context import Context, Outcome, full_id
 
 
 def _commit_id(text: str) -> bytes:
     """``--unless``'s full commit id as bytes, or a usage error."""
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 32:
-        raise UsageError(f"--unless takes a full commit id (64 hex digits), got {text!r}")
-    return raw
+    return full_id(text, "--unless takes a full commit id (64 hex digits)")
 
 
 def _count(text: str) -> int:

@@ -14,23 +14,16 @@ import argparse
 from typing import Any
 
 from ... import porcelain
-from ...errors import UsageError
 from ...redaction import Selection, Version
 from ...repo import default_author
-from ..context import Context, Outcome, check_node_id, check_text
+from ..context import Context, Outcome, check_node_id, check_text, full_id
 from ..render import short
 
 
 def _object_id(text: str) -> bytes:
     """``--object``'s full object id as bytes, or a usage error."""
-    try:
-        raw = bytes.fromhex(text)
-    except ValueError:
-        raw = b""
-    if len(raw) != 32:
-        raise UsageError(f"--object takes a node version's full object id (64 hex digits, as `mnem ls --objects` "
-                         f"shows them), got {text!r}")
-    return raw
+    return full_id(text, "--object takes a node version's full object id (64 hex digits, as `mnem ls --objects` "
+                         "shows them)")
 
 
 def register(parser: argparse.ArgumentParser) -> None:

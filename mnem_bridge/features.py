@@ -53,6 +53,8 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
     "valid-at": "cannot read memory by valid time (memory_valid_at, node_valid_at, valid_times)",
     "write-branch": "cannot write on another branch than HEAD's (write with branch=, or on a Store.on view)",
     "write-erase": "cannot redact what a write deletes in the write's own transaction (write with erase_deleted=)",
+    "write-orphan": "cannot write a commit with no parent, letting go of a branch's history (write with orphan=)",
+    "gc-plain": "cannot collect garbage without rewriting the store's files (gc with plain_vacuum=)",
     "write-if-absent": "cannot put only what is absent (a write put with if_absent=True)",
 })
 

@@ -1811,6 +1811,7 @@ class Store:
         erase_deleted: str | None = None,
         erase_prefix: str | None = None,
         plain_vacuum: bool = False,
+        orphan: bool = False,
     ) -> tuple[Commit | None, dict[str, str]]:
         """Apply puts then deletes to the branch tip as exactly one commit (``mnem write``).
 
@@ -1846,6 +1847,9 @@ class Store:
             plain_vacuum: With ``erase_deleted``, on PostgreSQL: a plain ``VACUUM`` after the commit rather than a
                 rewrite of the tables, so the old row versions keep the bytes until later rows overwrite them
                 (for keeping a store small, not for an erasure request: docs/postgres.md).
+            orphan: Make the commit a root (no parent) holding the same state, so the branch lets go of its
+                history and ``gc`` can drop it once nothing else reaches it (``mnem write --orphan``).  The
+                change kinds are then the root's: every node of the state ``added``.
 
         Returns:
             ``(commit, {node id: change kind})``; ``(None, {})`` when nothing was left to do.
@@ -1857,7 +1861,8 @@ class Store:
             BusyError: Another writer held the store too long.
             ContractError: ``branch`` with a ``mnem`` that does not list the ``write-branch`` feature,
                 or an ``if_absent`` put with one that does not list ``write-if-absent``, or ``erase_deleted``
-                with one that does not list ``write-erase``.
+                with one that does not list ``write-erase``, or ``orphan`` with one that does not list
+                ``write-orphan``.
 
         On a view: the write lands on the view's branch (``branch`` defaults to it; another is refused).
         """
@@ -1877,6 +1882,9 @@ class Store:
         if branch is not None:
             self._require("write-branch")
             args.append(f"--branch={branch}")
+        if orphan:
+            self._require("write-orphan")
+            args.append("--orphan")
         if erase_deleted is None:
             if erase_prefix is not None or plain_vacuum:
                 raise UsageError("erase_prefix= and plain_vacuum= go with erase_deleted=REASON")
@@ -1894,7 +1902,7 @@ class Store:
         return read_written(doc)
 
     # ------------------------------------------------------------ garbage collection
-    def gc(self, *, dry_run: bool = False) -> Collected:
+    def gc(self, *, dry_run: bool = False, plain_vacuum: bool = False) -> Collected:
         """Drop the commits and objects nothing reaches any more, and give their space back (``mnem gc``).
 
         A commit is kept while a branch, HEAD or a remote's tracking branch
@@ -1906,6 +1914,9 @@ class Store:
 
         Args:
             dry_run: Count what would go, and change nothing.
+            plain_vacuum: Leave the files their size, for later writes to reuse the space (SQLite: no
+                ``VACUUM``; PostgreSQL: a plain one, which holds no reader up): what a store kept at a steady
+                size wants (``mnem gc --plain-vacuum``).
 
         Returns:
             How many commits and objects went (or would), and the store's size in bytes before and after.
@@ -1913,10 +1924,11 @@ class Store:
         Raises:
             BusyError: Another writer held the store past the busy timeout; call it again.
             CorruptStoreError: A branch or a parent names a commit the store lacks; nothing was dropped.
-            ContractError: A ``mnem`` that does not list the ``gc`` feature.
+            ContractError: A ``mnem`` that does not list the ``gc`` feature (``gc-plain`` with ``plain_vacuum``).
         """
-        self._require("gc")
-        return self._read(Collected.from_dict, "gc", *(["--dry-run"] if dry_run else []))
+        self._require("gc-plain" if plain_vacuum else "gc")
+        return self._read(Collected.from_dict, "gc", *(["--dry-run"] if dry_run else []),
+                          *(["--plain-vacuum"] if plain_vacuum else []))
 
     # ------------------------------------------------------------ export / import
     def export(self) -> dict[str, Any]:

@@ -452,11 +452,15 @@ class Backend(ABC):
         """The bytes the store takes where it lives (SQLite: its files; PostgreSQL: its tables and indexes)."""
 
     @abstractmethod
-    def compact(self) -> None:
+    def compact(self, *, rewrite: bool = True) -> None:
         """Give the space of dropped rows back, outside any transaction.
 
         SQLite runs ``VACUUM``; PostgreSQL ``VACUUM FULL`` of the tables
-        ``Collector.drop`` changes.
+        ``Collector.drop`` changes.  Without ``rewrite`` the files are not
+        rewritten, so they do not shrink, but the space is reused by later
+        writes (a store kept at a steady size, as a checkpointer's retention
+        keeps one): SQLite only empties its WAL (dropped rows are zeroed as
+        they go, ``secure_delete``), PostgreSQL runs a plain ``VACUUM``.
 
         Raises:
             BusyError: Another writer held the store past the busy timeout; running it again later finishes it.

@@ -322,7 +322,7 @@ def write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
     *, skip_missing: bool = False, ttls: Mapping[str, int] | None = None,
     vectors: Sequence[tuple[str, MemoryNode, str, bytes]] = (), branch: str | None = None,
-    if_absent: Collection[str] = (), erase: Erasing | None = None,
+    if_absent: Collection[str] = (), erase: Erasing | None = None, orphan: bool = False,
 ) -> Written:
     """Apply puts and deletes to the branch tip as one commit, bypassing staging.
 
@@ -336,17 +336,18 @@ def write(
     same transaction also redacts every version in history of each id of
     ``deletes`` (and under ``erase.prefix``), and is an erasing one
     (``Backend.erasing``): a crash leaves the write and its erasure both, or
-    neither; ``erase`` then holds what was erased.
+    neither; ``erase`` then holds what was erased.  With ``orphan`` the
+    commit has no parent (``Repo.write``).
     """
     if erase is None:
         with repo.backend.write():
             return _write(repo, puts, deletes, message, author, time_ms, skip_missing=skip_missing, ttls=ttls,
-                          vectors=vectors, branch=branch, if_absent=if_absent)
+                          vectors=vectors, branch=branch, if_absent=if_absent, orphan=orphan)
     from .redaction import erase as erase_versions
 
     with repo.backend.erasing(rewrite=erase.rewrite) as erasure:
         written = _write(repo, puts, deletes, message, author, time_ms, skip_missing=skip_missing, ttls=ttls,
-                         vectors=vectors, branch=branch, if_absent=if_absent)
+                         vectors=vectors, branch=branch, if_absent=if_absent, orphan=orphan)
         erase.records = erase_versions(repo, deletes, erase.prefix, at=now_ms(), author=erase.author,
                                        reason=erase.reason)
     erase.complete, erase.residue = erasure.complete, erasure.residue
@@ -356,11 +357,11 @@ def write(
 def _write(
     repo: Repo, puts: list[MemoryNode], deletes: list[str], message: str, author: str, time_ms: int | None,
     *, skip_missing: bool, ttls: Mapping[str, int] | None, vectors: Sequence[tuple[str, MemoryNode, str, bytes]],
-    branch: str | None, if_absent: Collection[str],
+    branch: str | None, if_absent: Collection[str], orphan: bool,
 ) -> Written:
     """``write``'s changes, inside the caller's write transaction."""
     written = repo.write(puts, deletes, message, author, time_ms, skip_missing=skip_missing, branch=branch,
-                         if_absent=if_absent)
+                         if_absent=if_absent, orphan=orphan)
     if written.commit is not None:
         if if_absent:  # a put left out (its id was at the tip) starts, ends and stores nothing
             skipped = set(if_absent) - {change.id for change in written.changes}
@@ -1184,11 +1185,12 @@ class Collected(NamedTuple):
                 "bytes_before": self.before, "bytes_after": self.after}
 
 
-def gc(repo: Repo, *, dry_run: bool = False) -> Collected:
+def gc(repo: Repo, *, dry_run: bool = False, rewrite: bool = True) -> Collected:
     """Drop every commit and object nothing reaches (``mnem_store.collect``), then give their space back.
 
     One write transaction that no other write runs beside (``Backend.exclusive``), then, after it commits,
-    ``Backend.compact``.  A dry run is one read and changes nothing.
+    ``Backend.compact`` (``rewrite`` False: the files keep their size and later writes reuse the space).  A dry
+    run is one read and changes nothing.
     """
     from .collect import collect
 
@@ -1199,7 +1201,7 @@ def gc(repo: Repo, *, dry_run: bool = False) -> Collected:
         return Collected(dropped.commits, dropped.objects, before, before, True)
     with repo.backend.exclusive():
         dropped = collect(repo, dry_run=False)
-    repo.backend.compact()
+    repo.backend.compact(rewrite=rewrite)
     return Collected(dropped.commits, dropped.objects, before, repo.backend.size(), False)
 
 

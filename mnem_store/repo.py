@@ -651,6 +651,7 @@ class Repo:
         skip_missing: bool = False,
         branch: str | None = None,
         if_absent: Collection[str] = (),
+        orphan: bool = False,
     ) -> Written:
         """Apply puts and deletes to the branch tip as exactly one commit, bypassing staging.
 
@@ -669,6 +670,12 @@ class Repo:
         A put whose id is in ``if_absent`` applies only if the tip has no
         node of that id (a LangGraph task's retried write keeps the stored
         one), decided here, in the transaction, so no read before is needed.
+
+        With ``orphan`` the commit holds the same state but has no parent:
+        the branch lets go of its history, which ``mnem gc`` can then drop
+        once nothing else reaches it (a checkpointer that keeps no history
+        of its own branch).  Its change rows are then every node of the
+        state, as for any root, so its cost follows the state's size.
         """
         if branch is None:
             branch = self.attached_branch("commit")
@@ -691,6 +698,10 @@ class Repo:
                 raise InvalidRefError(f'no node "{node_id}" in memory')
         if skip_missing and not applied and not effective_deletes:
             return Written(None, [])
+        if orphan:
+            whole = base.apply(changes)
+            return Written(*self._commit_changes(branch, (), self._image(None), dict(whole.nodes), message, author,
+                                                 time_ms, tip))
         parents = (tip,) if tip else ()
         return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip))
 

@@ -299,10 +299,11 @@ class PostgresBackend(SqlBackend):
     #: The tables ``Collector.drop`` deletes rows from.
     _COLLECTED_TABLES = ("objects", "commits", "changes", "lanes", "names", "vectors", "pushed_commits", "leases")
 
-    def compact(self) -> None:
-        """``VACUUM FULL`` of the tables garbage collection changed (``PgSession.vacuum``).
+    def compact(self, *, rewrite: bool = True) -> None:
+        """``VACUUM FULL`` of the tables garbage collection changed (``PgSession.vacuum``), or a plain one.
 
-        Their files are rewritten without the dead rows, and so shrink;
-        readers of this store wait meanwhile (the busy timeout bounds them).
+        A plain ``VACUUM`` without ``rewrite``.  Rewritten, their files shrink, and readers of this store wait
+        meanwhile (the busy timeout bounds them); a plain ``VACUUM`` holds
+        nobody up and only makes the dead rows' space reusable.
         """
-        self.pg.vacuum(self._COLLECTED_TABLES)
+        self.pg.vacuum(self._COLLECTED_TABLES, full=rewrite)

@@ -169,8 +169,10 @@ class SqliteBackend(SqlBackend):
                 raise io_error(f"reading {path.name}", exc) from None
         return total
 
-    def compact(self) -> None:
+    def compact(self, *, rewrite: bool = True) -> None:
         """``VACUUM`` (the database rewritten without its free pages), then the WAL folded in and truncated.
+
+        Without ``rewrite`` no ``VACUUM``: free pages stay, for later writes to reuse.
 
         A ``VACUUM`` writes through the WAL like any write, so the file
         shrinks when the checkpoint after it copies the pages back; a reader
@@ -178,7 +180,8 @@ class SqliteBackend(SqlBackend):
         checkpoint from finishing, and the next one finishes it.
         """
         try:
-            self.db.conn.execute("VACUUM")
+            if rewrite:
+                self.db.conn.execute("VACUUM")
             self.db.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
         except sqlite3.Error as exc:
             raise translate(exc) from None

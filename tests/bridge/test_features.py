@@ -42,6 +42,8 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "valid-at": lambda store, _: store.memory_valid_at(0),
     "write-branch": lambda store, _: store.write([{"id": "a", "content": 1}], message="w", branch="side"),
     "write-erase": lambda store, _: store.write(deletes=["a"], message="w", erase_deleted="leaked"),
+    "write-orphan": lambda store, _: store.write(deletes=["a"], message="w", orphan=True),
+    "gc-plain": lambda store, _: store.gc(dry_run=True, plain_vacuum=True),
     "write-if-absent": lambda store, _: store.write([{"id": "a", "content": 1, "if_absent": True}], message="w"),
 }
 

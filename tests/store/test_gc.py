@@ -319,3 +319,47 @@ def test_a_redaction_and_its_object_outlive_the_branch_that_held_the_version(sto
     assert store_sql(store, "SELECT data IS NULL FROM objects WHERE id = ?", bytes.fromhex(record["object"])) == [
         (True,)]
     ok("verify", cwd=store)
+
+
+# ------------------------------------------------------------------ a branch that lets go of its history
+def test_an_orphan_write_lets_go_of_its_branchs_history_and_gc_drops_it(backend, tmp_path):
+    """``write --orphan`` keeps the state and drops the parent: gc then leaves what one root write would have."""
+    store, twin = new_store(tmp_path / "store", backend), new_store(tmp_path / "twin", backend)
+    for each in (store, twin):
+        write(each, "memory", 1000, {"a": "alpha"})
+    put(store, "c1", 2000, [{"id": "c/1", "content": BIG}], branch="checkpoints")
+    put(store, "c2", 3000, [{"id": "c/2", "content": "two"}], branch="checkpoints")
+    answer = ok("--json", "write", "-m", "c3", "--time", "4000", "--author", "tester", "--branch", "checkpoints",
+                "--orphan", cwd=store, input=json.dumps({"put": [{"id": "c/3", "content": "three"}],
+                                                         "delete": ["c/1"]})).json
+    assert answer["commit"]["parents"] == []
+    assert answer["changes"] == {"c/2": "added", "c/3": "added"}  # a root's change set: its whole state
+    # the twin writes that state once, as the branch's first commit: the same root, id for id
+    root = put(twin, "c3", 4000, [{"id": "c/2", "content": "two"}, {"id": "c/3", "content": "three"}],
+               branch="checkpoints")
+    assert answer["commit"]["id"] == root
+    assert [entry["id"] for entry in ok("--json", "log", "checkpoints", cwd=store).json] == [root]
+    assert ok("--json", "show", "checkpoints", cwd=store).json == ok("--json", "show", "checkpoints", cwd=twin).json
+    ok("verify", cwd=store)
+    done = ok("--json", "gc", "--plain-vacuum", cwd=store).json
+    assert (done["commits"], done["objects"]) == (2, 5)  # c1, c2, their states, the large value
+    assert rows(store) == rows(twin)
+    for branch in ("main", "checkpoints"):
+        for verb in ("log", "show"):
+            assert ok("--json", verb, branch, cwd=store).json == ok("--json", verb, branch, cwd=twin).json
+    ok("verify", cwd=store)
+    if backend == "sqlite":  # not rewritten: the file keeps its size, and its free pages hold none of the value
+        assert size(store) == done["bytes_after"] >= done["bytes_before"] - 100_000
+        database = (Path(store) / ".mnem" / "store.sqlite3").read_bytes()
+        assert BIG[:64].encode() not in database
+        assert store_sql(store, "PRAGMA freelist_count")[0][0] > 0
+
+
+def test_an_orphan_write_on_heads_branch_keeps_the_tips_state(store):
+    """Without --branch the orphan goes on HEAD's branch, holding the tip's nodes and the payload's."""
+    write(store, "one", 1000, {"a": "alpha"})
+    ok("--json", "write", "-m", "root", "--orphan", cwd=store, input=json.dumps({"put": [{"id": "b", "content": 2}]}))
+    assert set(ok("--json", "show", cwd=store).json) == {"a", "b"}
+    assert len(ok("--json", "log", cwd=store).json) == 1
+    assert ok("--json", "gc", cwd=store).json["commits"] == 1
+    ok("verify", cwd=store)

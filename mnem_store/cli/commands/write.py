@@ -72,6 +72,9 @@ def register(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", metavar="FILE", help="read the JSON payload from FILE instead of stdin")
     parser.add_argument("--branch", metavar="NAME",
                         help="write on this branch (created, as a root, if absent) instead of HEAD's; HEAD stays")
+    parser.add_argument("--orphan", action="store_true",
+                        help="make the commit a root (no parent) holding the same state: the branch lets go of its "
+                        "history, which `mnem gc` drops once nothing else reaches it")
     parser.add_argument("--allow-reserved", action="store_true",
                         help=f"allow ids starting {CHECKPOINT_PREFIX!r} (LangGraph checkpoints' nodes)")
     parser.add_argument("--erase-deleted", metavar="REASON",
@@ -238,6 +241,7 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     written = porcelain.write(
         ctx.repo(), payload.puts, payload.deletes, message, author, args.time, skip_missing=args.skip_missing,
         ttls=payload.ttls, vectors=payload.vectors, branch=args.branch, if_absent=payload.if_absent, erase=erase,
+        orphan=args.orphan,
     )
     data: dict[str, Any] = {"commit": None, "changes": {}}
     text = "nothing to write\n"

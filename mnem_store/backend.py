@@ -342,6 +342,8 @@ class Dropped(NamedTuple):
 
     commits: int
     objects: int
+    #: The commits it kept: what the next collection walks again.
+    kept: int
 
 
 class Collector(ABC):

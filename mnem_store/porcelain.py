@@ -1171,18 +1171,19 @@ def reindex(repo: Repo) -> int:
 
 
 class Collected(NamedTuple):
-    """What ``gc`` dropped (or, on a dry run, would drop), and the store's size in bytes before and after."""
+    """What ``gc`` dropped (or, on a dry run, would drop), the commits it kept, and the store's size in bytes."""
 
     commits: int
     objects: int
     before: int
     after: int
     dry_run: bool
+    kept: int
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"dry_run", "commits", "objects", "bytes_before", "bytes_after"}`` (docs/cli-json.md)."""
+        """``{"dry_run", "commits", "objects", "kept_commits", "bytes_before", "bytes_after"}`` (docs/cli-json.md)."""
         return {"dry_run": self.dry_run, "commits": self.commits, "objects": self.objects,
-                "bytes_before": self.before, "bytes_after": self.after}
+                "kept_commits": self.kept, "bytes_before": self.before, "bytes_after": self.after}
 
 
 def gc(repo: Repo, *, dry_run: bool = False, rewrite: bool = True) -> Collected:
@@ -1198,11 +1199,11 @@ def gc(repo: Repo, *, dry_run: bool = False, rewrite: bool = True) -> Collected:
     if dry_run:
         with repo.backend.read():
             dropped = collect(repo, dry_run=True)
-        return Collected(dropped.commits, dropped.objects, before, before, True)
+        return Collected(dropped.commits, dropped.objects, before, before, True, dropped.kept)
     with repo.backend.exclusive():
         dropped = collect(repo, dry_run=False)
     repo.backend.compact(rewrite=rewrite)
-    return Collected(dropped.commits, dropped.objects, before, repo.backend.size(), False)
+    return Collected(dropped.commits, dropped.objects, before, repo.backend.size(), False, dropped.kept)
 
 
 #: The most characters a redaction's reason may have: it is kept for ever and shown on every read of the version.

@@ -71,7 +71,7 @@ class SqlCollector(Collector):
             for statement in _ORPHANS:
                 db.execute(statement)
             db.rebuild()
-        return Dropped(len(commits), len(objects))
+        return Dropped(len(commits), len(objects), len(kept))
 
     def _delete(self, table: str, column: str, keys: list[int]) -> None:
         """Delete the rows of ``table`` whose ``column`` is one of ``keys``, in one statement."""

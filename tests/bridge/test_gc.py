@@ -19,10 +19,11 @@ def test_store_gc_drops_what_a_deleted_branch_held_and_answers_typed(store):
         bridge.write([{"id": "r", "content": BIG}], message="r1", branch="replay/1")
         assert bridge.delete_branch("replay/1")
         counted = bridge.gc(dry_run=True)
-        assert counted == mnem_bridge.Collected(True, 1, 3, counted.bytes_before, counted.bytes_before)
+        assert counted == mnem_bridge.Collected(True, 1, 3, counted.bytes_before, counted.bytes_before, 1)
         done = bridge.gc()
-        assert (done.dry_run, done.commits, done.objects) == (False, 1, 3)  # the commit, its state, its node
+        assert (done.dry_run, done.commits, done.objects, done.kept_commits) == (False, 1, 3, 1)  # commit, state, node
         assert done.bytes_before == counted.bytes_before and done.bytes_after < done.bytes_before
         assert mnem_bridge.Collected.from_dict(done.to_dict()) == done
         assert bridge.gc().commits == 0
+        assert mnem_bridge.Collected.from_dict({**done.to_dict(), "kept_commits": None}).kept_commits is None
         assert {node_id: node.content for node_id, node in bridge.working_memory().items()} == {"a": "alpha"}

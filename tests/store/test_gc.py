@@ -130,7 +130,8 @@ def test_gc_drops_exactly_what_only_a_deleted_branch_reached(twins, backend):
     done = ok("--json", "gc", cwd=store).json
     assert rows(store) == rows(twin)
     assert done == {"dry_run": False, "commits": 2, "objects": len(before["objects"] - rows(twin)["objects"]),
-                    "bytes_before": done["bytes_before"], "bytes_after": done["bytes_after"]}
+                    "kept_commits": len(rows(twin)["commits"]), "bytes_before": done["bytes_before"],
+                    "bytes_after": done["bytes_after"]}
     assert done["objects"] == 5  # two commits, their two states, the large node ("s" is main's too)
     assert done["bytes_after"] < done["bytes_before"]
     if backend == "sqlite":

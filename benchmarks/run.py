@@ -5,7 +5,9 @@ and writes ``results/<name>.md``; this runs them one after another (so they
 do not compete for the machine's two cores) and concatenates the tables,
 under one description of the machine, into ``BENCHMARKS.md`` at the
 repository root.  Run by hand, not in CI: ``python benchmarks/run.py [--quick] [--only NAME ...]``
-(``--only`` reruns just those scripts and gathers every script's last results).
+(``--only`` reruns just those scripts and gathers every script's last results;
+``--sizes`` and ``--keep`` go to ``bigstore.py``: its history sizes, and where its
+stores are kept for the next run).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "spawn_cost": ([], ["--calls", "20"]),
     "history": ([], ["--quick"]),
     "gc": ([], ["--commits", "10000", "--repeat", "1"]),
+    "bigstore": ([], ["--sizes", "1000", "10000", "--facts", "1000", "--samples", "20",
+                      "--export-sizes", "100", "1000"]),
     "big_value": ([], ["--mb", "20", "--repeat", "1"]),
     "call_limits": ([], ["--quick"]),
     "ui_first_paint": ([], ["--quick"]),
@@ -59,12 +63,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer samples everywhere")
     parser.add_argument("--only", nargs="+", choices=sorted(SCRIPTS), metavar="NAME",
                         help="rerun only these scripts; the others' last results are gathered as they are")
+    parser.add_argument("--sizes", type=int, nargs="+", metavar="COMMITS",
+                        help="bigstore's history sizes (default: its own, 10k 100k 1M)")
+    parser.add_argument("--keep", metavar="DIR", help="bigstore keeps its stores here and reuses them")
     args = parser.parse_args()
+    passed = {"bigstore": [*(["--sizes", *map(str, args.sizes)] if args.sizes else []),
+                           *(["--keep", args.keep] if args.keep else [])]}
     sections = []
     for name, (full, quick) in SCRIPTS.items():
         if args.only is None or name in args.only:
             print(f"== {name}", flush=True)
-            subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick if args.quick else full)],
+            subprocess.run([sys.executable, str(HERE / f"{name}.py"), *(quick if args.quick else full),
+                            *passed.get(name, [])],
                            check=True, stdout=subprocess.DEVNULL)
         text = (RESULTS / f"{name}.md").read_text()
         body = [line for line in text.splitlines() if not line.startswith(("- machine:", "- Python "))]

@@ -20,11 +20,20 @@ talked to over its unix socket; SQLite writes with ``synchronous=FULL``.
   remembers.  On one store, writers of one branch queue on its tip;
   on separate stores (each writer its own; PostgreSQL: all in one database)
   nothing is shared but the machine's two cores.
+- **Against PostgresStore**: the store a team on PostgreSQL would otherwise
+  use, LangGraph's ``PostgresStore`` (langgraph-checkpoint-postgres, its
+  ``from_conn_string`` defaults: an autocommit connection, each ``put`` one
+  pipelined upsert, one transaction), on the same server in a database of
+  its own.  A remember on PostgreSQL (through the bridge worker, one
+  transaction) next to a ``put`` of the same small value under a new key:
+  interleaved call by call from one client, then writer processes racing
+  as above, the two sides' races alternating.
 
-Run: ``python benchmarks/backends.py [--quick]``; writes ``benchmarks/results/backends.md``.
+Run: ``python benchmarks/backends.py [--quick]`` (needs the ``bench`` extra for ``PostgresStore``:
+``pip install -e ".[test,bench]"``); writes ``benchmarks/results/backends.md``.
 ``--writers-only`` runs just "16 on separate stores" and the CPU per commit, with the full
 sample counts, and prints them without writing the report: a quick before/after check of a
-change to the write path.
+change to the write path.  ``--peer-only`` likewise runs just the comparison with PostgresStore.
 """
 
 from __future__ import annotations
@@ -37,6 +46,7 @@ import sys
 import tempfile
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -45,6 +55,7 @@ from benchlib import Samples, table, write_report
 from ops import bridge_ops, populate
 
 import mnem_bridge
+from mnem_bridge import agents
 from mnem_store import porcelain
 from mnem_store.location import StoreUrl
 from mnem_store.objects import MemoryNode
@@ -74,6 +85,29 @@ WRITER = textwrap.dedent(
     """
 )
 
+#: A writer on LangGraph's PostgresStore, timed as ``WRITER`` is: the same small value under new keys of one namespace.
+PEER_WRITER = textwrap.dedent(
+    """
+    import json, os, sys, time
+    from langgraph.store.postgres import PostgresStore
+    where, name, count, go, namespace = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    with PostgresStore.from_conn_string(where) as store:
+        store.get((namespace,), "absent")  # connect before the race
+        print("ready", flush=True)
+        while not os.path.exists(go):
+            time.sleep(0.001)
+        taken, began = [], time.time()
+        for i in range(count):
+            start = time.perf_counter()
+            store.put((namespace,), f"{name}-{i}", {"i": i})
+            taken.append(time.perf_counter() - start)
+        ended = time.time()
+    print(json.dumps({"taken": taken, "began": began, "ended": ended}), flush=True)
+    """
+)
+#: The peer's name in ``race`` and the tables.
+PEER = "PostgresStore"
+
 
 def start_postgres(folder: Path) -> tuple[object, str]:
     """A real PostgreSQL server in ``folder`` and its libpq URI."""
@@ -84,16 +118,34 @@ def start_postgres(folder: Path) -> tuple[object, str]:
     return server, server.get_uri()
 
 
-class Places:
-    """New stores on either backend: folders for SQLite, named stores in the one database for PostgreSQL."""
+def peer_database(server: object, name: str) -> str:
+    """A new database ``name`` on the benchmark's server for LangGraph's own tables, and its libpq URI.
 
-    def __init__(self, tmp: Path, uri: str) -> None:
-        self.tmp, self.uri, self.count = tmp, uri, 0
+    PostgresSaver and PostgresStore create fixed table names (``checkpoints``,
+    ``store``, ...) in the connection's default schema; in a database of their
+    own they share nothing with mnem's stores (one schema each in the server's
+    default database) but the server, which is what the comparison wants.
+    """
+    server.psql(f'CREATE DATABASE "{name}";')  # type: ignore[attr-defined]
+    uri: str = server.get_uri(name)  # type: ignore[attr-defined]
+    return uri
+
+
+class Places:
+    """New stores on either backend: folders for SQLite, named stores in the one database for PostgreSQL.
+
+    For ``PEER`` (PostgresStore) a "store" is a new namespace of the one table in ``peer``'s database.
+    """
+
+    def __init__(self, tmp: Path, uri: str, peer: str = "") -> None:
+        self.tmp, self.uri, self.peer, self.count = tmp, uri, peer, 0
 
     def new(self, backend: str) -> str:
         self.count += 1
         if backend == "SQLite":
             return str(self.tmp / f"s{self.count}")
+        if backend == PEER:
+            return f"n{self.count}"
         return f"{self.uri}{'&' if '?' in self.uri else '?'}store=b{self.count}"
 
 
@@ -171,15 +223,21 @@ def cpu_table(places: Places, commits: int) -> list[str]:
 
 
 def race(places: Places, backend: str, writers: int, separate: bool, count: int, tmp: Path) -> tuple[float, Samples]:
-    """``writers`` processes remembering ``count`` facts each; returns commits per second and the latencies."""
+    """``writers`` processes remembering ``count`` facts each (``PEER``: putting them); returns commits per second and
+    the latencies."""
     shared = places.new(backend)
     wheres = [places.new(backend) if separate else shared for _ in range(writers)]
-    for where in set(wheres):
-        mnem_bridge.init(where, client=mnem_bridge.Mnem(MNEM)).close()
-    script, go = tmp / "writer.py", tmp / f"go-{places.count}"
-    script.write_text(WRITER)
-    procs = [subprocess.Popen([sys.executable, str(script), where, f"w{n}", str(count), str(go), MNEM],
-                              stdout=subprocess.PIPE, text=True) for n, where in enumerate(wheres)]
+    if backend == PEER:  # one table in the peer's database; each "store" a namespace of it
+        script, argvs = tmp / "peer_writer.py", [[places.peer, where] for where in wheres]
+        script.write_text(PEER_WRITER)
+    else:
+        for where in set(wheres):
+            mnem_bridge.init(where, client=mnem_bridge.Mnem(MNEM)).close()
+        script, argvs = tmp / "writer.py", [[where, MNEM] for where in wheres]
+        script.write_text(WRITER)
+    go = tmp / f"go-{places.count}"
+    procs = [subprocess.Popen([sys.executable, str(script), target, f"w{n}", str(count), str(go), extra],
+                              stdout=subprocess.PIPE, text=True) for n, (target, extra) in enumerate(argvs)]
     for proc in procs:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
     go.touch()
@@ -216,11 +274,66 @@ def concurrency_table(places: Places, tmp: Path, count: int, cases: list[tuple[i
                   "PG / SQLite throughput"], rows), throughput
 
 
+def peer_calls(places: Places, samples: int, warmup: int) -> tuple[list[str], float]:
+    """One client: a remember on PostgreSQL next to a PostgresStore ``put``, interleaved call by call.
+
+    Both sides start from 100 items (the mnem store ``populate``'s, the
+    PostgresStore namespace as many puts) and write the same small value
+    under a new key each call.  Returns the table and remember's
+    calls per second over put's.
+    """
+    from langgraph.store.base import PutOp
+    from langgraph.store.postgres import PostgresStore  # the bench extra's: not needed by backends' importers
+
+    keys = iter(range(10**9))
+    with (mnem_bridge.open(populated(places, "PostgreSQL"), client=mnem_bridge.Mnem(MNEM)) as store,
+          PostgresStore.from_conn_string(places.peer) as peer):
+        namespace = places.new(PEER)
+        peer.batch([PutOp((namespace,), f"fact-{i}", {"n": i}) for i in range(100)])
+        calls: dict[str, Callable[[], object]] = {
+            "PostgreSQL remember": lambda: agents.remember(store, f"new-{next(keys)}", {"i": 1}, source="bench"),
+            f"{PEER} put": lambda: peer.put((namespace,), f"new-{next(keys)}", {"i": 1}),
+        }
+        results = {name: Samples() for name in calls}
+        for round_ in range(warmup + samples):
+            for name in list(calls) if round_ % 2 else list(calls)[::-1]:
+                start = time.perf_counter()
+                calls[name]()
+                if round_ >= warmup:
+                    results[name].add(time.perf_counter() - start)
+    rate = {name: len(taken.seconds) / sum(taken.seconds) for name, taken in results.items()}
+    ours, theirs = rate["PostgreSQL remember"], rate[f"{PEER} put"]
+    rows = [[name, f"{taken.p50:.2f}", f"{taken.p90:.2f}", f"{rate[name]:.0f}"] for name, taken in results.items()]
+    return table(["call", "p50 ms", "p90 ms", "calls/s (one client)"], rows), ours / theirs
+
+
+#: The writer races against PostgresStore: (writers, on separate stores / namespaces).
+PEER_CASES = [(1, False), (16, False), (16, True)]
+
+
+def peer_races(places: Places, tmp: Path, count: int) -> tuple[list[str], dict[str, float]]:
+    """Writer processes remembering on PostgreSQL next to as many putting to PostgresStore, the races alternating."""
+    rows, ratios = [], {}
+    for case, (writers, separate) in enumerate(PEER_CASES):
+        sides = ("PostgreSQL", PEER) if case % 2 else (PEER, "PostgreSQL")
+        got = {side: race(places, side, writers, separate, count, tmp) for side in sides}
+        name = f"{writers} on {'separate stores' if separate else 'one store'}"
+        ratios[name] = got["PostgreSQL"][0] / got[PEER][0]
+        rows.append([name, f"{got['PostgreSQL'][0]:.0f}", f"{got['PostgreSQL'][1].p90:.1f}",
+                     f"{got[PEER][0]:.0f}", f"{got[PEER][1].p90:.1f}", f"{ratios[name]:.2f}"])
+    return table(["writers", "remember commits/s", "remember p90 ms", f"{PEER} puts/s", f"{PEER} put p90 ms",
+                  "remember / put throughput"], rows), ratios
+
+
 def main() -> None:
+    from langgraph.store.postgres import PostgresStore
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
     parser.add_argument("--writers-only", action="store_true",
                         help="only 16 writers on separate stores and CPU per commit, printed, no report written")
+    parser.add_argument("--peer-only", action="store_true",
+                        help="only the comparison with PostgresStore, printed, no report written")
     args = parser.parse_args()
     samples, warmup, count = (40, 5, 10) if args.quick else (300, 30, 100)
     with tempfile.TemporaryDirectory(prefix="mnembench-", dir="/tmp") as name:
@@ -228,13 +341,25 @@ def main() -> None:
         server, uri = start_postgres(tmp / "pg")
         try:
             places = Places(tmp, uri)
+            load = os.getloadavg()[0]
             if args.writers_only:
                 writers, rates = concurrency_table(places, tmp, count, [(16, True)])
                 print("\n".join([*writers, "", *cpu_table(places, count * 5)]))
                 return
+            places.peer = peer_database(server, "langgraph")
+            with PostgresStore.from_conn_string(places.peer) as peer:
+                peer.setup()
+            if args.peer_only:
+                calls, call_ratio = peer_calls(places, samples, warmup)
+                print("\n".join([*calls, f"remember / put: {call_ratio:.2f}x", "", *peer_races(places, tmp, count)[0]]))
+                return
             ops, results = operations_table(places, samples, warmup)
             writers, rates = concurrency_table(places, tmp, count)
             cpu = cpu_table(places, count * 5)
+            durable = ", ".join(f"`{name}` {server.psql(f'SHOW {name};').split()[2]}"  # type: ignore[attr-defined]
+                                for name in ("fsync", "synchronous_commit"))
+            calls, call_ratio = peer_calls(places, samples, warmup)
+            peer_writers, peer_ratios = peer_races(places, tmp, count)
         finally:
             server.cleanup()  # type: ignore[attr-defined]
     remember = results["PostgreSQL"]["remember"].p50 / results["SQLite"]["remember"].p50
@@ -242,7 +367,9 @@ def main() -> None:
     separate16 = rates["PostgreSQL", 16, True] / rates["SQLite", 16, True]
     write_report("backends", "Backends: SQLite and PostgreSQL side by side", [
         f"Through the bridge worker, {samples} samples per operation and backend, interleaved after {warmup} "
-        "warm-up rounds; 100 nodes over 300 commits. Times in ms.",
+        "warm-up rounds; 100 nodes over 300 commits. Times in ms. "
+        f"Load average when this run started: {load:.1f} on {os.cpu_count()} cores; compare the ratios, not the "
+        "milliseconds, across runs.",
         ops,
         f"Targets: a durable remember on PostgreSQL ≤ 3x SQLite's: **{remember:.2f}x**; recall one ≤ 3x: "
         f"**{recall:.2f}x**.",
@@ -259,6 +386,22 @@ def main() -> None:
         "server: its postmaster and every process it started). On a machine whose cores are shared by writers and "
         "server, throughput is bounded by the total.",
         cpu,
+        f"### PostgreSQL remember next to LangGraph's {PEER} `put`",
+        f"{PEER} (langgraph-checkpoint-postgres, `from_conn_string` defaults, `setup()` run once) on the same "
+        "server as mnem's stores, its tables in a database of their own. Durability on both sides: one "
+        "transaction per call (a remember's BEGIN ... COMMIT; a put's autocommit pipeline), the server with "
+        f"{durable}, so each call's commit waits for its WAL to reach disk. One client first, "
+        f"{samples} calls each after {warmup} warm-up rounds, interleaved call by call; calls/s is the calls over "
+        "the sum of their times:",
+        calls,
+        f"Then writer processes, each through its own worker or connection ({count} calls each, all started "
+        f"together), the two sides' races alternating; \"one store\" is one mnem store or one {PEER} namespace, "
+        f"\"separate stores\" a mnem store or a {PEER} namespace per writer (all of {PEER}'s in its one table). "
+        "Writers on one mnem store queue on its branch tip (each commit a new version of the whole memory); "
+        f"{PEER}'s upserts of distinct keys wait on nothing but the server.",
+        peer_writers,
+        f"Target (issue #48): PostgreSQL remember throughput ≥ {PEER} put on the same server: one client "
+        f"**{call_ratio:.2f}x**; " + "; ".join(f"{case} **{ratio:.2f}x**" for case, ratio in peer_ratios.items()) + ".",
     ])
 
 

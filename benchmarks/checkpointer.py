@@ -1,10 +1,16 @@
-"""LangGraph checkpointers side by side: ``MnemosyneSaver`` next to ``SqliteSaver`` and ``InMemorySaver``.
+"""LangGraph checkpointers side by side: ``MnemosyneSaver`` next to ``SqliteSaver`` and ``PostgresSaver``.
 
 Issue #35 asks that checkpoints in the memory store be cheap enough to leave
-on: a checkpoint write costs no more than 2x LangGraph's ``SqliteSaver``
-(langgraph-checkpoint-sqlite) on the same machine, and a growing state does
-not copy its unchanged channel values into every checkpoint.  This measures
-both, every saver in one run, interleaved sample by sample after a warm-up:
+on, and that a growing state not copy its unchanged channel values into
+every checkpoint; issue #48 measures each backend against its true peer: a
+checkpoint write on SQLite costs at most 2x LangGraph's ``SqliteSaver``
+(langgraph-checkpoint-sqlite), and on PostgreSQL at most 1.5x LangGraph's
+``PostgresSaver`` (langgraph-checkpoint-postgres) on the same server.
+``PostgresSaver`` keeps its ``from_conn_string`` defaults (an autocommit
+connection, each ``put`` one pipeline of upserts: one transaction) and its
+tables in a database of its own on the server that holds MnemosyneSaver's
+PostgreSQL store, so neither sees the other's tables.  This measures every
+saver in one run, interleaved sample by sample after a warm-up:
 
 * ``put`` of one checkpoint, as the raw saver call, for a messages-style
   state (one message more per step, a small counter channel and a 16 KB
@@ -18,7 +24,8 @@ both, every saver in one run, interleaved sample by sample after a warm-up:
   new channel value every step, in every saver) and for the same messages in
   LangGraph's ``DeltaChannel`` (which writes only the step's new message).
 
-Run: ``python benchmarks/checkpointer.py [--quick]``; writes
+Run: ``python benchmarks/checkpointer.py [--quick]`` (``PostgresSaver`` needs the ``bench``
+extra: ``pip install -e ".[test,bench]"``; ``--no-postgres`` leaves PostgreSQL out); writes
 ``benchmarks/results/checkpointer.md``.
 """
 
@@ -38,6 +45,7 @@ from typing import Annotated, Any, TypedDict
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+from backends import peer_database, start_postgres
 from benchlib import Samples, table, timed, write_report
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langchain_core.runnables import RunnableConfig
@@ -92,35 +100,44 @@ def graph(schema: type[Any], saver: BaseCheckpointSaver[Any]) -> Any:
     return builder.compile(checkpointer=saver)
 
 
-def savers(directory: Path, tag: str, postgres: str | None = None) -> dict[str, BaseCheckpointSaver[Any]]:
-    """A fresh saver of each kind, the two on disk under ``directory``; with a server's URI, one more on PostgreSQL."""
+def savers(directory: Path, tag: str, server: object = None) -> dict[str, BaseCheckpointSaver[Any]]:
+    """A fresh saver of each kind, the two on disk under ``directory``; with a server, two more on PostgreSQL.
+
+    On the server: MnemosyneSaver in a store of its own (a schema of the
+    server's default database) and PostgresSaver in a database of its own,
+    both new for ``tag``, so each run's savers start empty.
+    """
     mnem_bridge.init(directory / f"mnem-{tag}").close()
     conn = sqlite3.connect(directory / f"lg-{tag}.sqlite", check_same_thread=False)
     sqlite_saver = SqliteSaver(conn)
     sqlite_saver.setup()
     found: dict[str, BaseCheckpointSaver[Any]] = {"MnemosyneSaver": MnemosyneSaver(directory / f"mnem-{tag}")}
-    if postgres is not None:
-        url = f"{postgres}{'&' if '?' in postgres else '?'}store=cp_{tag}"
-        found[PG] = MnemosyneSaver(url, create=True)
+    if server is not None:
+        import psycopg
+        from langgraph.checkpoint.postgres import PostgresSaver  # the bench extra's
+        from psycopg.rows import dict_row
+
+        uri: str = server.get_uri()  # type: ignore[attr-defined]
+        found[PG] = MnemosyneSaver(f"{uri}{'&' if '?' in uri else '?'}store=cp_{tag}", create=True)
+        # As PostgresSaver.from_conn_string connects, kept open until ``close``.
+        peer = psycopg.Connection.connect(peer_database(server, f"langgraph_{tag}"), autocommit=True,
+                                          prepare_threshold=0, row_factory=dict_row)
+        found[PEER] = PostgresSaver(peer)
+        found[PEER].setup()  # type: ignore[attr-defined]
     return {**found, "SqliteSaver": sqlite_saver, "InMemorySaver": InMemorySaver()}
 
 
 PG = "MnemosyneSaver (PostgreSQL)"
-
-
-def start_postgres(folder: Path) -> tuple[object, str]:
-    """A real PostgreSQL server in ``folder`` (pgserver, as ``backends.py`` starts one) and its libpq URI."""
-    import pgserver
-
-    server = pgserver.get_server(folder, cleanup_mode="delete")  # type: ignore[attr-defined]
-    return server, server.get_uri()
+PEER = "PostgresSaver"
 
 
 def close(by_saver: dict[str, BaseCheckpointSaver[Any]]) -> None:
-    """End the Mnemosyne savers' workers."""
-    for saver in by_saver.values():
+    """End the Mnemosyne savers' workers and PostgresSaver's connection."""
+    for name, saver in by_saver.items():
         if isinstance(saver, MnemosyneSaver):
             saver.close()
+        elif name == PEER:
+            saver.conn.close()  # type: ignore[attr-defined]
 
 
 class RawPuts:
@@ -165,8 +182,8 @@ def interleaved(actions: dict[str, Callable[[], object]], setups: dict[str, Call
     return results
 
 
-def raw_puts(directory: Path, repeat: int, postgres: str | None) -> dict[str, Samples]:
-    by_saver = savers(directory, "raw", postgres)
+def raw_puts(directory: Path, repeat: int, server: object) -> dict[str, Samples]:
+    by_saver = savers(directory, "raw", server)
     chains = {name: RawPuts(saver) for name, saver in by_saver.items()}
     results = interleaved({name: chain.put for name, chain in chains.items()},
                           {name: chain.prepare for name, chain in chains.items()}, repeat)
@@ -174,8 +191,8 @@ def raw_puts(directory: Path, repeat: int, postgres: str | None) -> dict[str, Sa
     return results
 
 
-def graph_steps(directory: Path, repeat: int, postgres: str | None) -> dict[str, Samples]:
-    by_saver = savers(directory, "graph", postgres)
+def graph_steps(directory: Path, repeat: int, server: object) -> dict[str, Samples]:
+    by_saver = savers(directory, "graph", server)
     graphs = {name: graph(Plain, saver) for name, saver in by_saver.items()}
     config: RunnableConfig = {"configurable": {"thread_id": "chat"}}
     for compiled in graphs.values():
@@ -225,49 +242,79 @@ def bytes_per_step(directory: Path, schema: type[Any], tag: str) -> dict[str, tu
                         for first, last in WINDOWS) for name in graphs}
 
 
-def versus(results: dict[str, Samples], reference: str = "SqliteSaver") -> list[list[str]]:
-    ref = results[reference].p50
-    return [[name, f"{samples.p50:.3f}", f"{samples.p90:.3f}", f"{samples.p50 / ref:.2f}x"]
-            for name, samples in results.items()]
+#: Each backend's peer: the LangGraph saver a MnemosyneSaver on it is held to.
+PEERS = {"MnemosyneSaver": "SqliteSaver", PG: PEER}
+
+
+def versus(results: dict[str, Samples]) -> list[str]:
+    """The table: each saver's p50 and p90, and its p50 over SqliteSaver's and (when measured) PostgresSaver's."""
+    references = [name for name in ("SqliteSaver", PEER) if name in results]
+    rows = [[name, f"{samples.p50:.3f}", f"{samples.p90:.3f}",
+             *(f"{samples.p50 / results[ref].p50:.2f}x" for ref in references)] for name, samples in results.items()]
+    return table(["saver", "p50 ms", "p90 ms", *(f"vs {ref} (p50)" for ref in references)], rows)
+
+
+def targets(results: dict[str, Samples], bounds: dict[str, str] | None = None) -> str:
+    """Each MnemosyneSaver's p50 over its backend's peer's, and the bound issue #48 sets it, if any."""
+    return "; ".join(f"{name} / {peer}: **{results[name].p50 / results[peer].p50:.2f}x**"
+                     + (f" ({bounds[name]})" if bounds else "") for name, peer in PEERS.items() if name in results)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="fewer samples")
-    parser.add_argument("--no-postgres", action="store_true", help="leave out MnemosyneSaver on PostgreSQL")
+    parser.add_argument("--no-postgres", action="store_true",
+                        help="leave out MnemosyneSaver and PostgresSaver on PostgreSQL")
     args = parser.parse_args()
     repeat = 100 if args.quick else 400
     load = os.getloadavg()[0]  # the machine may be shared: the ratios, from one interleaved run, are what compare
     with tempfile.TemporaryDirectory() as tmp:
-        server, uri = (None, None) if args.no_postgres else start_postgres(Path(tmp) / "pg")
+        server = None if args.no_postgres else start_postgres(Path(tmp) / "pg")[0]
         try:
-            puts = raw_puts(Path(tmp), repeat, uri)
-            steps = graph_steps(Path(tmp), repeat, uri)
+            puts = raw_puts(Path(tmp), repeat, server)
+            steps = graph_steps(Path(tmp), repeat, server)
+            durable = "" if server is None else ", ".join(
+                f"`{name}` {server.psql(f'SHOW {name};').split()[2]}"  # type: ignore[attr-defined]
+                for name in ("fsync", "synchronous_commit"))
         finally:
             if server is not None:
                 server.cleanup()  # type: ignore[attr-defined]
+        # A new connection to SqliteSaver's WAL database: SqliteSaver sets no synchronous level, so it has this default.
+        with sqlite3.connect(Path(tmp) / "lg-raw.sqlite") as conn:
+            level = conn.execute("PRAGMA synchronous").fetchone()[0]
+        sqlite_sync = {0: "OFF", 1: "NORMAL", 2: "FULL", 3: "EXTRA"}.get(level, str(level))
         growth = {"`add_messages` list": bytes_per_step(Path(tmp), Plain, "plain"),
                   "`DeltaChannel` messages": bytes_per_step(Path(tmp), Delta, "delta")}
     state_bytes = {step: len(str([message(i).content for i in range(step + 1)])) for step in (10, 200)}
     rows = [[state, name, f"{early:,.0f}", f"{late:,.0f}"]
             for state, by_saver in growth.items() for name, (early, late) in by_saver.items()]
-    write_report("checkpointer", "LangGraph checkpointers: MnemosyneSaver next to SqliteSaver and InMemorySaver", [
+    on_postgres = "" if server is None else (
+        f" On PostgreSQL (a server started here with pgserver, as `backends.py` starts it; {durable}, so each "
+        "transaction's commit waits for its WAL to reach disk): MnemosyneSaver in a store of its own, one "
+        "transaction per commit; PostgresSaver (its `from_conn_string` defaults, `setup()` run once) in a database "
+        "of its own on the same server, each `put` one transaction (an autocommit pipeline: the changed channels' "
+        "blobs, then the checkpoint row).")
+    write_report("checkpointer", "LangGraph checkpointers: MnemosyneSaver next to its peers, SqliteSaver and "
+                 "PostgresSaver, and InMemorySaver", [
         f"{repeat} samples per saver after {WARMUP} warm-up calls, interleaved call by call (the order alternating); "
         "every saver on its own thread of one growing chat (one message of about 200 characters more per step, a "
         "counter, and a 16 KB `context` channel written once). MnemosyneSaver makes each checkpoint one commit "
-        "through its `mnem serve` worker, on a SQLite store and (unless `--no-postgres`) on a PostgreSQL store of "
-        "a server started here with pgserver, as `backends.py` starts it; SqliteSaver writes a row in place; "
-        "InMemorySaver keeps dicts. Target (issue #35): a checkpoint write at most 2x SqliteSaver's. "
+        "through its `mnem serve` worker. On SQLite, MnemosyneSaver's store (WAL, `synchronous=FULL`) next to "
+        f"SqliteSaver's database (WAL, its connection's default `synchronous={sqlite_sync}`), each `put` one "
+        f"transaction on both.{on_postgres} InMemorySaver keeps dicts. "
         f"Load average when this run started: {load:.1f} on {os.cpu_count()} cores; the savers share the machine "
         "in each sample, so compare the ratios, not the milliseconds, across runs.",
         "### `put` of one checkpoint (the raw saver call)",
         f"Step {WARMUP} to step {WARMUP + repeat} of the chat: the state holds that many messages.",
-        table(["saver", "p50 ms", "p90 ms", "vs SqliteSaver (p50)"], versus(puts)),
+        versus(puts),
+        "Targets (issue #48): MnemosyneSaver's put at most 2x SqliteSaver's on SQLite and at most 1.5x "
+        "PostgresSaver's on PostgreSQL: " + targets(puts, {"MnemosyneSaver": "≤ 2x", PG: "≤ 1.5x"}) + ".",
         "### One step of a compiled graph (`graph.invoke` of a one-node graph, one thread)",
         "Each invoke adds one message and runs the node once: LangGraph reads the thread's latest checkpoint, "
         "then writes three checkpoints (the input, after the START step, after the node) and two tasks' pending "
         "writes, which MnemosyneSaver makes five commits.",
-        table(["saver", "p50 ms", "p90 ms", "vs SqliteSaver (p50)"], versus(steps)),
+        versus(steps),
+        "Each MnemosyneSaver next to its peer (no bound set for a whole step): " + targets(steps) + ".",
         "### Bytes per step",
         "Growth of each store's SQLite file (after a WAL checkpoint) per `graph.invoke`, averaged over steps "
         f"{WINDOWS[0][0]}-{WINDOWS[0][1]} (\"at step 10\") and {WINDOWS[1][0]}-{WINDOWS[1][1]} (\"at step 200\"). "

@@ -63,6 +63,7 @@ from .models import (
     Redaction,
     SearchHit,
     TimedNode,
+    WholeMemory,
 )
 from .process import Runner, RunResult, SubprocessRunner
 from .redacted import Redacted, RedactedVersion, RedactionRecord
@@ -124,6 +125,7 @@ __all__ = [
     "SubprocessRunner",
     "TimedNode",
     "UsageError",
+    "WholeMemory",
     "agents",
     "clone",
     "find_binary",

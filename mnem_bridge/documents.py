@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .models import Blame, Commit, MemoryNode, Pusher, TimedNode
+from .models import Blame, Commit, MemoryNode, Pusher, TimedNode, nodes_by_id
 
 __all__ = [
     "Memory", "read_blame", "read_deleted", "read_expired", "read_found", "read_memory", "read_timed", "read_written",
@@ -31,7 +31,7 @@ def read_deleted(doc: Mapping[str, Any]) -> bool:
 
 def read_memory(doc: Mapping[str, Any]) -> Memory:
     """``mnem show``'s document: ``{node id: node}``."""
-    return {node_id: MemoryNode.from_dict(node) for node_id, node in doc.items()}
+    return nodes_by_id(doc)
 
 
 def read_blame(doc: Mapping[str, Any]) -> tuple[Blame, str | None, Pusher | None]:

@@ -38,7 +38,9 @@ __all__ = [
     "Redaction",
     "SearchHit",
     "TimedNode",
+    "WholeMemory",
     "node_or_none",
+    "nodes_by_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -534,10 +536,39 @@ class MemoryPage:
     @property
     def memory(self) -> dict[str, MemoryNode]:
         """The page's nodes by id, in id order."""
-        return {node_id: MemoryNode.from_dict(node) for node_id, node in self.document["memory"].items()}
+        return nodes_by_id(self.document["memory"])
 
     @property
     def next_cursor(self) -> str | None:
         """Pass it as ``cursor`` to read the next page; None on the last one."""
         cursor = self.document["next_cursor"]
         return None if cursor is None else str(cursor)
+
+
+@dataclass(frozen=True, slots=True)
+class WholeMemory:
+    """The whole memory ``{id: node}`` in id order (``mnem show``), kept as the binary printed it.
+
+    What ``MemoryPage`` is to a page, for the memory read whole: a caller
+    that passes it on as JSON (the MCP server's ``recall`` and
+    ``mnem://memory``) uses ``json``, the binary's own bytes, and
+    ``document``, their one decoding, and builds no ``MemoryNode``: at 10k
+    facts, building the nodes and writing them back as JSON took longer
+    than the engine's whole read.  ``memory`` builds them for a caller that
+    asks.
+    """
+
+    #: ``{id: node}`` as printed, compact JSON.
+    json: bytes
+    #: The same, decoded: each node as its JSON object.
+    document: Mapping[str, Any]
+
+    @property
+    def memory(self) -> dict[str, MemoryNode]:
+        """The nodes by id, in id order: what ``Store.working_memory`` answers."""
+        return nodes_by_id(self.document)
+
+
+def nodes_by_id(document: Mapping[str, Any]) -> dict[str, MemoryNode]:
+    """``{id: node as JSON}`` (``mnem show``'s memory, whole or a page's) as ``{id: MemoryNode}``, in its order."""
+    return {node_id: MemoryNode.from_dict(node) for node_id, node in document.items()}

@@ -22,17 +22,18 @@ spelling.  It is named here too, where the bridge's users have always found it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
+
+import orjson
 
 from mnem_ids.checkpoints import CHECKPOINT_PREFIX
 
 from .errors import UsageError
-from .models import MemoryPage
+from .models import MemoryPage, WholeMemory
 from .text import shown
 
-__all__ = ["CHECKPOINT_PREFIX", "is_reserved", "refuse_reserved", "visible", "visible_page"]
+__all__ = ["CHECKPOINT_PREFIX", "is_reserved", "refuse_reserved", "visible", "visible_page", "visible_whole"]
 
 V = TypeVar("V")
 
@@ -70,8 +71,23 @@ def visible_page(page: MemoryPage) -> MemoryPage:
 
     The page keeps the binary's bytes when it holds no reserved node, the usual case.
     """
-    memory = page.document["memory"]
-    if not any(node_id.startswith(CHECKPOINT_PREFIX) for node_id in memory):
+    if not _holds_reserved(page.document["memory"]):
         return page
-    document = {**page.document, "memory": visible(memory)}
-    return MemoryPage(json.dumps(document, ensure_ascii=False, separators=(",", ":")).encode(), document)
+    document = {**page.document, "memory": visible(page.document["memory"])}
+    return MemoryPage(orjson.dumps(document), document)
+
+
+def visible_whole(memory: WholeMemory) -> WholeMemory:
+    """The whole memory (``Store.whole_memory``) without its reserved nodes.
+
+    It keeps the binary's bytes when it holds no reserved node, the usual case.
+    """
+    if not _holds_reserved(memory.document):
+        return memory
+    document = visible(memory.document)
+    return WholeMemory(orjson.dumps(document), document)
+
+
+def _holds_reserved(memory: Mapping[str, Any]) -> bool:
+    """Whether a memory map holds a reserved node: only then is it encoded again (as the binary encodes, by orjson)."""
+    return any(node_id.startswith(CHECKPOINT_PREFIX) for node_id in memory)

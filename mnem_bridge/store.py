@@ -74,6 +74,7 @@ from .models import (
     Pusher,
     SearchHit,
     TimedNode,
+    WholeMemory,
 )
 from .redacted import Redacted, RedactionRecord, read_records
 from .remotes import Fetched, Pulled, Pushed, Remote, remote_text
@@ -93,6 +94,8 @@ Predicate = Callable[[Memory], bool]
 _CONTENT_KINDS = get_args(ContentKind)
 #: A page of memory with nothing on it: what a view's branch that does not exist yet reads as.
 _EMPTY_PAGE: Final = MemoryPage(b'{"memory":{},"next_cursor":null}', {"memory": {}, "next_cursor": None})
+#: The whole memory of such a branch.
+_EMPTY_MEMORY: Final = WholeMemory(b"{}", {})
 #: Why a view refuses merge and pull.
 _MERGE = "merge: mnem merge records onto HEAD's branch; merge on the store itself with that branch checked out"
 #: Why a view refuses staging, and what to do instead.
@@ -753,6 +756,33 @@ class Store:
         """
         at = self._branch
         return self._unless_missing(lambda: self._read(read_memory, "show", *([] if at is None else ["--", at])), {})
+
+    def whole_memory(self, *, at: str | None = None) -> WholeMemory:
+        """All of working memory (or of the commit ``at``) as the binary printed it, in id order (``mnem show``).
+
+        ``working_memory`` (or ``state_at(at)``) for a caller that passes the
+        memory on as JSON: ``json`` is the binary's bytes and ``document``
+        their one decoding, and no ``MemoryNode`` is built unless ``memory``
+        is asked for.
+
+        Args:
+            at: A commit-ish to read instead of working memory.
+
+        Returns:
+            The memory, ``{id: node}``.
+
+        On a view: ``at`` defaults to its branch (empty while the branch does not exist).
+        """
+        given, at = at, self._at(at)
+        return self._unless_missing(lambda: self._whole(at), _EMPTY_MEMORY, given)
+
+    def _whole(self, at: str | None) -> WholeMemory:
+        """``whole_memory`` at the revision ``at`` (None: working memory)."""
+        document, data = self._client.call_json(self.root, "show", "--", *([] if at is None else [at]))
+        if not isinstance(document, dict):
+            raise ProtocolError(f"mnem show answered with JSON of the wrong shape: {data[:200]!r}",
+                                command=self._client.last_command)
+        return WholeMemory(data, document)
 
     def memory_page(
         self, *, limit: int, cursor: str | None = None, prefixes: Iterable[str] | None = None, at: str | None = None,

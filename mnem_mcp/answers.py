@@ -4,8 +4,9 @@ The SDK's default turns a tool's return value into text by encoding it as
 indented JSON, then validates it against the output model and encodes it
 again as structured content: three passes, and for a 10k-fact ``recall``
 most of the server's time.  Here each result becomes a ``CallToolResult``
-directly: a page of memory keeps the bytes ``mnem`` printed (``MemoryPage``)
-as its text and their one decoding as its structured content; any other
+directly: the memory, whole or a page of it, keeps the bytes ``mnem``
+printed (``WholeMemory``, ``MemoryPage``) as its text and their one
+decoding as its structured content, with no node built; any other
 result is encoded once by orjson, each bridge model by its ``to_dict()``
 (the shape ``models.result_schema`` publishes; tests/mcp/test_mcp_shapes.py
 holds every tool's real output to its schema, so nothing is validated per
@@ -34,7 +35,7 @@ def answer(value: Any) -> CallToolResult:
     """
     if value is None:
         return CallToolResult(content=[TextContent(type="text", text="null")])
-    if isinstance(value, mnem_bridge.MemoryPage):
+    if isinstance(value, mnem_bridge.MemoryPage | mnem_bridge.WholeMemory):
         text, structured = value.json, value.document
     else:
         text = _encoded(value)
@@ -51,7 +52,7 @@ def plain(value: Any) -> Any:
     What a client reads as the result (its structured content, a list not
     wrapped): what upstream's ``do_*`` functions return (``operations``).
     """
-    if isinstance(value, mnem_bridge.MemoryPage):
+    if isinstance(value, mnem_bridge.MemoryPage | mnem_bridge.WholeMemory):
         return dict(value.document)
     return None if value is None else orjson.loads(_encoded(value))
 

@@ -103,8 +103,10 @@ class Page(TypedDict):
     next_cursor: str | None
 
 
-#: What ``recall`` / ``recall_at`` answer: one node (or null), the memory ``{id: node}``, or a page of it.
-Recalled = mnem_bridge.MemoryNode | None | dict[str, mnem_bridge.MemoryNode] | mnem_bridge.MemoryPage
+#: What ``recall`` / ``recall_at`` answer: one node (or null), the memory ``{id: node}`` (as the binary printed it
+#: when whole, ``WholeMemory``), or a page of it.
+Recalled = (mnem_bridge.MemoryNode | None | dict[str, mnem_bridge.MemoryNode] | mnem_bridge.WholeMemory
+            | mnem_bridge.MemoryPage)
 
 
 class Why(TypedDict):

@@ -158,7 +158,7 @@ def _read(store: mnem_bridge.Store, at: str | None, id: str | None, prefix: str 
     if prefix is not None:
         page = store.memory_page(limit=WHOLE, prefixes=[prefix], at=at)
         return reserved.visible(page.document["memory"])
-    return reserved.visible(store.working_memory() if at is None else store.state_at(at))
+    return reserved.visible_whole(store.whole_memory(at=at))
 
 
 def history(store: mnem_bridge.Store, limit: int = HISTORY_LIMIT, *, since: int | str | None = None,

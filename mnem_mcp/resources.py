@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 from urllib.parse import quote
 
@@ -64,7 +64,7 @@ _FULL_COMMIT_URI = re.compile(r"^mnem://commit/[0-9a-f]{64}$")
 
 def memory(store: mnem_bridge.Store) -> dict[str, Any]:
     """``mnem://memory``: the current memory, ``{node id: node}``, without checkpoints (``mnem_bridge.reserved``)."""
-    return _memory_dict(reserved.visible(store.working_memory()))
+    return dict(reserved.visible_whole(store.whole_memory()).document)
 
 
 def node(store: mnem_bridge.Store, node_id: str) -> dict[str, Any] | None:
@@ -90,12 +90,7 @@ def commit(store: mnem_bridge.Store, id: str) -> dict[str, Any]:
         ``{"changed": {node id: "added" | "modified" | "removed"}, "state": {node id: node}}``.
     """
     changed = reserved.visible(store.changed_by(id))
-    return {"changed": changed, "state": _memory_dict(reserved.visible(store.state_at(id)))}
-
-
-def _memory_dict(memory: Mapping[str, mnem_bridge.MemoryNode]) -> dict[str, Any]:
-    """A memory map in its JSON shape, each node as the bridge's ``to_dict()`` writes it."""
-    return {node_id: found.to_dict() for node_id, found in memory.items()}
+    return {"changed": changed, "state": dict(reserved.visible_whole(store.whole_memory(at=id)).document)}
 
 
 def cache_hint(uri: str) -> CacheHint:

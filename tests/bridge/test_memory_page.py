@@ -1,4 +1,4 @@
-"""``Store.memory_page``: ``mnem show --limit`` through the bridge, its bytes kept for callers that forward them."""
+"""``Store.memory_page`` and ``Store.whole_memory``: ``mnem show``, its bytes kept for callers that forward them."""
 
 from __future__ import annotations
 
@@ -30,3 +30,16 @@ def test_bad_pages_raise_typed_errors(bstore: Store) -> None:
         bstore.memory_page(limit=0)
     with pytest.raises(mnem_bridge.InvalidRefError):
         bstore.memory_page(limit=1, at="nope")
+
+
+def test_the_whole_memory_is_the_binarys_bytes_and_their_typed_nodes(bstore: Store) -> None:
+    first, _ = bstore.write([{"id": f"n{i}", "content": {"i": i / 3}, "source": "s"} for i in range(3)],
+                            message="m", time_ms=100)
+    assert first is not None
+    bstore.write([{"id": "n3", "content": "later"}], message="m", time_ms=200)
+    whole = bstore.whole_memory()
+    assert whole.json == run_mnem("--json", "show", cwd=bstore.root).out.encode()
+    assert whole.document == orjson.loads(whole.json) and whole.memory == bstore.working_memory()
+    assert bstore.whole_memory(at=first.id).memory == bstore.state_at(first.id)
+    with pytest.raises(mnem_bridge.InvalidRefError):
+        bstore.whole_memory(at="nope")

@@ -34,6 +34,7 @@ HONOURS: dict[str, Callable[[Store], Any]] = {
     "log_attributed": lambda s: s.log_attributed(),
     "working_memory": lambda s: s.working_memory(),
     "memory_page": lambda s: s.memory_page(limit=10).document,
+    "whole_memory": lambda s: s.whole_memory().document,
     "working_node": lambda s: s.working_node("plan"),
     "node_ids": lambda s: s.node_ids(),
     "node_objects": lambda s: s.node_objects(),
@@ -185,6 +186,7 @@ def test_a_branch_that_does_not_exist_reads_as_empty_and_its_first_write_creates
     assert (view.head_commit(), view.log(), view.working_memory(), view.node_ids(), view.node_times()) == (
         None, [], {}, [], {})
     assert view.memory_page(limit=5).document == {"memory": {}, "next_cursor": None}
+    assert (view.whole_memory().json, view.whole_memory().document) == (b"{}", {})
     assert (view.working_node("plan"), view.similar(MODEL, [1.0, 0.0]), view.node_objects()) == (None, {}, (
         None, {}, []))
     commit, _ = view.write([{"id": "a", "content": 1}], message="first")

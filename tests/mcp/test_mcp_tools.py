@@ -16,7 +16,8 @@ import pg_stores
 import pytest
 
 import mnem_bridge
-from mnem_mcp import TOOLS, build_server
+from mnem_bridge import reserved
+from mnem_mcp import TOOLS, build_server, resources
 from mnem_mcp.answers import answer
 from mnem_mcp.binding import StoreBinding, locate_store
 from mnem_mcp.identity import AUTHOR
@@ -64,9 +65,11 @@ async def test_writes_are_one_commit_each_and_reads_return_the_bridges_results(
     plan = await memory.recall("plan")
     assert isinstance(plan, mnem_bridge.MemoryNode) and plan.content == "pro"
     assert plan.provenance == mnem_bridge.Provenance(observation="obs-7")
-    assert await memory.recall() == bridge_store.working_memory()
+    whole = await memory.recall()  # the memory as the binary printed it: nodes built only when asked for
+    assert isinstance(whole, mnem_bridge.WholeMemory) and whole.memory == bridge_store.working_memory()
     assert await memory.recall("nobody") is None
-    assert await memory.recall_at(first) == bridge_store.state_at(first)
+    at = await memory.recall_at(first)
+    assert isinstance(at, mnem_bridge.WholeMemory) and at.memory == bridge_store.state_at(first)
     at_first = await memory.recall_at(first, "plan")
     assert isinstance(at_first, mnem_bridge.MemoryNode) and at_first.provenance.agent_step == "s1"
     assert await memory.recall_at(first, "seats") is None
@@ -138,7 +141,8 @@ async def test_a_content_resolution_becomes_a_node_for_the_bridge(
 async def test_recall_pages_memory_only_when_asked(memory: MemoryTools) -> None:
     await memory.remember_many(Notices(), [RememberItem(id=f"fact-{i:03d}", content=i) for i in range(250)]
                                + [RememberItem(id="other", content="x")])
-    assert len(await memory.recall()) == 251  # the ADR's "the whole current memory"
+    whole = await memory.recall()  # the ADR's "the whole current memory"
+    assert isinstance(whole, mnem_bridge.WholeMemory) and len(whole.document) == 251
     assert list(await memory.recall(prefix="fact-")) == [f"fact-{i:03d}" for i in range(250)]
     first = await memory.recall(cursor="fact-000")
     assert isinstance(first, mnem_bridge.MemoryPage)
@@ -156,6 +160,42 @@ async def test_recall_pages_memory_only_when_asked(memory: MemoryTools) -> None:
     assert isinstance(whole, mnem_bridge.MemoryPage) and list(whole.memory)[-1] == "other"
     with pytest.raises(mnem_bridge.UsageError, match="not both"):
         await memory.recall("fact-001", prefix="fact-")
+
+
+async def test_the_whole_memory_is_answered_as_the_binary_printed_it_building_no_node(
+        memory: MemoryTools, bridge_store: mnem_bridge.Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``recall()``, ``recall_at`` and ``mnem://memory`` answer what they did when each node was built, with none built.
+
+    The text is what encoding every node's ``to_dict()`` gave (floats, non-ASCII text, a redacted version and
+    event times as they were), without the checkpoint's node; reading it builds no ``MemoryNode``.  A page is
+    spelled the same way once the checkpoint's node is taken out of it (it was encoded again by ``json``, whose
+    ``1e-05`` the binary spells ``0.00001``).
+    """
+    await memory.remember_many(Notices(), [
+        RememberItem(id="plan", content={"tier": "pro", "ratio": 1e-05, "tiny": 1.5e-07, "big": 1e16},
+                     source="ticket-1", event_time=1_700_000_000_000),
+        RememberItem(id="seats", content=[240, 0.1, None, True], step="s1", observation="o1"),
+        RememberItem(id="token", content="ghp_secret"), RememberItem(id="ünï", content="café ✓ \u2028 \"q\"")])
+    bridge_store.write([{"id": f"{mnem_bridge.reserved.CHECKPOINT_PREFIX}t1:c1", "content": {"step": 0}}],
+                       message="a saver's checkpoint", allow_reserved=True)
+    bridge_store.redact(nodes=["token"], reason="pasted", by="security@acme")
+    head = bridge_store.head_commit()
+    assert head is not None
+    built = {node_id: node.to_dict() for node_id, node in reserved.visible(bridge_store.working_memory()).items()}
+    assert built["token"]["redacted"]["by"] == "security@acme" and ".checkpoint" not in str(built)
+
+    def refuse(cls: type, data: object) -> None:
+        raise AssertionError("a node was built")
+
+    monkeypatch.setattr(mnem_bridge.MemoryNode, "from_dict", classmethod(refuse))
+    for value in (await memory.recall(), await memory.recall_at(head)):
+        result = answer(value)
+        assert result.content[0].text == orjson.dumps(built).decode()
+        assert result.structured_content == built
+    assert resources.memory(bridge_store) == built
+    assert resources.commit(bridge_store, head)["state"] == built
+    page = answer(await memory.recall(limit=100))  # without the checkpoint's node too: encoded as the binary encodes
+    assert page.content[0].text == orjson.dumps({"memory": built, "next_cursor": None}).decode()
 
 
 async def test_a_result_is_one_compact_json_text_equal_to_its_structured_content(memory: MemoryTools) -> None:

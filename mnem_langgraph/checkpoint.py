@@ -214,6 +214,16 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
             docs/postgres.md); it never removes the checkpoint
             it writes, nor an ancestor a kept checkpoint's ``DeltaChannel`` is rebuilt from
             (``retention``).
+        keep_history: ``False``: keep no history of the checkpoints, so that with retention the store
+            stays at a steady size.  Checkpoints then go on ``CHECKPOINT_BRANCH`` (as with
+            ``couple_memory``), and every ``retention.ROOT_EVERY`` writes or more (``retention.Cadence``)
+            one is written as a root (``mnem write --orphan``) and ``mnem gc --plain-vacuum`` follows:
+            the branch's earlier commits, and the checkpoints only they held, go; the files keep their
+            size and later writes reuse it.  Retention then removes what it lets go without redacting it
+            (its bytes go at that collection, not in the put's transaction); ``delete_thread``,
+            ``delete_for_runs`` and ``prune`` still erase at once.  Each checkpoint carries its put
+            time as ``event_time``, so ``max_age`` judges it as before.  ``True`` (default): every
+            checkpoint stays in history, as its commit.
 
     Raises:
         NoStoreError: No store at ``path`` and none may be created there.
@@ -237,6 +247,7 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         allowed_types: Iterable[type | tuple[str, str]] = (),
         keep_last: int | None = None,
         max_age: timedelta | None = None,
+        keep_history: bool = True,
     ) -> None:
         #: What each put keeps of its namespace (``None``: everything).
         self._rule = retention.rule(keep_last, max_age)
@@ -250,12 +261,14 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         #: Whether long-term memory follows the checkpoints (see ``couple_memory``).
         self.couple_memory = couple_memory
         #: The branch the checkpoints are on: ``None`` for HEAD's.
-        self._branch = CHECKPOINT_BRANCH if couple_memory else None
+        self._branch = CHECKPOINT_BRANCH if couple_memory or not keep_history else None
+        #: When the branch lets go of its history (``keep_history=False``), else ``None``.
+        self._cadence = None if keep_history else retention.Cadence()
         #: Pins already read or written, by (thread, checkpoint id): a checkpoint's pin never changes while the
         #: checkpoint is stored.  At most ``KEPT_PINS``; a deleted checkpoint's goes with it (``_let_go``).
         self._pins: OrderedDict[tuple[str, str], MemoryPin | None] = OrderedDict()
         #: Whether the checkpoints' branch may not exist yet (then reads check first; see ``_readable``).
-        self._branch_missing = couple_memory
+        self._branch_missing = self._branch is not None
         #: Notified whenever a pin is kept, for ``memory_pin``'s wait.
         self._arrived = threading.Condition()
 
@@ -319,13 +332,33 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         in history of each deleted node and of every node under ``prefix``
         (``mnem write --erase-deleted``), recorded as removed by the saver's
         author: a crash leaves the deletes and their erasure both, or neither.
-        ``plain_vacuum``: PostgreSQL's plain VACUUM, not a rewrite, after it (retention).
+        ``plain_vacuum``: PostgreSQL's plain VACUUM, not a rewrite, after it (retention).  Without history
+        (``keep_history=False``), a write the cadence names is a root, and a collection follows it (``_collect``).
         """
         if puts or deletes or prefix is not None:
+            root = self._cadence is not None and self._cadence.due()
             with_retry(lambda: self._store.write(puts, deletes, message=message, author=self.author,
                                                  skip_missing=True, branch=self._branch, allow_reserved=True,
                                                  erase_deleted=erase, erase_prefix=prefix,
-                                                 plain_vacuum=plain_vacuum))
+                                                 plain_vacuum=plain_vacuum, orphan=root))
+            if root and self._cadence is not None:
+                self._collect(self._cadence)
+
+    def _collect(self, cadence: retention.Cadence) -> None:
+        """``mnem gc --plain-vacuum`` after a root: the branch's earlier commits, and what only they held, go.
+
+        The write before has landed, so a collection that fails (a store held
+        past the busy timeout) is logged, not raised, and the next write is a
+        root again, to try once more.
+        """
+        try:
+            collected = with_retry(lambda: self._store.gc(plain_vacuum=True))
+        except mnem_bridge.MnemError as error:
+            logger.warning("MnemosyneSaver(keep_history=False) could not collect the history it let go; the next "
+                           "write tries again: %s", error)
+            cadence.missed()
+            return
+        cadence.collected(collected.kept_commits)
 
     def _load(self, keys: Sequence[Key], filter: Mapping[str, Any] | None = None,
               limit: int | None = None) -> list[CheckpointTuple]:
@@ -477,26 +510,31 @@ class MnemosyneSaver(BaseCheckpointSaver[str]):
         key = Key(thread_id, checkpoint_ns, checkpoint["id"])
         kept: dict[str, Any] = dict(checkpoint)
         values: dict[str, Any] = kept.pop("channel_values")
-        puts = [{"id": _blob_node(thread_id, checkpoint_ns, channel, version),
-                 "content": stored.dumps(self.serde, values[channel]) if channel in values else
-                 {"type": stored.EMPTY, "data": ""}}
-                for channel, version in new_versions.items()]
+        puts: list[dict[str, Any]] = [
+            {"id": _blob_node(thread_id, checkpoint_ns, channel, version),
+             "content": stored.dumps(self.serde, values[channel]) if channel in values else
+             {"type": stored.EMPTY, "data": ""}}
+            for channel, version in new_versions.items()]
         full = get_checkpoint_metadata(config, metadata)
         parent = config["configurable"].get("checkpoint_id")
         content: dict[str, Any] = {"checkpoint": stored.dumps(self.serde, kept),
                                    "metadata": stored.dumps(self.serde, full), "parent": parent}
         if self.couple_memory and not checkpoint_ns:
             content["memory"] = self._pin_for(key, parent)._asdict()
-        puts.append({"id": _checkpoint_node(key), "content": content})
+        # Without history a root restarts every node's history, so the put time goes with the node (max_age reads it).
+        puts.append({"id": _checkpoint_node(key), "content": content,
+                     **({"event_time": self._now()} if self._cadence is not None else {})})
         where = in_message(thread_id) if not checkpoint_ns else f"{in_message(thread_id)} {in_message(checkpoint_ns)}"
         message = f"checkpoint {where} step {full.get('step')} ({full.get('source')})"
         rule = self._rule
         retired = self._retired(rule, key, kept["channel_versions"], full, parent) if rule is not None else ()
-        if retired and rule is not None:
+        if not retired or rule is None:
+            self._write(puts, (), message)
+        elif self._cadence is not None:  # no history: their bytes go with the next collection (keep_history)
+            self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)")
+        else:
             self._write(puts, retired, f"{message}; retention removes {len(retired)} older node(s)",
                         erase=f"MnemosyneSaver retention ({_described(rule)}) of {where}", plain_vacuum=True)
-        else:
-            self._write(puts, (), message)
         self._branch_missing = False
         self._remember(key, content)
         if retired:

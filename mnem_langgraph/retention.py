@@ -21,20 +21,32 @@ plain data:
   (``counters_since_delta_snapshot``: a count per channel since its last
   snapshot, absent at a snapshot), so its ancestors are kept back to the
   one where every such channel is snapshotted or had no value yet.
+
+A saver that keeps no history of its checkpoints (``keep_history=False``)
+also lets go of its branch's history as it writes, on the cadence
+``Cadence`` keeps: that is what holds the store's size steady, as the
+checkpoints a rule removes otherwise stay in history.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from datetime import timedelta
 from typing import Any, NamedTuple
 
 import mnem_bridge
 
-__all__ = ["Rule", "Stamped", "kept", "rule", "stamped"]
+__all__ = ["Cadence", "Rule", "Stamped", "kept", "rule", "stamped"]
 
 #: The metadata key where LangGraph counts, per ``DeltaChannel``, the steps since its last snapshot.
 DELTA_COUNTERS = "counters_since_delta_snapshot"
+
+#: The fewest writes between two roots of a saver that keeps no history: what its branch's history may hold.
+ROOT_EVERY = 100
+#: A collection walks every commit the store keeps; spacing collections by this share of them bounds the walk's
+#: cost per write (a twentieth of a commit's decoding), whatever else the store holds.
+KEPT_PER_WRITE = 20
 
 
 class Rule(NamedTuple):
@@ -118,3 +130,38 @@ def kept(found: Mapping[str, Stamped], newest: str, rule: Rule, now: int) -> set
             waiting = waiting & ancestor.unsnapshotted
             parent = ancestor.parent
     return chosen
+
+
+class Cadence:
+    """When a saver that keeps no history writes its next commit as a root, then collects what it let go.
+
+    Every ``ROOT_EVERY`` writes, or one per ``KEPT_PER_WRITE`` commits the
+    last collection kept if that is more: the branch's history then holds at
+    most that many commits, and the store at most that many writes' bytes
+    beyond what it keeps, while a collection's walk of the whole store costs
+    each write a bounded share.  Counted per saver object, across threads.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._since = 0
+        self._every = ROOT_EVERY
+
+    def due(self) -> bool:
+        """Count one write; whether it is the one to write as a root (the count then starts again)."""
+        with self._lock:
+            self._since += 1
+            if self._since < self._every:
+                return False
+            self._since = 0
+            return True
+
+    def collected(self, kept_commits: int | None) -> None:
+        """A collection after a root kept ``kept_commits`` commits (``None``: not said): space the next by it."""
+        with self._lock:
+            self._every = max(ROOT_EVERY, (kept_commits or 0) // KEPT_PER_WRITE)
+
+    def missed(self) -> None:
+        """The collection after a root failed: make the next write a root again, so the next collection comes."""
+        with self._lock:
+            self._since = self._every

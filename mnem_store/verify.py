@@ -233,13 +233,10 @@ def _refs(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
     except MnemError as exc:
         report.problems.append(Problem("head", "HEAD", str(exc)))
         return
+    # HEAD may name a branch with no commit yet beside others (as git's unborn branch): a store whose only
+    # writes went to another branch (`mnem write --branch`, a checkpointer's own branch) is whole.
     if head.commit is not None and kinds.get(head.commit) != "commit":
         report.problems.append(Problem("head", "HEAD", f"detached at {head.commit.hex()}, {_kind(kinds, head.commit)}"))
-    names = {name for name, _ in repo.branches()}
-    if head.branch is not None and names and head.branch not in names:
-        # Only a store with no commits at all may have HEAD on a branch that does not exist yet;
-        # otherwise memory would read as empty and the next write would start a new root.
-        report.problems.append(Problem("head", "HEAD", f'names branch "{head.branch}", which does not exist'))
 
 
 def _tracking(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:

@@ -34,7 +34,8 @@ from manual_clock import ManualClock
 from redaction_support import files
 
 import mnem_bridge
-from mnem_langgraph import MnemosyneSaver
+from mnem_langgraph import MnemosyneSaver, retention
+from mnem_langgraph.checkpoint import CHECKPOINT_BRANCH
 from mnem_store.sql.objects import unpack
 
 #: A fragment of stored bytes this long found in a file means the version's bytes are still there.
@@ -363,3 +364,67 @@ def test_prune_keep_latest_keeps_what_a_delta_channel_is_rebuilt_from(sqlite_roo
         assert app.invoke({"notes": ["after"]}, thread("delta")) == reference.invoke({"notes": ["after"]},
                                                                                      thread("delta"))
     verified(sqlite_root)
+
+
+# ------------------------------------------------------------------ keep_history=False: a steady size
+def rows_of(root: Path) -> tuple[int, int]:
+    """How many commits and objects the store holds."""
+    ((commits,),) = store_sql(root, "SELECT count(*) FROM commits")
+    ((objects,),) = store_sql(root, "SELECT count(*) FROM objects")
+    return int(commits), int(objects)
+
+
+def test_without_history_the_store_stays_bounded_and_the_graph_reads_as_with_every_checkpoint(root: Path) -> None:
+    """Roots every ``ROOT_EVERY`` writes, each followed by a collection: rows stay bounded however long it runs."""
+    reference = build(InMemorySaver())
+    first = marker("first")
+    peaks: list[tuple[int, int]] = []
+    with opened(root, keep_last=3, keep_history=False) as saver:
+        app = build(saver)
+        assert app.invoke({"scratch": first}, thread("long")) == reference.invoke({"scratch": first}, thread("long"))
+        stored = holding(root, first)
+        assert stored
+        for rounds in (40, 80):  # 4 writes a turn: several roots, then as many again
+            most = (0, 0)
+            for i in range(rounds):
+                text = f"turn {rounds}-{i}"
+                assert app.invoke({"scratch": text}, thread("long")) == reference.invoke({"scratch": text},
+                                                                                          thread("long"))
+                most = max(most, rows_of(root))
+            peaks.append(most)
+        history = list(app.get_state_history(thread("long")))
+        assert described(history) == described(list(reference.get_state_history(thread("long")))[:3])
+    commits, objects = zip(*peaks, strict=True)
+    assert max(commits) <= retention.ROOT_EVERY + 1  # the branch's history since its last root, no more
+    assert peaks[1][1] <= peaks[0][1] + 10  # twice the turns, not twice the rows
+    assert max(objects) <= 8 * retention.ROOT_EVERY
+    # The first turn's checkpoint went with the first collection: no row and no file of the store holds it.
+    assert holding(root, first) == [] and left_in_files(root, stored) == []
+    assert redactions(root) == []  # letting go of history needs no record: nothing reaches those versions
+    verified(root)
+    log = run_mnem("--json", "log", CHECKPOINT_BRANCH, cwd=root)
+    assert log.code == 0 and 1 <= len(json.loads(log.out)) <= retention.ROOT_EVERY
+
+
+def test_without_history_max_age_still_dates_each_checkpoint_by_its_put_across_a_root(root: Path) -> None:
+    """A root restarts the branch's history; each checkpoint's put time goes with it, so age is judged as before."""
+    clock = ManualClock()
+    with opened(root, max_age=timedelta(minutes=10), clock=clock, keep_history=False) as saver:
+        app = build(saver)
+
+        def ids() -> list[str]:
+            return [item.checkpoint["id"] for item in saver.list(thread("aged"))]
+
+        app.invoke({"scratch": "at 0"}, thread("aged"))
+        first = ids()
+        clock.advance(minutes=6)
+        app.invoke({"scratch": "at 6"}, thread("aged"))
+        second = ids()
+        assert len(first) == 3 and second[3:] == first
+        for i in range(retention.ROOT_EVERY // 4):  # another thread's turns: the branch is written as a root
+            app.invoke({"scratch": f"pad {i}"}, thread("pad"))
+        log = run_mnem("--json", "log", CHECKPOINT_BRANCH, cwd=root)
+        assert log.code == 0 and len(json.loads(log.out)) < retention.ROOT_EVERY
+        clock.advance(minutes=4)
+        app.invoke({"scratch": "at 10"}, thread("aged"))
+        assert ids()[3:] == second[:3]  # the first three are ten minutes old by their puts, not by the root

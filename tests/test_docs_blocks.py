@@ -158,6 +158,7 @@ HOW: dict[tuple[str, str], tuple[str, str]] = {
     ("docs/langgraph.md", "import operator"): ("python", ""),
     ("docs/langgraph.md", "from dataclasses import dataclass"): ("python", ""),
     ("docs/langgraph.md", "from datetime import timedelta"): ("python", ""),
+    ("docs/langgraph.md", "from mnem_langgraph import MnemosyneSaver as Saver"): ("python", ""),
     ("docs/time.md", "$ mnem init crm >/dev/null && cd crm"): ("console", ""),
     ("docs/time.md", "from datetime import datetime"): ("python", ""),
     ("docs/postgres.md", "postgresql://USER@HOST:PORT/DATABASE?store=NAME"): ("text", "urls"),

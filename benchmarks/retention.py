@@ -9,6 +9,9 @@ blocks and its change rows, which name the removed versions by id.  This
 runs one graph for ``--steps`` super-steps on three savers side by side and
 measures each store's SQLite files (after a WAL checkpoint) as it goes:
 
+* ``MnemosyneSaver(keep_last=K, keep_history=False)``: its checkpoints'
+  branch lets go of its history every 100 writes and ``mnem gc
+  --plain-vacuum`` follows, so the store should stay flat;
 * ``MnemosyneSaver(keep_last=K)``: the store should grow by that overhead
   only;
 * ``MnemosyneSaver()``: every step's new channel values stay in history;
@@ -110,7 +113,7 @@ def free_bytes(path: Path) -> int:
 class Run:
     """One saver's store and graph, run a mark at a time, with its files' size and the time taken at each mark."""
 
-    def __init__(self, name: str, folder: Path, keep: int | None, window: int) -> None:
+    def __init__(self, name: str, folder: Path, keep: int | None, window: int, *, history: bool = True) -> None:
         self.name = name
         self.keep = keep
         if name == "SqliteSaver":
@@ -121,7 +124,7 @@ class Run:
         else:
             mnem_bridge.init(folder).close()
             self.file = folder / ".mnem" / "store.sqlite3"
-            self.saver = MnemosyneSaver(folder, keep_last=keep)
+            self.saver = MnemosyneSaver(folder, keep_last=keep, keep_history=history)
         self.folder = folder
         self.app = graph(self.saver, window)
         self.sizes: dict[int, int] = {0: self.measure()}
@@ -165,7 +168,9 @@ def main() -> None:
     marks = [args.steps * (i + 1) // MARKS for i in range(MARKS)]
     load = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
-        runs = [Run(f"MnemosyneSaver(keep_last={args.keep})", Path(tmp) / "kept", args.keep, args.window),
+        runs = [Run(f"MnemosyneSaver(keep_last={args.keep}, keep_history=False)", Path(tmp) / "steady", args.keep,
+                    args.window, history=False),
+                Run(f"MnemosyneSaver(keep_last={args.keep})", Path(tmp) / "kept", args.keep, args.window),
                 Run("MnemosyneSaver()", Path(tmp) / "all", None, args.window),
                 Run("SqliteSaver", Path(tmp), None, args.window)]
         previous = 0
@@ -197,7 +202,10 @@ def main() -> None:
         f"(`mnem write --erase-deleted`): what "
         f"stays per step is history's own part (two commits, their states' changed blocks and change rows, the new "
         f"node ids, a redaction record per version removed), plus the space a redacted value leaves inside its page "
-        f"(zeroed; SQLite reuses only whole free pages) until `mnem gc` rewrites the file. `MnemosyneSaver()` keeps "
+        f"(zeroed; SQLite reuses only whole free pages) until `mnem gc` rewrites the file. With "
+        f"`keep_history=False` the checkpoints' own branch is written as a root every 100 writes and `mnem gc "
+        f"--plain-vacuum` follows (docs/langgraph.md), so history's part goes too and the store should stay flat: "
+        f"at most what the saver keeps plus about 100 writes of history, however many steps run. `MnemosyneSaver()` keeps "
         f"every value in history; `SqliteSaver` keeps every checkpoint row. Load average when this run started: "
         f"{load:.1f} on {os.cpu_count()} cores.",
         "### Bytes per step",

@@ -336,6 +336,17 @@ class Redactions(ABC):
     def every(self) -> list[Redaction]:
         """Every record, oldest first (then by object id)."""
 
+    @abstractmethod
+    def count(self) -> int:
+        """How many records the store keeps."""
+
+    @abstractmethod
+    def ids(self, low: bytes, high: bytes | None, after: bytes | None, limit: int) -> list[bytes]:
+        """Up to ``limit`` objects with records, ascending by their bytes, so a range is read page by page.
+
+        From ``low`` (inclusive) to ``high`` (exclusive; None: no end), and past ``after`` when it is given.
+        """
+
 
 class Dropped(NamedTuple):
     """What garbage collection dropped (or, in a dry run, would drop): commit-graph rows and object rows."""

@@ -4,14 +4,21 @@ The remote's address is the MCP endpoint's URL (``https://memory.example/mcp``),
 the one an MCP client is given; the sync requests live beneath it, so one
 resource URI and one token audience cover both (docs/remotes.md):
 
-* ``GET  URL/sync/refs``: the advertisement (``peers.Advert``), as JSON,
-  with ``max_pack``, the largest pack the server takes in a push;
+* ``GET  URL/sync/refs?redactions=summary``: the advertisement
+  (``peers.Advert``), as JSON, with ``max_pack``, the largest pack the
+  server takes in a push; a server that can sums its redaction records up
+  (``redaction_summary``), an older one ignores the query and lists them;
 * ``POST URL/sync/upload``: ``{"want": [...], "have": [...]}`` in (and
-  ``"redactions": [...]``, the advertised records this store lacks), a pack
-  out (spooled to a temporary file as it arrives);
+  ``"redactions": [...]``, the records this store lacks, and ``"held"``,
+  the summary whose records came in pages), a pack out (spooled to a
+  temporary file as it arrives);
 * ``POST URL/sync/receive?branch=B&old=ID&new=ID&force=0|1``: a pack in,
   ``peers.Received`` out; ``&redactions=1`` when the pack carries redaction
-  records, which the server takes only with the scope ``mnem:redact``.
+  records, which the server takes only with the scope ``mnem:redact``;
+* ``POST URL/sync/ranges``: ``{"prefixes": [...]}`` in, the summaries or
+  ids of those ranges of the server's record ids out (``redaction_ranges``);
+* ``POST URL/sync/records``: a page of redaction records in (a pack that
+  carries nothing else), ``{"redactions": N}`` out, with ``mnem:redact``.
 
 Each request goes through ``remotehttp``: a total deadline, a bounded
 answer, and the token kept to the remote's origin.  A bearer token, when
@@ -34,6 +41,7 @@ from urllib.parse import urlencode
 
 from .errors import CommandError, MnemError, StoreIoError, UsageError, printable
 from .peers import STATUSES, Advert, Received, Update
+from .redaction_ranges import Span, Summary, read_spans
 from .redaction_travel import REDACT_SCOPE
 from .remotehttp import TOKEN_ENV, Answer, request
 from .transfer import Sent, carries_redactions
@@ -51,6 +59,8 @@ def _codes(cls: type[MnemError]) -> set[str]:
     return {cls.code}.union(*(_codes(sub) for sub in cls.__subclasses__()))
 
 
+#: The query asking a server for the summary of its redaction records (``Advert.summary``) instead of their list.
+_SUMMED: Final = "redactions=summary"
 #: The codes a server's error may carry: the engine's own taxonomy.
 _CODES: Final = frozenset(_codes(MnemError) - {MnemError.code})
 
@@ -67,21 +77,25 @@ class HttpPeer:
 
     def advertise(self) -> Advert:
         """See ``peers.Peer``; the requests after it go where the advertisement was answered."""
-        answer = self._request("GET", "refs", follow=True)
-        if not answer.url.endswith("/sync/refs"):
+        answer = self._request("GET", f"refs?{_SUMMED}", follow=True)
+        path = answer.url.removesuffix(f"?{_SUMMED}")
+        if not path.endswith("/sync/refs"):
             raise StoreIoError(f"the remote {self.remote} redirected its advertisement to {answer.url}, which is not "
                                "a mnem-mcp endpoint's; give the remote the URL of the endpoint itself")
-        self.url = answer.url.removesuffix("/sync/refs")
+        self.url = path.removesuffix("/sync/refs")
         doc = self._json(answer.body)
         limit = doc.get("max_pack") if isinstance(doc, dict) else None
         self.max_pack = limit if isinstance(limit, int) and not isinstance(limit, bool) and limit > 0 else None
         return Advert.from_dict(doc)
 
-    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None,
+               held: Summary | None = None) -> BinaryIO:
         """See ``peers.Peer``: the pack is spooled to an unnamed temporary file as it arrives."""
-        request: dict[str, list[str]] = {"want": [w.hex() for w in wants], "have": [h.hex() for h in haves]}
+        request: dict[str, Any] = {"want": [w.hex() for w in wants], "have": [h.hex() for h in haves]}
         if redactions:  # only to a server that advertised records, which reads this key
             request["redactions"] = [raw.hex() for raw in redactions]
+        if held is not None:  # only to a server that summed its records up, which reads this key
+            request["held"] = held.to_dict()
         body = json.dumps(request).encode()
         spool = tempfile.TemporaryFile()  # noqa: SIM115 - handed to the caller, who closes it
         try:
@@ -92,14 +106,34 @@ class HttpPeer:
         spool.seek(0)
         return spool
 
-    def receive(self, blob: BinaryIO, update: Update) -> Received:
-        """See ``peers.Peer``; a pack over the limit the server advertised is refused before it is sent."""
+    def ranges(self, prefixes: list[str]) -> list[Span]:
+        """See ``peers.Peer``: the answer is JSON, within ``remotehttp.JSON_LIMIT``, checked by ``read_spans``."""
+        answer = self._request("POST", "ranges", json.dumps({"prefixes": prefixes}).encode(), "application/json")
+        return read_spans(self._json(answer.body), prefixes, f"the remote {self.remote}")
+
+    def receive_records(self, blob: BinaryIO) -> int:
+        """See ``peers.Peer``: a page is refused before it is sent when it passes the server's ``max_pack``."""
+        self._fits(blob)
+        answer = self._request("POST", "records", blob, "application/cbor",
+                               scope=f"{READ_SCOPE} {WRITE_SCOPE} {REDACT_SCOPE}")
+        doc = self._json(answer.body)
+        applied = doc.get("redactions") if isinstance(doc, dict) else None
+        if not isinstance(applied, int) or isinstance(applied, bool) or applied < 0:
+            raise StoreIoError(f"{self.url} answered a page of redaction records with a document of the wrong shape")
+        return applied
+
+    def _fits(self, blob: BinaryIO) -> None:
+        """Refuse a pack over the limit the server advertised, before it is sent (``usage``)."""
         size = blob.seek(0, 2)
         blob.seek(0)
         if self.max_pack is not None and size > self.max_pack:
             raise UsageError(f"the pack is {size} bytes and the remote {self.remote} takes at most {self.max_pack} "
                              "in a push (its mnem-mcp --max-pack); ask its operator to raise --max-pack, or push a "
                              "shorter stretch of history at a time")
+
+    def receive(self, blob: BinaryIO, update: Update) -> Received:
+        """See ``peers.Peer``; a pack over the limit the server advertised is refused before it is sent."""
+        self._fits(blob)
         fields: dict[str, str | int] = {"branch": update.branch, "old": update.old.hex() if update.old else "",
                                         "new": update.new.hex(), "force": int(update.force)}
         redacting = carries_redactions(blob)

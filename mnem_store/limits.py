@@ -45,6 +45,18 @@ graph reached, not one call chose.  Its puts of other ids are held as any.
 
 A generated commit message names an id through ``in_message``: a long one is
 cut, so ``log --oneline`` stays one line of reasonable length.
+
+Two more limits bound a transfer's redaction records (``TransferLimits``;
+``redaction_exchange`` uses them), set the same way in the environment of
+the ``mnem`` that fetches, clones or pushes:
+
+* ``MNEM_REDACTION_PAGE`` (10,000): the records one page carries, as this
+  process asks for them or sends them; ``0`` makes a page as large as one
+  message may be (``redaction_travel.MAX_REDACTIONS``), the bound that
+  holds on every page received whatever this says.
+* ``MNEM_MAX_TRANSFER_REDACTIONS`` (10,000,000): what another store may make
+  one transfer examine: the ranges of record ids it answers and the ids it
+  lists, each counted once, so a peer that answers for ever is refused.
 """
 
 from __future__ import annotations
@@ -56,8 +68,8 @@ from typing import Any, BinaryIO, Final, NamedTuple
 from .errors import UsageError, rust_debug
 
 __all__ = [
-    "DEFAULTS", "ENVIRONMENT", "ID_ENV", "MESSAGE_ID_CHARS", "NODES_ENV", "VALUE_ENV", "WRITE_ENV", "Limits",
-    "in_message", "read_bounded",
+    "DEFAULTS", "ENVIRONMENT", "ID_ENV", "MESSAGE_ID_CHARS", "NODES_ENV", "PAGE_ENV", "TRANSFER_ENV", "VALUE_ENV",
+    "WRITE_ENV", "Limits", "TransferLimits", "in_message", "read_bounded",
 ]
 
 ID_ENV: Final = "MNEM_MAX_ID_BYTES"
@@ -68,6 +80,11 @@ WRITE_ENV: Final = "MNEM_MAX_WRITE_BYTES"
 ENVIRONMENT: Final = (ID_ENV, VALUE_ENV, NODES_ENV, WRITE_ENV)
 #: Each limit's default, in the same order.
 DEFAULTS: Final = (1024, 1 << 20, 10_000, 16 << 20)
+PAGE_ENV: Final = "MNEM_REDACTION_PAGE"
+TRANSFER_ENV: Final = "MNEM_MAX_TRANSFER_REDACTIONS"
+#: The defaults of ``TransferLimits``' two variables.
+PAGE_DEFAULT: Final = 10_000
+TRANSFER_DEFAULT: Final = 10_000_000
 #: The longest id a generated commit message shows whole (upstream's text); a longer one is cut to this length.
 MESSAGE_ID_CHARS: Final = 80
 _LIFT = "0 lifts the limit"
@@ -78,12 +95,12 @@ def in_message(node_id: str) -> str:
     return node_id if len(node_id) <= MESSAGE_ID_CHARS else node_id[: MESSAGE_ID_CHARS - 3] + "..."
 
 
-def _from_environment(name: str, default: int) -> int | None:
+def _from_environment(name: str, default: int, unit: str | None = None) -> int | None:
     raw = os.environ.get(name)
     if raw is None or raw == "":
         return default
     if not raw.isascii() or not raw.isdigit():
-        unit = "nodes" if name == NODES_ENV else "bytes"
+        unit = unit or ("nodes" if name == NODES_ENV else "bytes")
         raise UsageError(f"{name} must be a whole number of {unit} ({_LIFT}), got {rust_debug(raw[:40])}; "
                          f"unset it for the default, {default}")
     return int(raw) or None
@@ -168,6 +185,20 @@ class Limits(NamedTuple):
         """``check_input`` for a value given as text (an argument), by its UTF-8 size."""
         if self.write_bytes is not None and len(text) > self.write_bytes // 4:
             self.check_input(len(text.encode("utf-8", "surrogatepass")), what)
+
+
+class TransferLimits(NamedTuple):
+    """The limits on one transfer's redaction records (module docstring); ``total`` None is no limit."""
+
+    page: int
+    total: int | None
+
+    @classmethod
+    def current(cls, most_per_page: int) -> TransferLimits:
+        """The limits this process's environment sets; a page is at most ``most_per_page``; malformed is ``usage``."""
+        page = _from_environment(PAGE_ENV, PAGE_DEFAULT, "records")
+        return cls(min(page or most_per_page, most_per_page),
+                   _from_environment(TRANSFER_ENV, TRANSFER_DEFAULT, "records and ids"))
 
 
 def read_bounded(stream: BinaryIO, limits: Limits, what: str) -> bytes:

@@ -4,17 +4,24 @@ A *peer* answers three requests, git's smart protocol reduced to what a
 memory store needs:
 
 * ``advertise``: its store format, its HEAD and every branch tip, and the
-  objects it has redaction records for;
+  objects it has redaction records for (or, asked for a summary, what its
+  records sum up to: ``redaction_ranges``);
 * ``upload``: a pack (``transfer.pack``) of what the asker wants, less what
   its haves already hold, with the redaction records the asker names;
 * ``receive``: take a pack and move one branch, in ONE write transaction,
   by compare-and-swap: only while the branch is still where the sender saw
   it (``Update.old``), and only as a fast-forward unless forced; else
-  ``conflict`` and nothing is written.
+  ``conflict`` and nothing is written;
+* ``ranges`` and ``receive_records``, for a peer whose advertisement sums
+  its records up: the summaries (or ids) of ranges of its record ids, and
+  taking a page of records alone (``redaction_exchange``).
 
 The records a store advertises let each side send only the records the
 other lacks: a fetch asks for those, a push brings those, and a push that
-brings none is a plain push (over HTTP, it needs no ``mnem:redact``).
+brings none is a plain push (over HTTP, it needs no ``mnem:redact``).  An
+older peer lists its records' ids in its advertisement, at most
+``MAX_REDACTIONS``; a peer that sums them up is compared range by range,
+and its records travel in pages, so their number has no bound.
 
 ``LocalPeer`` serves them from a store this process opens (a folder or a
 PostgreSQL store); ``httppeer.HttpPeer`` asks a ``mnem-mcp`` HTTP server,
@@ -34,26 +41,29 @@ from .errors import CommandError, CorruptStoreError, InvalidRefError, printable
 from .graph import Graph
 from .layout import FORMAT_VERSION, Head, parse_head, validate_branch_name
 from .location import address
-from .redaction import recorded
-from .redaction_travel import MAX_REDACTIONS
+from .redaction_ranges import Span, Summary, read_spans, spans, summary
+from .redaction_travel import MAX_REDACTIONS, take
 from .repo import Repo
-from .transfer import Sent, carries_redactions, check_tips, missing, pack, spooled, unpack
+from .transfer import Sent, carries_redactions, check_tips, missing, pack, records_only, spooled, unpack
 
 __all__ = [
-    "MAX_IDS", "STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive", "upload",
+    "MAX_IDS", "STATUSES", "Advert", "LocalPeer", "Peer", "Received", "Update", "advertise", "receive",
+    "receive_records", "upload",
 ]
 
 
 class Advert(NamedTuple):
     """What a store shows a peer: its format, its HEAD, its branch tips and the objects it has redaction records for.
 
-    ``redactions`` is None for a peer that does not say (an older one, which can take no records).
+    ``redactions`` is None for a peer that does not say (an older one, which can take no records), or
+    that sums its records up instead (``summary``: a peer asked for it that can answer ``ranges``).
     """
 
     format: int
     head: Head
     branches: dict[str, bytes]
     redactions: frozenset[bytes] | None = None
+    summary: Summary | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """``upload-pack --advertise --json`` (docs/cli-json.md) and the HTTP ``refs`` answer."""
@@ -61,6 +71,8 @@ class Advert(NamedTuple):
                                "branches": {name: tip.hex() for name, tip in sorted(self.branches.items())}}
         if self.redactions is not None:
             doc["redactions"] = sorted(raw.hex() for raw in self.redactions)
+        if self.summary is not None:
+            doc["redaction_summary"] = self.summary.to_dict()
         return doc
 
     @classmethod
@@ -74,7 +86,9 @@ class Advert(NamedTuple):
             branches = {_branch_name(name): _commit_id(tip) for name, tip in doc["branches"].items()}
             if not isinstance(doc["format"], int) or not isinstance(doc["head"], str):
                 raise TypeError("format or head")
-            return cls(doc["format"], parse_head(doc["head"]), branches, _redacted(doc.get("redactions")))
+            summed = doc.get("redaction_summary")
+            return cls(doc["format"], parse_head(doc["head"]), branches, _redacted(doc.get("redactions")),
+                       None if summed is None else Summary.from_dict(summed))
         except (KeyError, TypeError, AttributeError, ValueError, CorruptStoreError, InvalidRefError) as exc:
             raise CorruptStoreError(f"the remote answered an advertisement of the wrong shape "
                                     f"({printable(str(exc))})") from None
@@ -117,11 +131,21 @@ class Peer(Protocol):
         """The peer's format, HEAD and branch tips."""
         ...
 
-    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None,
+               held: Summary | None = None) -> BinaryIO:
         """The pack of what ``wants`` reach and ``haves`` do not: a rewound file, the caller's to close.
 
-        It also carries the records of the objects in ``redactions`` (ones the peer advertised).
+        It also carries the records of the objects in ``redactions`` (ones the peer advertised or listed);
+        ``held``: the asker holds every record the peer's summed up to (``transfer.pack``).
         """
+        ...
+
+    def ranges(self, prefixes: list[str]) -> list[Span]:
+        """The peer's records in each range (``redaction_ranges``), checked; only a peer that advertised a summary."""
+        ...
+
+    def receive_records(self, blob: BinaryIO) -> int:
+        """Take the records of the pack in ``blob`` (a page: no commits), in one write; how many were new there."""
         ...
 
     def receive(self, blob: BinaryIO, update: Update) -> Received:
@@ -160,26 +184,33 @@ def _redacted(ids: Any) -> frozenset[bytes] | None:
 
 
 # ------------------------------------------------------------------ the serving side, on an open store
-def advertise(repo: Repo) -> Advert:
-    """``repo``'s advertisement (one read).
+def advertise(repo: Repo, *, summed: bool = False) -> Advert:
+    """``repo``'s advertisement (one read): its records' ids, or with ``summed`` their summary.
 
     Raises:
-        CommandError: ``usage``: the store has more redaction records than one transfer carries.
+        CommandError: ``usage``: without ``summed`` (an older asker), the store has more redaction records than
+            such an asker takes in one transfer.
     """
     with repo.backend.read():
-        kept = recorded(repo)
-        if len(kept) > MAX_REDACTIONS:
-            raise CommandError(f"this store has {len(kept)} redaction records, more than the {MAX_REDACTIONS} a "
-                               "transfer carries, so it cannot be a remote", "usage")
-        return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()), frozenset(kept))
+        if summed:
+            return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()), None, summary(repo))
+        records = repo.backend.redactions
+        count = records.count()
+        if count > MAX_REDACTIONS:
+            raise CommandError(f"this store has {count} redaction records, more than the {MAX_REDACTIONS} an older "
+                               "mnem takes in one transfer; upgrade mnem where the fetch, clone or push runs",
+                               "usage")
+        return Advert(FORMAT_VERSION, repo.head(), dict(repo.branches()),
+                      frozenset(records.ids(bytes(32), None, None, max(count, 1))))
 
 
 def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO,
-           redactions: Iterable[bytes] = ()) -> int:
+           redactions: Iterable[bytes] = (), held: Summary | None = None) -> int:
     """Write the pack for an asker to ``out``; how many commits it holds (one read of ``repo``).
 
-    It carries the records of the redacted versions its commits set and of
-    the objects in ``redactions`` (the asker's pick from the advertisement).
+    It carries the records of the redacted versions its commits set (unless
+    the asker ``held`` them all: ``transfer.pack``) and of the objects in
+    ``redactions`` (the asker's pick from the advertisement, or a page of them).
 
     Raises:
         CommandError: ``not_found``: a wanted commit is not here (the asker's advertisement is stale).
@@ -190,8 +221,25 @@ def upload(repo: Repo, wants: list[bytes], haves: list[bytes], out: BinaryIO,
                 raise CommandError(f"commit {want.hex()} is not in this store (its branches moved since they were "
                                    "advertised); fetch again", "not_found")
         commits = missing(repo, wants, haves)
-        pack(repo, commits, out, redactions)
+        pack(repo, commits, out, redactions, held)
         return len(commits)
+
+
+def receive_records(repo: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> int:
+    """Take a page of redaction records (a pack carrying nothing else) in one erasing write; how many were new.
+
+    The records are checked as a pack's are (``redaction_travel.take``)
+    before any is applied, so a refused page writes nothing.  A push sends
+    its records this way before its pack, when the remote sums its records
+    up (``redaction_exchange``); a page moves no branch.
+
+    Raises:
+        CorruptStoreError: The bytes are not such a page, or a record is refused.
+        CommandError: ``usage``: a record the store lacks, without ``redactions_allowed``.
+    """
+    records = records_only(blob, MAX_REDACTIONS)
+    with repo.backend.erasing():
+        return len(take(repo, records, "the pushed page of redaction records", new_allowed=redactions_allowed))
 
 
 def receive(repo: Repo, blob: BinaryIO, update: Update, *, pusher: str | None = None,
@@ -251,12 +299,21 @@ class LocalPeer:
         self.repo = Repo.open(address(url))
 
     def advertise(self) -> Advert:
-        """See ``Peer``."""
-        return advertise(self.repo)
+        """See ``Peer``: the summary, since this engine answers ``ranges``."""
+        return advertise(self.repo, summed=True)
 
-    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None,
+               held: Summary | None = None) -> BinaryIO:
         """See ``Peer``."""
-        return spooled(partial(upload, self.repo, wants, haves, redactions=redactions or []))
+        return spooled(partial(upload, self.repo, wants, haves, redactions=redactions or [], held=held))
+
+    def ranges(self, prefixes: list[str]) -> list[Span]:
+        """See ``Peer``: checked as another party's answer is, since the store is another's."""
+        return read_spans({"spans": spans(self.repo, prefixes)}, prefixes, "the remote store")
+
+    def receive_records(self, blob: BinaryIO) -> int:
+        """See ``Peer``."""
+        return receive_records(self.repo, blob)
 
     def receive(self, blob: BinaryIO, update: Update) -> Received:
         """See ``Peer``."""

@@ -25,19 +25,21 @@ from .canonical import hex_id, parse_hex_id
 from .cborstream import MalformedError, Reader
 from .errors import CommandError, CorruptStoreError, UsageError, printable
 from .objects import MemoryNode, Redaction, decode_object
-from .redaction import apply, recorded
+from .redaction import apply
 
 if TYPE_CHECKING:
     from .repo import Repo
 
 __all__ = [
     "MAX_AUTHOR_BYTES", "MAX_NODE_ID_BYTES", "MAX_REASON_BYTES", "MAX_REDACTIONS", "REDACT_SCOPE", "from_json",
-    "read_entries", "take", "to_entry",
+    "read_entries", "read_entry", "take", "to_entry",
 ]
 
-#: The most records one pack, advertisement or export carries.  A receiver holds the records of a transfer in
-#: memory while it checks them (about 300 bytes each), and an advertisement names each object (67 bytes of JSON):
-#: 100,000 records are 6.7 MB there, within the 16 MiB a remote's JSON answer may be.
+#: The most records one pack, list advertisement or export carries.  A receiver holds the records of a pack in
+#: memory while it checks them (about 300 bytes each), and a list advertisement (the exchange older peers speak)
+#: names each object (67 bytes of JSON): 100,000 records are 6.7 MB there, within the 16 MiB a remote's JSON
+#: answer may be.  Between two peers that exchange ranges (``redaction_exchange``), records travel in pages, each
+#: a pack within this bound, so a transfer may carry any number.
 MAX_REDACTIONS: Final = 100_000
 #: The longest node id a record may name, in UTF-8 bytes: any id a store holds, written elsewhere or before
 #: ``MNEM_MAX_ID_BYTES`` bounded new ones, far past the 1024 a new write may use.
@@ -63,28 +65,34 @@ def _text(value: str, limit: int, what: str) -> str:
     return value
 
 
-def read_entries(reader: Reader) -> list[Redaction]:
-    """A pack's records, read value by value (``to_entry``'s form), within the bounds above.
+def read_entry(reader: Reader) -> Redaction:
+    """One record, read value by value (``to_entry``'s form), its fields within the bounds above.
 
     Raises:
-        MalformedError: They are not records, there are more than ``MAX_REDACTIONS``, or a field is past its bound.
+        MalformedError: It is not a record, or a field is past its bound.
+    """
+    if reader.array() != 5:
+        raise MalformedError("a redaction record is not [object, node id, at, author, reason]")
+    raw = reader.bytes_()
+    if len(raw) != 32:
+        raise MalformedError("a redaction record names an object id that is not 32 bytes")
+    node_id = _text(reader.text(), MAX_NODE_ID_BYTES, "node id")
+    at = reader.uint()
+    author = _text(reader.text(), MAX_AUTHOR_BYTES, "author")
+    return Redaction(raw, node_id, at, author, _text(reader.text(), MAX_REASON_BYTES, "reason"))
+
+
+def read_entries(reader: Reader, most: int = MAX_REDACTIONS) -> list[Redaction]:
+    """A pack's records (``read_entry`` each), at most ``most`` of them (a page asked for fewer says how many).
+
+    Raises:
+        MalformedError: They are not records, there are more than ``most``, or a field is past its bound.
     """
     count = reader.array()
-    if count > MAX_REDACTIONS:
-        raise MalformedError(f"it carries {count} redaction records, more than the {MAX_REDACTIONS} one transfer "
-                             "takes")
-    records: list[Redaction] = []
-    for _ in range(count):
-        if reader.array() != 5:
-            raise MalformedError("a redaction record is not [object, node id, at, author, reason]")
-        raw = reader.bytes_()
-        if len(raw) != 32:
-            raise MalformedError("a redaction record names an object id that is not 32 bytes")
-        node_id = _text(reader.text(), MAX_NODE_ID_BYTES, "node id")
-        at = reader.uint()
-        author = _text(reader.text(), MAX_AUTHOR_BYTES, "author")
-        records.append(Redaction(raw, node_id, at, author, _text(reader.text(), MAX_REASON_BYTES, "reason")))
-    return records
+    if count > most:
+        raise MalformedError(f"it carries {count} redaction records, more than the {most} "
+                             + ("one transfer takes" if most == MAX_REDACTIONS else "that were asked for"))
+    return [read_entry(reader) for _ in range(count)]
 
 
 def from_json(doc: Any) -> Redaction:
@@ -136,7 +144,7 @@ def take(dst: Repo, records: Iterable[Redaction], sender: str, *, new_allowed: b
     wanted = {record.object: record for record in records}
     if not wanted:
         return []
-    kept = recorded(dst)
+    kept = dst.backend.redactions.of(wanted)
     new = [record for raw, record in wanted.items() if raw not in kept]
     if new and not new_allowed:
         raise CommandError(f"{sender} carries {len(new)} redaction record(s) this store lacks, and this push may "

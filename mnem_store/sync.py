@@ -18,6 +18,13 @@ afterwards); a push brings the records the remote lacks, even to a branch
 that is up to date.  A remote whose mnem predates redaction advertises no
 records and can take none: a push to it from a store with records is
 refused, since it would keep bytes removed here.
+
+A remote that sums its records up (``peers.Advert.summary``) is compared
+with this store range by range, and the records travel in pages
+(``redaction_exchange``): a fetch or clone takes them in its one write,
+before the packs, and a push sends them, a page per write of the remote's,
+before its pack.  A remote that lists its records' ids instead (an older
+mnem) is served as before, within ``MAX_REDACTIONS``.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ from .graph import Graph
 from .layout import FORMAT_VERSION, Head, StoreUrl
 from .location import Address
 from .peers import MAX_IDS, Advert, LocalPeer, Peer, Update
-from .redaction import recorded
+from .redaction_exchange import Spool, fetch_records, push_records, transfer_limits
+from .redaction_ranges import Summary, summary
+from .redaction_travel import MAX_REDACTIONS
 from .remotes import Remote, check_remote_name, find_remote, remote_url
 from .repo import Repo
 from .transfer import Sent, carries_redactions, check_tips, missing, pack, spooled, unpack
@@ -179,8 +188,9 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
     The haves are this store's branch tips and where it last saw the
     remote's.  The tracking branches mirror the remote's branches (a branch
     deleted there is dropped here, as ``git fetch --prune``).  The records
-    the remote advertises and this store lacks come with the packs, which
-    are then taken in an erasing write (``Backend.erasing``).
+    the remote has and this store lacks come before the packs (in pages,
+    from a remote that sums its records up) or with them, and are taken
+    first, in an erasing write (``Backend.erasing``).
     """
     advert = _advert(peer)
     with repo.backend.read():
@@ -189,22 +199,39 @@ def _fetch(repo: Repo, peer: Peer, name: str) -> Fetched:
         haves = [*sorted(tip for tip in advert.branches.values() if tip not in wants),
                  *sorted(find_remote(repo.remotes(), name).branches.values()),
                  *sorted(tip for _, tip in repo.branches())]
-        lacking = sorted((advert.redactions or frozenset()) - recorded(repo).keys())
+        listed = sorted(advert.redactions or ())
+        kept = repo.backend.redactions.of(listed)
+        lacking = [raw for raw in listed if raw not in kept]
+        sender = f"the remote {name} ({find_remote(repo.remotes(), name).shown})"
     with ExitStack() as packs:  # each pack's file is closed after the write
-        blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves, lacking)]
-        with _taking(repo, blobs) as erased:
+        pages = packs.enter_context(_pages(repo, peer, advert, sender))
+        blobs = [packs.enter_context(blob) for blob in _uploads(peer, wants, haves, lacking, advert.summary)]
+        with _taking(repo, blobs, pages) as erased:
             remotes = repo.remotes()
             remote = find_remote(remotes, name)
+            applied = pages.take(repo, transfer_limits().page, sender)
             sent = _taken(unpack(repo, blob) for blob in blobs)
+            sent = sent._replace(redactions=sent.redactions + applied)
             tips = advert.branches
-            check_tips(repo, tips.items(), f"the remote {name} ({remote.shown})")
+            check_tips(repo, tips.items(), sender)
             moved = [(f"{name}/{branch}", remote.branches.get(branch), tip) for branch, tip in sorted(tips.items())
                      if remote.branches.get(branch) != tip]
             repo.set_remotes({**remotes, name: remote._replace(branches=tips)})
     return Fetched(name, sent, moved, None if erased is None or erased.complete else RESIDUE)
 
 
-def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[bytes]) -> list[BinaryIO]:
+def _pages(repo: Repo | None, peer: Peer, advert: Advert, sender: str) -> Spool:
+    """The pages of records a remote that sums its records up has and ``repo`` (None: a new store) lacks.
+
+    Empty for a remote that lists its records instead: they come with the packs.
+    """
+    if advert.summary is None:
+        return Spool(None)
+    return fetch_records(repo, peer, advert.summary, transfer_limits(), sender)
+
+
+def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[bytes],
+             held: Summary | None) -> list[BinaryIO]:
     """The packs of ``wants``: one upload per ``MAX_IDS`` wants, each naming the first ``MAX_IDS`` haves.
 
     A peer takes at most ``MAX_IDS`` ids in each list.  A have left out
@@ -212,23 +239,26 @@ def _uploads(peer: Peer, wants: list[bytes], haves: list[bytes], lacking: list[b
     skips; a later batch may carry commits an earlier one brought, skipped
     the same way.  The first upload asks for the records of ``lacking``
     (there is one even without wants when records are lacking: an erasure
-    made on the remote travels without a new commit).
+    made on the remote travels without a new commit).  ``held``: the
+    remote's summary, whose records came in pages (``transfer.pack``).
     """
     haves = list(dict.fromkeys(haves))[:MAX_IDS]
     with ExitStack() as opened:  # a failed batch closes the packs before it
         blobs = [opened.enter_context(peer.upload(wants[start:start + MAX_IDS], haves,
-                                                  lacking if start == 0 else None))
+                                                  lacking if start == 0 else None, held))
                  for start in range(0, max(len(wants), 1 if lacking else 0), MAX_IDS)]
         opened.pop_all()
     return blobs
 
 
-def _taking(repo: Repo, blobs: list[BinaryIO]) -> AbstractContextManager[Erasure | None]:
-    """The write that takes ``blobs``: an erasing one when a pack carries redaction records.
+def _taking(repo: Repo, blobs: list[BinaryIO], pages: Spool) -> AbstractContextManager[Erasure | None]:
+    """The write that takes ``blobs``: an erasing one when pages of records came or a pack carries records.
 
     An erasing write yields its ``Erasure``, whose outcome is known once the write has committed.
     """
-    return repo.backend.erasing() if any(carries_redactions(blob) for blob in blobs) else repo.backend.write()
+    if pages.count or any(carries_redactions(blob) for blob in blobs):
+        return repo.backend.erasing()
+    return repo.backend.write()
 
 
 def _taken(sents: Iterable[Sent]) -> Sent:
@@ -257,7 +287,8 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
     its tracking branch).  The remote takes the pack and moves its branch
     in one write, and only while the branch is still where the
     advertisement showed it (``peers.receive``).  The records this store
-    has and the remote's advertisement lacks go with the pack, also when
+    has and the remote lacks go before the pack (in pages, to a remote that
+    sums its records up: each page is a write of the remote's) or with it, also when
     the branch is up to date there.
 
     Raises:
@@ -270,35 +301,27 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
         if tip is None:
             raise InvalidRefError(f'no branch "{branch}" to push; `mnem branch` lists the branches')
         lease = remote.branches.get(branch) if expected is None else _expected(repo, expected)
-        kept = recorded(repo).keys()
+        count = repo.backend.redactions.count()
     with _peer(remote.url) as peer:
         advert = _advert(peer)
-        if kept and advert.redactions is None:
-            raise CommandError(f"push refused: the remote {name} runs a mnem that cannot take redaction records, and "
-                               f"this store has {len(kept)}: it would keep bytes removed here; upgrade mnem there, "
-                               "then push again", "usage")
-        lacking = sorted(kept - (advert.redactions or frozenset()))
+        lacking = [] if advert.summary is not None else _listed_lacking(repo, advert, name, count)
         old = advert.branches.get(branch)
+        if old != tip or lacking:
+            _check_move(repo, name, branch, old, tip, force_with_lease, lease)
+        held, applied = None, 0
+        if advert.summary is not None:
+            with repo.backend.read():
+                held = summary(repo)
+            applied = push_records(repo, peer, advert.summary, transfer_limits(), f"the remote {name} ({remote.shown})")
         if old == tip and not lacking:
-            status, sent = "up-to-date", Sent(0, 0)
+            status, sent = "up-to-date", Sent(0, 0, (), applied)
         else:
             with repo.backend.read():
-                forward = old is None or Graph(repo).is_ancestor(old, tip)
-                if force_with_lease and old != lease:
-                    shown = old.hex()[:12] if old is not None else "nothing"
-                    raise CommandError(
-                        f'push refused: "{branch}" on {name} is at {shown}, not where the lease expects; '
-                        f"run `mnem fetch {name}`, look at {name}/{branch}, then push again", "conflict")
-                if not forward and not force_with_lease:
-                    raise CommandError(
-                        f'push refused: "{branch}" on {name} has commits this branch lacks (not a fast-forward); '
-                        f"run `mnem pull {name} {branch}` and push again, or overwrite with "
-                        f"`mnem push --force-with-lease {name} {branch}`", "conflict")
                 haves = [t for t in advert.branches.values() if repo.states.graph(t) is not None]
-                blob = spooled(partial(pack, repo, missing(repo, [tip], haves), asked=lacking))
+                blob = spooled(partial(pack, repo, missing(repo, [tip], haves), asked=lacking, held=held))
             with blob:
                 received = peer.receive(blob, Update(branch, old, tip, force=force_with_lease))
-            status, sent = received.status, received.sent
+            status, sent = received.status, received.sent._replace(redactions=received.sent.redactions + applied)
     if remote.branches.get(branch) == tip:
         return Pushed(name, branch, status, old, tip, sent)
     with repo.backend.write():  # also after an up-to-date push: the tracking branch learns where the remote is
@@ -307,6 +330,47 @@ def push(repo: Repo, name: str = "origin", branch: str | None = None, *, force_w
             remotes[name].branches[branch] = tip
             repo.set_remotes(remotes)
     return Pushed(name, branch, status, old, tip, sent)
+
+
+def _listed_lacking(repo: Repo, advert: Advert, name: str, count: int) -> list[bytes]:
+    """The records a remote that lists its records' ids (an older mnem) lacks, which the pack then carries.
+
+    Raises:
+        CommandError: ``usage``: this store has records and the remote cannot take them (it lists none), or
+            more than such a remote takes in one transfer.
+    """
+    if not count:
+        return []
+    if advert.redactions is None:
+        raise CommandError(f"push refused: the remote {name} runs a mnem that cannot take redaction records, and "
+                           f"this store has {count}: it would keep bytes removed here; upgrade mnem there, then push "
+                           "again", "usage")
+    if count > MAX_REDACTIONS:
+        raise CommandError(f"push refused: this store has {count} redaction records, and the remote {name} runs an "
+                           f"older mnem that takes at most {MAX_REDACTIONS} in one transfer; upgrade mnem there, "
+                           "then push again", "usage")
+    with repo.backend.read():
+        kept = repo.backend.redactions.ids(bytes(32), None, None, count)
+    return sorted(set(kept) - advert.redactions)
+
+
+def _check_move(repo: Repo, name: str, branch: str, old: bytes | None, tip: bytes, force_with_lease: bool,
+                lease: bytes | None) -> None:
+    """Refuse a push that would move the remote's branch otherwise than asked (``conflict``; nothing is sent).
+
+    Raises:
+        CommandError: ``conflict``: the lease does not hold, or the move is not a fast-forward and not forced.
+    """
+    with repo.backend.read():
+        forward = old is None or Graph(repo).is_ancestor(old, tip)
+    if force_with_lease and old != lease:
+        shown = old.hex()[:12] if old is not None else "nothing"
+        raise CommandError(f'push refused: "{branch}" on {name} is at {shown}, not where the lease expects; run '
+                           f"`mnem fetch {name}`, look at {name}/{branch}, then push again", "conflict")
+    if not forward and not force_with_lease:
+        raise CommandError(f'push refused: "{branch}" on {name} has commits this branch lacks (not a fast-forward); '
+                           f"run `mnem pull {name} {branch}` and push again, or overwrite with "
+                           f"`mnem push --force-with-lease {name} {branch}`", "conflict")
 
 
 def _expected(repo: Repo, text: str) -> bytes:
@@ -360,13 +424,21 @@ def clone(source: str, dest: Address) -> Cloned:
         if head.commit is not None and head.commit not in tips.values():
             raise CommandError("the source's HEAD is detached at a commit no branch holds; check out a branch "
                                "there and clone again", "invalid_ref")
-        blobs = _uploads(peer, sorted(set(tips.values())), [], sorted(advert.redactions or ()))
+        sender = f"the remote {Remote('origin', url, tips).shown}"
+        pages = _pages(None, peer, advert, sender)
+        try:
+            blobs = _uploads(peer, sorted(set(tips.values())), [], sorted(advert.redactions or ()), advert.summary)
+        except BaseException:
+            pages.close()
+            raise
     origin = Remote("origin", url, tips)
     done: list[Sent] = []
 
     def populate(backend: Backend) -> None:
         new = Repo(backend)
-        done.append(_taken(unpack(new, blob) for blob in blobs))
+        applied = pages.take(new, transfer_limits().page, sender)
+        sent = _taken(unpack(new, blob) for blob in blobs)
+        done.append(sent._replace(redactions=sent.redactions + applied))
         check_tips(new, tips.items(), f"the remote {origin.shown}")
         new.set_remotes({"origin": origin})
         if head.branch is not None and head.branch in tips:
@@ -374,6 +446,7 @@ def clone(source: str, dest: Address) -> Cloned:
         new.set_head(head)
 
     with ExitStack() as packs:  # each pack's file is closed after the store is made
+        packs.enter_context(pages)
         for blob in blobs:
             packs.enter_context(blob)
         Repo.init(dest, populate).close()

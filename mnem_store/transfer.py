@@ -58,13 +58,13 @@ from .errors import CommandError, CorruptStoreError, FormatVersionError, printab
 from .graph import Graph
 from .layout import FORMAT_VERSION
 from .objects import Commit, MemoryNode, Redaction, StoredObject, check_arrived, decode_object, encode_object
-from .redaction import recorded
+from .redaction_ranges import Summary, summary
 from .redaction_travel import MAX_REDACTIONS, read_entries, take, to_entry
 from .repo import Repo
 
 __all__ = [
     "MAX_CHANGES", "PACK_VERSION", "REDACTED_PACK_VERSION", "Sent", "carries_redactions", "check_tips", "missing",
-    "pack", "spooled", "unpack",
+    "pack", "records_only", "spooled", "unpack",
 ]
 
 #: The layout of a pack blob (its ``"pack"`` key); a receiver refuses any other than these two.
@@ -152,7 +152,8 @@ def missing(src: Repo, wants: Iterable[bytes], haves: Iterable[bytes]) -> list[t
     return found
 
 
-def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO, asked: Iterable[bytes] = ()) -> None:
+def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO, asked: Iterable[bytes] = (),
+         held: Summary | None = None) -> None:
     """Write the pack carrying ``commits`` (from ``missing``) and the node objects their changes set to ``out``.
 
     A read of ``src``.  Each commit entry is written as soon as it is made
@@ -167,13 +168,27 @@ def pack(src: Repo, commits: list[tuple[bytes, Commit]], out: BinaryIO, asked: I
     commits set, which go as their records instead of their bytes.  Only a
     store with records looks for them, before the header is written.
 
+    With ``held`` (a receiver that exchanged ranges of records with ``src``,
+    ``redaction_exchange``, and so holds, or takes first, every record
+    ``src`` had when its records summed up to ``held``), the records of the
+    versions the commits set stay out while ``src``'s still sum up to it: the
+    receiver has each, and a long history's records are not all in one pack.
+
     Raises:
         CommandError: ``usage``: the pack would carry more than ``MAX_REDACTIONS`` records.
     """
-    kept = recorded(src)
-    carried = {raw: kept[raw] for raw in asked if raw in kept}
-    if kept:
-        carried.update((raw, kept[raw]) for raw in _set_by(src, commits) if raw in kept)
+    records = src.backend.redactions
+    kept: dict[bytes, Redaction] = {}
+    carried: dict[bytes, Redaction] = {}
+    if records.count():
+        wanted = list(dict.fromkeys(asked))
+        known = records.of(wanted)
+        carried = {raw: known[raw] for raw in wanted if raw in known}
+        set_by = list(dict.fromkeys(_set_by(src, commits)))
+        known = records.of(set_by)
+        kept = {raw: known[raw] for raw in set_by if raw in known}
+        if held is None or summary(src) != held:
+            carried.update(kept)
     if len(carried) > MAX_REDACTIONS:
         raise CommandError(f"this pack would carry {len(carried)} redaction records, more than the {MAX_REDACTIONS} "
                            "a receiver takes in one transfer; push or fetch a shorter stretch of history at a time",
@@ -315,6 +330,43 @@ def _entry(reader: Reader) -> tuple[bytes, dict[str, bytes | None]]:
     return data, changes
 
 
+class _Recorded:
+    """The receiver's records, looked up one object at a time: a store may keep more than memory holds."""
+
+    def __init__(self, dst: Repo) -> None:
+        self.records = dst.backend.redactions
+        self.some = self.records.count() > 0
+
+    def get(self, raw: bytes) -> Redaction | None:
+        """The record of ``raw``, if the receiver keeps one."""
+        return self.records.of([raw]).get(raw) if self.some else None
+
+
+def records_only(blob: BinaryIO, most: int) -> list[Redaction]:
+    """The records of a pack that carries nothing else (a page of records, ``redaction_exchange``), at most ``most``.
+
+    Raises:
+        CorruptStoreError: The bytes are not such a pack, or it carries more than ``most`` records.
+        FormatVersionError: The pack comes from a newer store format.
+    """
+    reader = Reader(blob)
+    version = _header(reader)
+    records: list[Redaction] = []
+    try:
+        for key in ("commits", "nodes"):
+            _key(reader, key)
+            if reader.array():
+                raise MalformedError(f"a page of redaction records carries {key}")
+        if version == REDACTED_PACK_VERSION:
+            _key(reader, "redactions")
+            records = read_entries(reader, most)
+        if not reader.at_end():
+            raise MalformedError("bytes follow its last redaction record")
+    except MalformedError as exc:
+        raise _refused(f"is not a page of redaction records ({exc})") from None
+    return records
+
+
 class _Shedding:
     """Counts what an unpack writes and sheds the write's memo of rows (``Kept.shed``) every so often."""
 
@@ -380,12 +432,12 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
             raise MalformedError("bytes follow its last node object" if version == PACK_VERSION
                                  else "bytes follow its last redaction record")
         new = take(dst, records, "the pack from the sending store", new_allowed=redactions_allowed)
-        redacted = recorded(dst)  # the pack's records among them, now applied
+        redacted = _Recorded(dst)  # the pack's records among them, now applied
         reader.seek(nodes_start)
         for _ in range(reader.array()):
             data = reader.bytes_()
             raw, _ = _canonical(data, MemoryNode)
-            if raw not in redacted and dst.objects.key(raw) is None:
+            if dst.objects.key(raw) is None and redacted.get(raw) is None:
                 dst.objects.insert(raw, "memory_node", data)
                 objects += 1
                 shedding.wrote(len(data))
@@ -399,7 +451,7 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
             for parent in commit.parents:
                 if dst.states.graph(parent) is None:
                     raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
-            if raw in redacted or commit.state in redacted:
+            if redacted.get(raw) is not None or redacted.get(commit.state) is not None:
                 raise _refused(f"holds commit {hex_id(raw)}, which it or a redaction record says is a node version")
             for node_id, changed in changes.items():
                 if changed is None or dst.objects.key(changed) is not None:

@@ -6,13 +6,16 @@ streamable-http`` (docs/remotes.md, "HTTP remotes"): ``GET URL/sync/refs``,
 What each route answers (status, reason phrase, content type, body, or a
 raw status line) is whatever the test scripts, so a test can play a
 remote that lies: one that advertises a commit and sends an empty pack,
-or that puts escape sequences in its error messages.
+or that puts escape sequences in its error messages.  A route's answer may
+also be made from each request's body (a ``Reply``), for a remote whose
+lies depend on what it is asked (``ranges``, a page of ``upload``).
 """
 
 from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any, NamedTuple
@@ -22,7 +25,7 @@ import cbor2
 from mnem_store.layout import FORMAT_VERSION
 from mnem_store.transfer import PACK_VERSION
 
-__all__ = ["Answer", "HostileRemote", "empty_pack", "error_answer"]
+__all__ = ["Answer", "HostileRemote", "Reply", "empty_pack", "error_answer"]
 
 
 class Answer(NamedTuple):
@@ -34,6 +37,10 @@ class Answer(NamedTuple):
     kind: str = "application/json"
     reason: str | None = None
     raw: bytes | None = None
+
+
+#: An answer made from the request's body.
+Reply = Callable[[bytes], Answer]
 
 
 def empty_pack() -> bytes:
@@ -51,7 +58,7 @@ class HostileRemote:
     ``receive``); unscripted routes answer 404.  ``requests`` records ``(method, path, body)`` of each."""
 
     def __init__(self) -> None:
-        self.answers: dict[str, Answer] = {}
+        self.answers: dict[str, Answer | Reply] = {}
         self.requests: list[tuple[str, str, bytes]] = []
         remote = self
 
@@ -64,9 +71,12 @@ class HostileRemote:
 
             def _answer(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
-                remote.requests.append((self.command, self.path, self.rfile.read(length)))
+                body = self.rfile.read(length)
+                remote.requests.append((self.command, self.path, body))
                 route = self.path.split("?", 1)[0].removeprefix("/mcp/sync/")
                 answer = remote.answers.get(route, Answer(404, b'{"error": "no such route"}'))
+                if not isinstance(answer, Answer):
+                    answer = answer(body)
                 if answer.raw is not None:
                     self.wfile.write(answer.raw)
                     self.close_connection = True

@@ -95,7 +95,7 @@ FEATURES = ["verify", "serve", "write", "unstage", "resolve", "show-node", "rein
             "log-filter", "write-branch", "write-if-absent", "rev-time", "log-time", "valid-at", "ls-last", "pack-file",
             "write-reserved", "receive-pusher", "search", "namespaces", "pack-redactions",
             "search-valid-at",
-            "revert", "redact", "write-erase", "write-orphan", "gc-plain"]
+            "revert", "redact", "write-erase", "redaction-ranges", "write-orphan", "gc-plain"]
 
 
 def _global_options(parser: argparse.ArgumentParser, default: Any) -> None:

@@ -73,6 +73,19 @@ class SqlRedactions(Redactions):
         ).fetchall()
         return [self._record(row) for row in rows]
 
+    def count(self) -> int:
+        """How many records there are (one indexed count)."""
+        return int(self.session.execute("SELECT count(*) FROM redactions").fetchone()[0])
+
+    def ids(self, low: bytes, high: bytes | None, after: bytes | None, limit: int) -> list[bytes]:
+        """A page of the primary key, in the byte order both databases compare ``BLOB`` / ``BYTEA`` by."""
+        start, strict = (after, ">") if after is not None and after >= low else (low, ">=")
+        bound, args = ("", [start, limit]) if high is None else (" AND object < ?", [start, high, limit])
+        rows = self.session.execute(
+            f"SELECT object FROM redactions WHERE object {strict} ?{bound} ORDER BY object LIMIT ?", args
+        ).fetchall()
+        return [bytes(row[0]) for row in rows]
+
     def _record(self, row: tuple[bytes, object, int, bytes, bytes]) -> Redaction:
         raw, name, at, author, reason = row
         return Redaction(bytes(raw), self.session.node_id(name), at, bytes(author).decode(), bytes(reason).decode())

@@ -16,6 +16,10 @@ store lacks (``usage``, nothing written); by default they are applied.  With
 ``--pack-file PATH`` (feature ``pack-file``) the pack is read from PATH, a
 file the server spooled the request's body into, and the request holds no
 ``"pack"``: the pack is then read value by value, never whole in memory.
+``{"records_only": true}`` (feature ``redaction-ranges``), with no branch,
+takes a page of redaction records (a pack carrying nothing else) in a write
+of its own and answers ``{"redactions": N}``, the records new here
+(``peers.receive_records``); ``"redactions": false`` refuses any new one.
 """
 
 from __future__ import annotations
@@ -41,6 +45,14 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     """Take one pack and move one branch."""
     request = parse_json_arg(read_payload(None, ctx), "reading the push request")
     inline = args.pack_file is None  # the pack is base64 in the request, else in the file
+    allowed = request.get("redactions", True) if isinstance(request, dict) else True
+    if not isinstance(allowed, bool):
+        raise UsageError('"redactions" is true or false: whether the push may bring redaction records')
+    if isinstance(request, dict) and request.get("records_only") is True and "branch" not in request \
+            and isinstance(request.get("pack"), str) == inline:
+        with _pack(request, args.pack_file) as blob:
+            applied = peers.receive_records(ctx.repo(), blob, redactions_allowed=allowed)
+        return Outcome({"redactions": applied}, f"{applied} redaction record(s) applied\n")
     if not isinstance(request, dict) or not isinstance(request.get("branch"), str) \
             or isinstance(request.get("pack"), str) != inline or not isinstance(request.get("force", False), bool):
         raise UsageError('the push request needs "branch", "old", "new", optional "force", and "pack" (base64) '
@@ -49,9 +61,6 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     new = commit_ids({"new": [request.get("new")]}, "new")[0]
     update = peers.Update(request["branch"], old[0] if old else None, new, request.get("force", False))
     pusher, own = _pusher(request)
-    allowed = request.get("redactions", True)
-    if not isinstance(allowed, bool):
-        raise UsageError('"redactions" is true or false: whether the push may bring redaction records')
     with _pack(request, args.pack_file) as blob:
         received = peers.receive(ctx.repo(), blob, update, pusher=pusher, own_commits_only=own,
                                  redactions_allowed=allowed)

@@ -17,9 +17,6 @@ from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from mnem_ids.checkpoints import CHECKPOINT_PREFIX, thread_of, thread_prefix
-from mnem_ids.items import id_prefix
-
 from .clock import now_ms
 from .errors import CommandError, rust_debug
 from .expiry import expired_present, live_leases, record_leases, refuse_rev
@@ -551,6 +548,8 @@ def resolve(repo: Repo, rev: str) -> bytes:
 # ----------------------------------------------------------------------- reading
 def holds_checkpoints(repo: Repo) -> bool:
     """Whether any commit of this store ever wrote a LangGraph checkpoint's node, on any branch (one index probe)."""
+    from mnem_ids.checkpoints import CHECKPOINT_PREFIX
+
     with repo.backend.read():
         return repo.ever_named_under(CHECKPOINT_PREFIX)
 
@@ -582,6 +581,8 @@ def log(
     """
     keep = None
     if touching or threads:
+        from mnem_ids.checkpoints import CHECKPOINT_PREFIX, thread_prefix
+
         prefixes = tuple(touching) + tuple(thread_prefix(thread) for thread in threads)
 
         def keep(raw: bytes) -> bool:
@@ -610,6 +611,8 @@ def threads_of(repo: Repo, commits: Sequence[bytes]) -> dict[bytes, list[str]]:
     commit has ``[]``.  ``mnem ui``'s history tells by it what the graph did
     from what the agent learnt.
     """
+    from mnem_ids.checkpoints import thread_of
+
     with repo.backend.read():
         return {raw: list(dict.fromkeys(thread for node_id in repo.changes_of(raw)
                                         if (thread := thread_of(node_id)) is not None))
@@ -1073,6 +1076,8 @@ def search(
     history instead (``valid_at``), stamped in valid time; vectors still
     score the values ``rev`` holds.
     """
+    from mnem_ids.items import id_prefix
+
     from .search import rank
     from .stamps import node_stamps
 
@@ -1115,6 +1120,8 @@ def namespaces(
     ``"*"``) are read; ``live`` (HEAD's branch only) leaves out expired ones.
     ``valid_at`` (Unix ms) lists the namespaces of the items valid then along ``rev``'s history.
     """
+    from mnem_ids.items import id_prefix
+
     from .search import list_namespaces, namespace_sizes
 
     if live:

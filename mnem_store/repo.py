@@ -33,13 +33,12 @@ from .errors import (
 from .layout import CONFIG_TEXT, Head, StoreUrl, parse_config, validate_branch_name
 from .location import Address, discover_root, exact_root, make_private_dirs, remove_made_dirs
 from .objects import Commit, MemoryNode, State, StoredObject, decode_object, encode_object
-from .remotes import SETTING, Remote, dump_remotes, parse_remotes
 from .sqlite import MNEM_DIR, SqliteBackend, io_error
 from .stateimage import StateImage
-from .times import iso, parse_time
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # remotes and times are imported by the methods that use them: a one-shot read skips both
     from .postgres import Connections, PooledConnections
+    from .remotes import Remote
 
 __all__ = ["MNEM_DIR", "Change", "Nodes", "Repo", "StorePools", "default_author", "diff_nodes"]
 
@@ -328,10 +327,14 @@ class Repo:
 
     def remotes(self) -> dict[str, Remote]:
         """The remotes this store knows, with their tracking branches (``mnem_store.remotes``)."""
+        from .remotes import SETTING, parse_remotes
+
         return parse_remotes(self.backend.setting(SETTING))
 
     def set_remotes(self, remotes: dict[str, Remote]) -> None:
         """Replace the remotes and their tracking branches (inside a write transaction)."""
+        from .remotes import SETTING, dump_remotes
+
         self._in_write()
         self.backend.set_setting(SETTING, dump_remotes(remotes))
 
@@ -397,6 +400,8 @@ class Repo:
         Raises:
             InvalidRefError: ``text`` is not a time (``times.parse_time``), or every commit of the line is later.
         """
+        from .times import iso, parse_time
+
         try:
             when = parse_time(text)
         except UsageError as error:

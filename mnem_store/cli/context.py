@@ -15,7 +15,6 @@ from ..layout import StoreUrl
 from ..limits import Limits, read_bounded
 from ..location import Address, address
 from ..repo import Repo
-from ..times import parse_time
 from .render import Painter
 
 __all__ = [
@@ -241,7 +240,12 @@ def event_time(text: str) -> int:
 
 
 def wall_time(text: str) -> int:
-    """``log --since/--until TIME``, ``show``'s and ``stamps``' ``--valid-at TIME``: ``times.parse_time``'s forms."""
+    """``log --since/--until TIME``, ``show``'s and ``stamps``' ``--valid-at TIME``: ``times.parse_time``'s forms.
+
+    ``times`` is imported here, when a time is given, not by every command that reads.
+    """
+    from ..times import parse_time
+
     try:
         return parse_time(text)
     except UsageError as error:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import os
 import sys
 from collections.abc import Collection, Sequence
@@ -48,7 +47,10 @@ def resembling(word: str, names: Collection[str]) -> list[str]:
 
     ``difflib``'s ratio, at least 0.6 as pip asks; only the best score is
     kept, so ``comit`` names ``commit`` alone and a far-off word nothing.
+    ``difflib`` is imported here, on a mistake only.
     """
+    import difflib
+
     scored = [(difflib.SequenceMatcher(None, word, name).ratio(), name) for name in names]
     best = max((score for score, _ in scored), default=0.0)
     return sorted(name for score, name in scored if score >= 0.6 and score == best)

@@ -13,7 +13,6 @@ where SQLite's single write lock already serializes everything.
 from __future__ import annotations
 
 import os
-import secrets
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
@@ -71,7 +70,10 @@ def fresh_generation() -> int:
     New at random within the epoch rather than counted up: a PostgreSQL
     server that crashes may lose commits a reader had already seen, and a
     count would then reach the same generation again over other contents.
+    ``secrets`` (with hashlib's OpenSSL) is imported here, by writes only: a one-shot read never loads it.
     """
+    import secrets
+
     return secrets.randbelow((1 << EPOCH_BITS) - 1) + 1
 
 

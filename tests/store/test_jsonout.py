@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-from pathlib import Path
 from unittest.mock import patch
 
 import orjson
 import pytest
-from conftest import run_mnem
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -43,16 +39,3 @@ def test_text_that_is_not_unicode_is_refused_alike(one_shot: None) -> None:
         with pytest.raises(TypeError):
             jsonout.dumps(document)
 
-
-def test_a_one_shot_read_loads_neither_orjson_nor_logging_nor_dataclasses(tmp_path: Path) -> None:
-    """The import cost a one-shot read is spared (benchmarks/oneshot_imports.py shows the rest)."""
-    run_mnem("init", str(tmp_path))
-    run_mnem("-C", str(tmp_path), "write", "-m", "one", input='{"put": [{"id": "plan", "content": {"tier": 1.5}}]}')
-    probe = ("import sys\nfrom mnem_store.cli import main\n"
-             f"code = main(['-C', {str(tmp_path)!r}, '--json', 'show', '--node', 'plan'])\n"
-             "print(code, sorted({'orjson', 'logging', 'dataclasses', 'shutil', 'psycopg'} & set(sys.modules)))\n")
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    document, status = done.stdout.splitlines()
-    assert orjson.loads(document)["content"] == {"tier": 1.5}
-    assert status == "0 []"

@@ -10,7 +10,6 @@ TIME`` what was true at a time by the facts' own event times
 from __future__ import annotations
 
 import argparse
-import shlex
 
 from ... import porcelain
 from ...errors import InvalidRefError, UsageError
@@ -45,6 +44,8 @@ def run(args: argparse.Namespace, ctx: Context) -> Outcome:
     except InvalidRefError as error:
         if args.rev is None or args.node is not None or porcelain.show_node(ctx.repo(), args.rev, None) is None:
             raise
+        import shlex  # for this hint alone: a one-shot read that succeeds never loads it
+
         raise InvalidRefError(f"{error.detail}; {args.rev!r} is a fact in memory: to see it, run "
                               f"mnem show --node {shlex.quote(args.rev)}") from error
 

@@ -205,7 +205,8 @@ def main() -> None:
         f"(zeroed; SQLite reuses only whole free pages) until `mnem gc` rewrites the file. With "
         f"`keep_history=False` the checkpoints' own branch is written as a root every 100 writes and `mnem gc "
         f"--plain-vacuum` follows (docs/langgraph.md), so history's part goes too and the store should stay flat: "
-        f"at most what the saver keeps plus about 100 writes of history, however many steps run. `MnemosyneSaver()` keeps "
+        f"at most what the saver keeps plus about 100 writes of history, however many steps run. "
+        f"`MnemosyneSaver()` keeps "
         f"every value in history; `SqliteSaver` keeps every checkpoint row. Load average when this run started: "
         f"{load:.1f} on {os.cpu_count()} cores.",
         "### Bytes per step",

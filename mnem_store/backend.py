@@ -172,6 +172,15 @@ class ChangeIndex(ABC):
         """Ids of a commit and its first-parent ancestors, newest first."""
 
     @abstractmethod
+    def chain_at(self, commit_key: int, key: int | None) -> tuple[int, bytes]:
+        """``(key, id)`` of the newest commit on a commit's first-parent chain whose key is at most ``key``.
+
+        ``key`` None, or below the chain's root: the root.  Keys grow along
+        every parent link, so the chain in key order is the chain in order,
+        and this is one indexed probe, whatever the chain's length.
+        """
+
+    @abstractmethod
     def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
         """Index a new commit (write transaction): graph row, change rows, snapshot when due."""
 

@@ -83,19 +83,24 @@ def bisect(
 
     ``bad`` defaults to HEAD's commit and ``good`` to the chain's root.  The
     ends are checked (good false, bad true) so a wrong guess is an error
-    rather than a misleading answer; between them a lower-bound binary
-    search asks O(log n) commits.  A ``NodePredicate`` is asked one node
-    per commit, so no state is loaded at all.  With ``include_root`` and
-    no ``good`` the search is [root, bad] instead: the root is the answer
-    when the predicate already holds there.
+    rather than a misleading answer; between them a binary search over the
+    commits' keys asks O(log n) commits, each found by one indexed probe
+    (``Repo.chain_at``), so the chain is never listed: listing it cost
+    O(n), half a second at 100k commits.  A ``NodePredicate`` is asked one
+    node per commit, so no state is loaded at all.  With ``include_root``
+    and no ``good`` the search is [root, bad] instead: the root is the
+    answer when the predicate already holds there.
     """
     include_root = include_root and good is None
     offer_root = good is None and not include_root  # a failure at the root it defaulted to names INCLUDE_ROOT
     bad_raw = repo.resolve(bad) if bad is not None else repo.head_commit()
     if bad_raw is None:
         raise InvalidRefError("cannot bisect: HEAD has no commit")
-    chain = repo.first_parent_chain(bad_raw)
-    good_raw = repo.resolve(good) if good is not None else chain[-1]
+    if good is None:
+        good_key, good_raw = repo.chain_at(bad_raw, None)
+    else:
+        good_raw = repo.resolve(good)
+        good_key = repo.commit_key(good_raw)
 
     def holds(commit: bytes) -> bool:
         if isinstance(predicate, NodePredicate):
@@ -110,23 +115,21 @@ def bisect(
     if good_raw == bad_raw:
         hint = INCLUDE_ROOT if offer_root and holds(good_raw) else ""
         raise InvalidRefError(f"bisect: good and bad are the same commit{hint}")
-    try:
-        good_at = chain.index(good_raw)
-    except ValueError:
-        raise InvalidRefError(
-            f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history"
-        ) from None
+    if repo.chain_at(bad_raw, good_key)[0] != good_key:
+        raise InvalidRefError(f"bisect: {good_raw.hex()} is not on {bad_raw.hex()}'s first-parent history")
     if holds(good_raw):
         hint = INCLUDE_ROOT if offer_root else ""
         raise InvalidRefError(f"bisect: the predicate is already true at good ({good_raw.hex()}){hint}")
     if not holds(bad_raw):
         raise InvalidRefError(f"bisect: the predicate is false at bad ({bad_raw.hex()})")
-    candidates = chain[:good_at][::-1]
-    lo, hi = 0, len(candidates) - 1
-    while lo < hi:
+    # Keys order the chain (``Repo.chain_at``): search the keys between good's (false) and bad's (true), each
+    # probe the chain's newest commit at or below the middle key, so the chain is never listed.
+    lo, hi, found = good_key, repo.commit_key(bad_raw), bad_raw
+    while hi - lo > 1:
         mid = lo + (hi - lo) // 2
-        if holds(candidates[mid]):
-            hi = mid
-        else:
-            lo = mid + 1
-    return candidates[lo]
+        key, raw = repo.chain_at(bad_raw, mid)
+        if key > lo and holds(raw):
+            hi, found = key, raw
+        else:  # the chain's commits up to mid are good's or false like it
+            lo = mid
+    return found

@@ -291,6 +291,17 @@ class Repo:
         """``commit_raw`` and its first-parent ancestors, newest first."""
         return self.states.first_parent_chain(self._graph(commit_raw).key)
 
+    def commit_key(self, commit_raw: bytes) -> int:
+        """A commit's key: keys grow along every parent link, so they order any first-parent chain."""
+        return self._graph(commit_raw).key
+
+    def chain_at(self, tip: bytes, key: int | None) -> tuple[int, bytes]:
+        """``(key, id)`` of the newest commit on ``tip``'s chain with a key at most ``key`` (None: the root).
+
+        One probe (``ChangeIndex.chain_at``), so a search along a first-parent chain never lists it.
+        """
+        return self.states.chain_at(self._graph(tip).key, key)
+
     def nodes_of(self, nodes: Nodes) -> dict[str, MemoryNode]:
         """Load every node of a state map, in id order (read in chunks, not one statement per node)."""
         self.objects.prefetch(nodes.values())

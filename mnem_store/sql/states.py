@@ -151,6 +151,23 @@ class SqlStateStore(ChangeIndex):
             ]
         return chain
 
+    def chain_at(self, commit_key: int, key: int | None) -> tuple[int, bytes]:
+        """``(key, id)`` of the newest commit of the chain at or below ``key``: one probe into the segment holding it.
+
+        A segment's lane is its oldest commit's key, so a key below every
+        segment's lane is the root's (the last segment's lane) at most.
+        """
+        segments = self._segments(commit_key)
+        lane, high = next(((lane, high) for lane, high in segments if key is not None and key >= lane), segments[-1])
+        found = self.db.execute(
+            """SELECT c.key, o.id FROM commits c JOIN objects o ON o.key = c.key
+               WHERE c.key BETWEEN ? AND ? AND c.lane = ? ORDER BY c.key DESC LIMIT 1""",
+            (lane, lane if key is None or key < lane else min(key, high), lane),
+        ).fetchone()
+        if found is None:
+            raise CorruptStoreError(f"commit key {commit_key}'s chain has no commit in lane {lane}")
+        return found[0], found[1]
+
     def _segments(self, commit_key: int) -> list[tuple[int, int]]:
         """A commit's first-parent chain as ``(lane, highest key)`` runs, newest first.
 

@@ -45,6 +45,8 @@ NEEDS: Final[Mapping[str, str]] = MappingProxyType({
                        "redactions=, receive_pack with redactions=False)",
     "receive-pusher": "cannot record who pushed (receive_pack with pusher=)",
     "redact": "cannot remove a node version's bytes from history (redact, redactions)",
+    "redaction-ranges": "cannot sum its redaction records up, answer ranges of them or take a page of them "
+                        "(advertise with summed=True, redaction_ranges, receive_redactions, upload_pack_to with held=)",
     "remotes": "has no remotes (clone, remote_add, remote_remove, remotes, fetch, push, pull)",
     "remotes-http": "cannot serve a remote over HTTP (advertise, upload_pack, upload_pack_to, receive_pack)",
     "revert": "cannot revert by provenance (revert)",

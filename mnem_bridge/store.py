@@ -1563,13 +1563,54 @@ class Store:
         self._require("remotes-http")
         return self._read(parse, *args, payload=payload)
 
-    def advertise(self) -> dict[str, Any]:
+    def advertise(self, *, summed: bool = False) -> dict[str, Any]:
         """What this store shows a fetching or pushing peer: ``{"format", "head", "branches": {name: id}}``.
 
         The document ``mnem upload-pack --advertise --json`` prints, passed on as
-        it is: an HTTP server hands it to the peer, which checks it.
+        it is: an HTTP server hands it to the peer, which checks it.  With
+        ``summed`` (feature ``redaction-ranges``) the redaction records are
+        summed up (``"redaction_summary"``) instead of listed, for a peer that
+        compares ranges of them (``redaction_ranges``).
+
+        Raises:
+            ContractError: ``summed`` with a ``mnem`` that cannot sum them up (no ``redaction-ranges``).
         """
+        if summed:
+            self._require("redaction-ranges")
+            return self._serving_call(dict, "upload-pack", "--advertise", "--redaction-summary")
         return self._serving_call(dict, "upload-pack", "--advertise")
+
+    def redaction_ranges(self, prefixes: Sequence[str]) -> dict[str, Any]:
+        """The summary, or the ids, of this store's redaction records in each range (hex prefixes of their ids).
+
+        ``{"spans": [{"count", "digest"} or {"count", "digest", "ids"}]}``, one per prefix, as ``mnem upload-pack
+        --redaction-ranges --json`` prints it (feature ``redaction-ranges``): an HTTP server hands it to the peer.
+
+        Raises:
+            UsageError: More than 256 prefixes, or one that is not a lower-case hex prefix of at most 64 digits.
+            ContractError: A ``mnem`` that cannot answer it (no ``redaction-ranges``).
+        """
+        self._require("redaction-ranges")
+        return self._serving_call(dict, "upload-pack", "--redaction-ranges",
+                                  payload=encode_json({"prefixes": list(prefixes)}))
+
+    def receive_redactions(self, pack: os.PathLike[str]) -> dict[str, Any]:
+        """Take a page of redaction records, the pack in the file ``pack`` carrying nothing else, in one write.
+
+        Each record is checked as a pushed pack's are before any is applied
+        (feature ``redaction-ranges``; ``mnem receive-pack``'s
+        ``records_only``); no branch moves.
+
+        Returns:
+            ``{"redactions": N}``: the records new to the store.
+
+        Raises:
+            CorruptStoreError: The file is not such a page, or a record is refused; nothing was written.
+            ContractError: A ``mnem`` that cannot take one (no ``redaction-ranges``).
+        """
+        self._require("redaction-ranges")
+        return self._serving_call(dict, "receive-pack", f"--pack-file={os.fspath(pack)}",
+                                  payload=encode_json({"records_only": True}))
 
     def upload_pack(self, want: Sequence[str], have: Sequence[str]) -> bytes:
         """The pack of the commits reachable from ``want`` and not from ``have`` (full commit ids).
@@ -1582,13 +1623,17 @@ class Store:
         return base64.b64decode(doc["pack"])
 
     def upload_pack_to(self, path: str | os.PathLike[str], want: Sequence[str], have: Sequence[str], *,
-                       redactions: Sequence[str] = ()) -> dict[str, Any]:
+                       redactions: Sequence[str] = (), held: Mapping[str, Any] | None = None) -> dict[str, Any]:
         """``upload_pack``, written by ``mnem`` to the file ``path`` (created or emptied) as it is made.
 
         Neither ``mnem`` nor this process holds the pack in memory, so an HTTP
         server can stream a clone of any size from the file (feature ``pack-file``).
         ``redactions`` names objects (from ``advertise``'s ``"redactions"``)
         whose redaction records the pack is to carry (feature ``pack-redactions``).
+        ``held`` (``{"count", "digest"}``, feature ``redaction-ranges``): the
+        asker holds every record that sums up to it, so the pack leaves out
+        the records of its commits' redacted versions while this store's
+        records still sum up to it.
 
         Returns:
             ``{"commits": N, "bytes": N}``.
@@ -1596,13 +1641,17 @@ class Store:
         Raises:
             UsageError: An id that is not a full commit id, or ``redactions`` not full object ids.
             NotFoundError: A wanted commit is not in this store.
-            ContractError: ``redactions`` with a ``mnem`` that cannot carry records (no ``pack-redactions``).
+            ContractError: ``redactions`` with a ``mnem`` that cannot carry records (no ``pack-redactions``), or
+                ``held`` with one that cannot leave them out (no ``redaction-ranges``).
         """
         self._require("pack-file")
         request: dict[str, Any] = {"want": list(want), "have": list(have)}
         if redactions:
             self._require("pack-redactions")
             request["redactions"] = list(redactions)
+        if held is not None:
+            self._require("redaction-ranges")
+            request["held"] = dict(held)
         return self._serving_call(dict, "upload-pack", f"--pack-file={os.fspath(path)}", payload=encode_json(request))
 
     def receive_pack(self, pack: bytes | os.PathLike[str], branch: str, old: str | None, new: str, *,

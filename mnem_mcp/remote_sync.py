@@ -9,12 +9,20 @@ git's), so a transfer is the engine's own, verified and one transaction:
 
 * ``GET  PATH/sync/refs``: the store's format, HEAD and branch tips, and
   ``max_pack``, the largest pack a push may send (``--max-pack``), so that a
-  client refuses a larger one before sending it;
+  client refuses a larger one before sending it; with
+  ``?redactions=summary`` (a client that compares ranges of redaction
+  records) the records are summed up instead of listed, when the store's
+  ``mnem`` can (feature ``redaction-ranges``);
 * ``POST PATH/sync/upload`` (JSON ``{"want", "have"}``, at most ``MAX_IDS``
   ids each, and optionally ``"redactions"``: at most ``MAX_REDACTIONS``
-  object ids whose redaction records the pack is to carry): a pack;
+  object ids whose redaction records the pack is to carry, and ``"held"``,
+  the summary whose records the client took in pages): a pack;
 * ``POST PATH/sync/receive?branch&old&new&force[&redactions=1]`` (a pack):
-  the push's result.
+  the push's result;
+* ``POST PATH/sync/ranges`` (JSON ``{"prefixes"}``, at most 256): the
+  summary or ids of each range of the store's redaction record ids;
+* ``POST PATH/sync/records`` (a pack of redaction records alone): the
+  records new to the store, ``{"redactions": N}``; it needs ``mnem:redact``.
 
 A pack never sits in this process's memory: a push's body is spooled, as it
 arrives, to a private temporary file (``tempfile.mkstemp``: mode 0600,
@@ -29,7 +37,7 @@ and with ``--auth jwt`` a bearer token (``401`` naming the metadata without
 one), ``mnem:read`` for every route and ``mnem:write`` to push (``403
 insufficient_scope``), and ``mnem:redact`` besides for a push that brings
 redaction records (``redactions=1``, which the engine's peer says for a
-pack that carries any): such a push removes bytes from the served store's
+pack that carries any, and every ``records`` request): such a push removes bytes from the served store's
 history, a right a token that may only add does not hold.  The engine is
 told whether the pusher holds it, so a pack that carries records a push
 did not declare is refused too (``usage``), and nothing moves either way;
@@ -92,6 +100,10 @@ MAX_REDACTIONS: Final = 100_000
 #: The most an upload request's body takes: ``MAX_IDS`` ids in each list and ``MAX_REDACTIONS`` object ids (67
 #: bytes each, quoted), with room to spare.
 UPLOAD_LIMIT: Final = 12 << 20
+#: The most a ranges request's body takes: 256 prefixes of 64 hex digits, quoted, with room to spare.
+RANGES_LIMIT: Final = 64 << 10
+#: The query a client that compares ranges of redaction records asks the advertisement with.
+SUMMED: Final = "summary"
 #: Bytes read from a pack's file at a time, as it is streamed.
 _CHUNK: Final = 1 << 16
 
@@ -100,8 +112,10 @@ def sync_limits(path: str, max_pack: int) -> dict[str, Limit]:
     """The body limit of each sync route beneath the MCP endpoint at ``path`` that takes a body."""
     base = _base(path)
     return {f"{base}/receive": Limit(max_pack, "a push's pack", "--max-pack", streamed=True),
+            f"{base}/records": Limit(max_pack, "a page of redaction records", "--max-pack", streamed=True),
             f"{base}/upload": Limit(UPLOAD_LIMIT, f"an upload request (at most {MAX_IDS} wants and {MAX_IDS} haves, "
-                                                  f"{MAX_REDACTIONS} redactions)")}
+                                                  f"{MAX_REDACTIONS} redactions)"),
+            f"{base}/ranges": Limit(RANGES_LIMIT, "a request for ranges of redaction records (at most 256)")}
 
 
 def _base(path: str) -> str:
@@ -127,7 +141,7 @@ def _failure(exc: BaseException, redaction: Redaction, route: str) -> JSONRespon
 
 
 def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettings, max_pack: int) -> list[Route]:
-    """The three sync routes beneath the MCP endpoint at ``path`` (see the module's docstring).
+    """The sync routes beneath the MCP endpoint at ``path`` (see the module's docstring).
 
     Args:
         server: The built server: its store binding, and its auth settings (``--auth jwt``) when tokens are checked.
@@ -150,10 +164,11 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
             headers["WWW-Authenticate"] = f'Bearer error="{error}", resource_metadata="{metadata}"'
         return JSONResponse({"error": error, "error_description": description}, status_code=status, headers=headers)
 
-    def guarded(handler: Handler, *, writes: bool = False) -> Handler:
+    def guarded(handler: Handler, *, writes: bool = False, redacts: bool = False) -> Handler:
         """``handler`` behind the allow-list, and with ``--auth jwt`` behind a token with the scopes it needs.
 
-        A push that says it brings redaction records (``redactions=1``) needs ``REDACT_SCOPE`` too.
+        A push that says it brings redaction records (``redactions=1``), and every handler that ``redacts``,
+        needs ``REDACT_SCOPE`` too.
         """
 
         async def checked(request: Request) -> Response:
@@ -165,7 +180,7 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
                 if token is None:
                     return refused(401, "invalid_token", "a bearer token is required")
                 needed = [READ_SCOPE, WRITE_SCOPE] if writes else [READ_SCOPE]
-                if writes and request.query_params.get("redactions") == "1":
+                if redacts or (writes and request.query_params.get("redactions") == "1"):
                     needed.append(REDACT_SCOPE)
                 lacking = [scope for scope in needed if scope not in token.scopes]
                 if lacking:
@@ -182,14 +197,40 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         return await server.binding.binding_for_request().call(fn, *args, **kwargs)
 
     async def refs(request: Request) -> Response:
-        return JSONResponse({**await store_call(mnem_bridge.Store.advertise), "max_pack": max_pack})
+        if request.query_params.get("redactions") == SUMMED:
+            try:
+                advert = await store_call(mnem_bridge.Store.advertise, summed=True)
+            except mnem_bridge.ContractError:  # a mnem that cannot: its list, which the client reads as before
+                advert = await store_call(mnem_bridge.Store.advertise)
+        else:
+            advert = await store_call(mnem_bridge.Store.advertise)
+        return JSONResponse({**advert, "max_pack": max_pack})
+
+    async def ranges(request: Request) -> Response:
+        try:
+            prefixes = orjson.loads(await request.body())["prefixes"]
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            raise mnem_bridge.UsageError(f'the ranges request must be JSON {{"prefixes": [...]}} ({exc})') from None
+        return JSONResponse(await store_call(mnem_bridge.Store.redaction_ranges, prefixes))
+
+    async def records(request: Request) -> Response:
+        try:
+            spooled = await _spool(request)
+        except ClientDisconnect:  # gone, or refused by bodies.BodyLimits, which then answers 413
+            return Response(status_code=400)
+        try:
+            return JSONResponse(await store_call(mnem_bridge.Store.receive_redactions, spooled))
+        finally:
+            spooled.unlink()
 
     async def upload(request: Request) -> Response:
         try:
             doc = orjson.loads(await request.body())
-            want, have, asked = doc["want"], doc["have"], doc.get("redactions", [])
+            want, have, asked, held = doc["want"], doc["have"], doc.get("redactions", []), doc.get("held")
             if not (isinstance(want, list) and isinstance(have, list) and isinstance(asked, list)):
                 raise TypeError("want, have and redactions must be lists")
+            if held is not None and not isinstance(held, dict):
+                raise TypeError('held must be {"count", "digest"}')
         except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise mnem_bridge.UsageError(f'the upload request must be JSON {{"want": [...], "have": [...]}} ({exc})'
                                          ) from None
@@ -200,7 +241,7 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
         fd, name = tempfile.mkstemp(prefix="mnem-mcp-upload-", suffix=".pack")
         os.close(fd)
         try:
-            await store_call(mnem_bridge.Store.upload_pack_to, name, want, have, redactions=asked)
+            await store_call(mnem_bridge.Store.upload_pack_to, name, want, have, redactions=asked, held=held)
             pack = open(name, "rb")  # noqa: SIM115 - closed by _streamed, once sent
         finally:
             os.unlink(name)  # the open file keeps its bytes until it is closed
@@ -235,7 +276,9 @@ def sync_routes(server: MnemServer, path: str, security: TransportSecuritySettin
     base = _base(path)
     return [Route(f"{base}/refs", guarded(refs), methods=["GET"]),
             Route(f"{base}/upload", guarded(upload), methods=["POST"]),
-            Route(f"{base}/receive", guarded(receive, writes=True), methods=["POST"])]
+            Route(f"{base}/receive", guarded(receive, writes=True), methods=["POST"]),
+            Route(f"{base}/ranges", guarded(ranges), methods=["POST"]),
+            Route(f"{base}/records", guarded(records, writes=True, redacts=True), methods=["POST"])]
 
 
 async def _spool(request: Request) -> Path:

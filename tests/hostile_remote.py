@@ -7,8 +7,9 @@ What each route answers (status, reason phrase, content type, body, or a
 raw status line) is whatever the test scripts, so a test can play a
 remote that lies: one that advertises a commit and sends an empty pack,
 or that puts escape sequences in its error messages.  A route's answer may
-also be made from each request's body (a ``Reply``), for a remote whose
-lies depend on what it is asked (``ranges``, a page of ``upload``).
+also be made from each request's path and body (a ``Reply``), for a remote
+whose lies depend on what it is asked (``ranges``, a page of ``upload``), or
+that forwards to a real server while the test reads what went by.
 """
 
 from __future__ import annotations
@@ -39,8 +40,8 @@ class Answer(NamedTuple):
     raw: bytes | None = None
 
 
-#: An answer made from the request's body.
-Reply = Callable[[bytes], Answer]
+#: An answer made from the request's path (with its query) and body.
+Reply = Callable[[str, bytes], Answer]
 
 
 def empty_pack() -> bytes:
@@ -76,7 +77,7 @@ class HostileRemote:
                 route = self.path.split("?", 1)[0].removeprefix("/mcp/sync/")
                 answer = remote.answers.get(route, Answer(404, b'{"error": "no such route"}'))
                 if not isinstance(answer, Answer):
-                    answer = answer(body)
+                    answer = answer(self.path, body)
                 if answer.raw is not None:
                     self.wfile.write(answer.raw)
                     self.close_connection = True

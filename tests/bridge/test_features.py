@@ -34,6 +34,7 @@ CALLS: dict[str, Callable[[mnem_bridge.Store, Path], object]] = {
     "pack-redactions": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, redactions=False),
     "receive-pusher": lambda store, _: store.receive_pack(b"", "main", None, "ab" * 32, pusher="bob"),
     "redact": lambda store, _: store.redact(nodes=["a"], reason="leaked", dry_run=True),
+    "redaction-ranges": lambda store, _: store.redaction_ranges([""]),
     "remotes": lambda store, _: store.fetch("origin"),
     "remotes-http": lambda store, _: store.advertise(),
     "revert": lambda store, _: store.revert(source="billing-note-8842", dry_run=True),

@@ -224,7 +224,7 @@ def serving(hostile: HostileRemote, store: Path) -> None:
     hostile.answers["refs"] = Answer(200, json.dumps(ok("--json", "upload-pack", "--advertise", cwd=store).json
                                                      ).encode())
 
-    def upload(body: bytes) -> Answer:
+    def upload(path: str, body: bytes) -> Answer:
         doc = ok("--json", "upload-pack", cwd=store, input=body.decode()).json
         return Answer(200, base64.b64decode(doc["pack"]), "application/cbor")
 
@@ -270,7 +270,7 @@ def summing(hostile: HostileRemote, store: Path, summary: dict[str, Any]) -> Non
 
 def spans(make: Any) -> Any:
     """A ``ranges`` answer made for each request: ``make(prefix)`` per prefix asked."""
-    def answer(body: bytes) -> Answer:
+    def answer(path: str, body: bytes) -> Answer:
         return Answer(200, json.dumps({"spans": [make(prefix) for prefix in json.loads(body)["prefixes"]]}).encode())
     return answer
 
@@ -298,7 +298,7 @@ LIES = {
     "a range without its ids": ({"count": 2, "digest": "11" * 16},
                                 spans(lambda prefix: {"count": 3, "digest": "22" * 16}), None, "without its ids"),
     "fewer spans than ranges": ({"count": 2, "digest": "11" * 16},
-                                lambda body: Answer(200, b'{"spans": []}'), None, "one span for each"),
+                                lambda path, body: Answer(200, b'{"spans": []}'), None, "one span for each"),
     "endless ranges": ({"count": 10**9, "digest": "11" * 16},
                        spans(lambda prefix: {"count": 10**9, "digest": "22" * 16}), None,
                        "MNEM_MAX_TRANSFER_REDACTIONS"),

@@ -16,7 +16,11 @@ pack from a store with redactions, its records given wrong types, lengths
 past their bounds, ids of commits, states and other nodes' versions,
 duplicates, a count past the bound, and the redacted versions' bytes sent
 beside them.  Each is taken as a fetch takes it; a clean take must keep no
-byte a record names.
+byte a record names.  The same records spoiled the same ways also go as a
+page (a pack of records alone, as a peer that sums its records up sends
+them: ``redaction_exchange``), taken as a push's page is
+(``peers.receive_records``) or as a fetch's (kept in a ``Spool`` for the
+ids it asked for, then applied in an erasing write).
 """
 
 from __future__ import annotations
@@ -34,10 +38,13 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from mnem_store import porcelain
+from mnem_store.backend import KIND_CODES
 from mnem_store.cborstream import ARRAY, MAP, head
 from mnem_store.errors import CorruptStoreError, FormatVersionError
 from mnem_store.objects import MemoryNode, Provenance, encode_object
+from mnem_store.peers import receive_records
 from mnem_store.redaction import Selection, recorded
+from mnem_store.redaction_exchange import Spool
 from mnem_store.redaction_travel import MAX_AUTHOR_BYTES, MAX_NODE_ID_BYTES, MAX_REASON_BYTES, MAX_REDACTIONS
 from mnem_store.repo import Repo
 from mnem_store.transfer import carries_redactions, missing, pack, unpack
@@ -274,9 +281,14 @@ SPOILS = ("names", "names", "names", "names", "field", "field", "shape", "again"
 
 
 @st.composite
-def hostile_records(draw: st.DrawFn, packs: RecordPacks) -> tuple[str, bytes]:
-    """The version 2 pack with one thing done to its records (named, for hypothesis's statistics), as bytes."""
+def hostile_records(draw: st.DrawFn, packs: RecordPacks, paged: bool = False) -> tuple[str, bytes]:
+    """The version 2 pack with one thing done to its records (named, for hypothesis's statistics), as bytes.
+
+    ``paged``: its records alone, as a page of them travels (no commits, no nodes).
+    """
     doc = cbor2.loads(packs.pack)
+    if paged:
+        doc["commits"], doc["nodes"] = [], []
     records, nodes = doc["redactions"], doc["nodes"]
     how = draw(st.sampled_from(SPOILS))
     i = draw(st.integers(0, len(records) - 1))
@@ -335,17 +347,80 @@ def test_hostile_records_in_a_pack_are_taken_cleanly_or_refused_and_no_bytes_the
         if not take(repo, store, how, blob):
             return
         receivers.spend()  # the next input goes to a store as this one was before
-        with repo.backend.read():
-            kept = recorded(repo)
-            set_to = {raw: node_id for _, node_id, raw in repo.backend.states.versions(None, None)}
-        assert {bytes(entry[0]) for entry in cbor2.loads(blob)["redactions"]} <= kept.keys()
-        assert not kept.keys() & set(record_packs.histories)  # no record for a commit or a state
-        assert all(record.node_id == set_to[raw] for raw, record in kept.items() if raw in set_to)
-        assert store_sql(store, "SELECT count(*) FROM objects WHERE data IS NOT NULL AND id IN "
-                                "(SELECT object FROM redactions)") == [(0,)]
+        kept_cleanly(repo, store, blob)
     except AssertionError:
         if receivers.store == store:
             receivers.spend()  # a take that failed its checks wrote: hypothesis's replay of it starts afresh too
+        raise
+    finally:
+        repo.close()
+
+
+def kept_cleanly(repo: Repo, store: Path, blob: bytes) -> None:
+    """After a clean take: every record sent is kept, none names a commit or a state the store holds (those a
+    page's sender named and never sent are objects it lacks, recorded as such) or a version of another node
+    than the one its commits set, and no object a record names holds bytes."""
+    with repo.backend.read():
+        kept = recorded(repo)
+        set_to = {raw: node_id for _, node_id, raw in repo.backend.states.versions(None, None)}
+    assert {bytes(entry[0]) for entry in cbor2.loads(blob)["redactions"]} <= kept.keys()
+    assert store_sql(store, "SELECT count(*) FROM objects WHERE kind <> ? AND id IN (SELECT object FROM redactions)",
+                     KIND_CODES["memory_node"]) == [(0,)]  # no record for a commit or a state
+    assert all(record.node_id == set_to[raw] for raw, record in kept.items() if raw in set_to)
+    assert store_sql(store, "SELECT count(*) FROM objects WHERE data IS NOT NULL AND id IN "
+                            "(SELECT object FROM redactions)") == [(0,)]
+
+
+def take_page(repo: Repo, store: Path, how: str, blob: bytes, asked: list[bytes] | None) -> bool:
+    """Take a page of records as a push's page is taken (``asked`` None) or as a fetch's is (kept for the ids it
+    asked for, then applied in an erasing write); whether it was taken.  A refusal is ``corrupt_store`` or
+    ``format_version`` with every row as it was, a take leaves a store that verifies, with its refs as they were."""
+    before = store_fingerprint(store)
+    with repo.backend.read():
+        refs = dict(repo.branches()), repo.head()
+    try:
+        if asked is None:
+            receive_records(repo, io.BytesIO(blob))
+        else:
+            with Spool(None) as spool:
+                spool.add(io.BytesIO(blob), asked, "the fuzzed peer")
+                with repo.backend.erasing():
+                    spool.take(repo, 7, "the fuzzed peer")
+    except (CorruptStoreError, FormatVersionError) as refused:
+        event(f"page {how}: refused")
+        assert "Traceback" not in str(refused)
+        assert store_fingerprint(store) == before
+        return False
+    event(f"page {how}: taken")
+    with repo.backend.read():
+        assert (dict(repo.branches()), repo.head()) == refs
+        report = verify(repo)
+    assert not report.problems, report.problems
+    return True
+
+
+@settings(max_examples=RECORD_EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=st.data())
+def test_hostile_records_in_a_page_are_taken_cleanly_or_refused_before_any_row_moves(
+        record_packs: RecordPacks, receivers: Receivers, data: st.DataObject) -> None:
+    """A page of records alone, spoiled as a pack's records are, taken as a push's or a fetch's page: a typed
+    refusal writing nothing (a page that carries nodes or commits, more records than the fetch asked for, or one
+    it did not ask for, among them), or a take that keeps every record cleanly (``kept_cleanly``)."""
+    how, blob = data.draw(hostile_records(record_packs, paged=True))
+    pushed = data.draw(st.booleans())
+    asked = None if pushed else [bytes(entry[0]) for entry in cbor2.loads(record_packs.pack)["redactions"]]
+    tried("pack records")
+    store = receivers.store
+    repo = open_repo(store)
+    try:
+        if not take_page(repo, store, how, blob, asked):
+            return
+        receivers.spend()
+        kept_cleanly(repo, store, blob)
+    except AssertionError:
+        if receivers.store == store:
+            receivers.spend()
         raise
     finally:
         repo.close()

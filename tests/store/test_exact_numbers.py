@@ -19,6 +19,7 @@ import io
 import itertools
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from fuzzing import tried
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from mnem_store import canonical
 from mnem_store.canonical import encode, hex_id, object_id
 from mnem_store.cli import Streams, invoke
 
@@ -227,3 +229,22 @@ def signs(value: Any) -> list[float]:
     if isinstance(value, list):
         return [sign for item in value for sign in signs(item)]
     return [math.copysign(1, value)] if isinstance(value, float) else []
+
+
+#: The rule ``canonical._long_integer`` keeps, as a regular expression: 19 digits or more, neither joined to a word
+#: character nor to a point on either side.
+STANDING_ALONE = re.compile(r"(?<![\w.])-?\d{19,}(?![\w.])")
+
+
+@settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.text(alphabet=st.sampled_from("0123456789-._aZé1:,\"[]{} e+"), max_size=80)
+       | st.lists(st.sampled_from(["1" * 19, "9" * 25, "-", ".", "e", "a", "é", " ", "\"", "0"]),
+                  max_size=8).map("".join))
+def test_the_long_integer_scan_finds_every_literal_the_rule_names(text: str) -> None:
+    """Every literal the rule names is found (else it would be read as a float); in ASCII, nothing else is."""
+    found = canonical._long_integer(text)
+    assert found is canonical._long_integer(text.encode())
+    if STANDING_ALONE.search(text):
+        assert found
+    elif text.isascii():
+        assert not found

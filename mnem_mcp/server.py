@@ -41,7 +41,7 @@ from pydantic import AnyUrl, ValidationError
 import mnem_bridge
 
 from . import identity, resources
-from .answers import answer
+from .answers import MemoryPastChecks, sent
 from .binding import Binding, StoreBinding, locate_store, resolve_store_path
 from .errors import (
     Redaction,
@@ -118,6 +118,8 @@ class MnemServer(MCPServer[dict[str, Any]]):
       type's schema as its ``outputSchema`` (``models.result_schema``),
       which the SDK's own conversion would check on every call instead
       (tests/mcp/test_mcp_shapes.py holds every tool's real output to it).
+      Over a session, a memory answer goes past the SDK's passes over a
+      result (``answers.MemoryPastChecks``).
     * ``call_tool`` raises every failure as a ``ToolError`` whose text
       starts with its code (``errors``), mapped by its type: the SDK's
       ``ValidationError`` or the tool's own exception (the ``__cause__`` of
@@ -144,10 +146,10 @@ class MnemServer(MCPServer[dict[str, Any]]):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._published: dict[str, dict[str, Any] | None] = {}  # each memory tool's outputSchema, by name
-        self.middleware.append(coded_refusals)
+        self.middleware.extend([coded_refusals, MemoryPastChecks()])
 
     def add_memory_tool(self, method: Callable[..., Awaitable[Any]], spec: ToolSpec) -> None:
-        """Add ``method`` as the tool ``spec`` describes, its value answered by ``answers.answer``.
+        """Add ``method`` as the tool ``spec`` describes, its value answered by ``answers.answer`` (``answers.sent``).
 
         The SDK reads the method's signature through ``functools.wraps``.  Left
         to itself it would also turn each value into text and structured
@@ -164,7 +166,7 @@ class MnemServer(MCPServer[dict[str, Any]]):
 
         @functools.wraps(method)
         async def answered(*args: Any, **kwargs: Any) -> CallToolResult:
-            return answer(await method(*args, **kwargs))
+            return sent(await method(*args, **kwargs))
 
         answered.__name__ = spec.name  # the SDK names the input schema "<name>Arguments"
         self._published[spec.name] = result_schema(get_type_hints(method)["return"])

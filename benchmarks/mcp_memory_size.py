@@ -7,7 +7,8 @@ facts (each a short sentence with a source):
   stay at or under server-memory's as memory grows?
 * beside both, a bare ``MCPServer`` making mnem-mcp's bridge calls for the
   one-fact calls: what the MCP SDK and the bridge cost without our server;
-* read the whole memory at 10,000 facts: ``recall`` with ``limit`` 10,000
+* read the whole memory at 10,000 facts: ``recall()`` (ADR-0016's whole
+  current memory, issue #48's target) and ``recall`` with ``limit`` 10,000
   (one page holding everything) against server-memory's ``read_graph``.
 
 Both servers are driven by the raw JSON-RPC client (``rawmcp``: the server
@@ -120,7 +121,8 @@ OPERATIONS: dict[str, dict[str, tuple[str, Callable[[int, int], dict[str, Any]]]
             {"name": f"new-{i}", "entityType": "fact", "observations": [f"v{i}", "source bench"]}]}),
     },
     "read the whole memory": {
-        "mnem": ("recall", lambda i, n: {"limit": n}),
+        "mnem": ("recall", lambda i, n: {}),
+        "paged": ("recall", lambda i, n: {"limit": n}),
         "bare": ("recall", lambda i, n: {"limit": n}),
         "memory": ("read_graph", lambda i, n: {}),
     },
@@ -149,6 +151,7 @@ async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, S
     schema.write_bytes(orjson.dumps(next(t for t in await build_server(store).list_tools()
                                          if t.name == "recall").output_schema))
     params = {"mnem-mcp": ("mnem", mnem_mcp(store, "worker")),
+              PAGED_NAME: ("paged", mnem_mcp(store, "worker")),
               BARE_NAME: ("bare", StdioServerParameters(command=sys.executable, args=bare_argv(directory)[1:])),
               SCHEMA_NAME: ("bare", StdioServerParameters(command=sys.executable,
                                                           args=[*bare_argv(directory)[1:], str(schema)])),
@@ -170,6 +173,8 @@ async def sdk_whole_reads(directory: Path, size: int, count: int) -> dict[str, S
 
 
 BARE_NAME = "bare MCPServer sending the same page, prebuilt"
+#: mnem-mcp asked for one page holding the whole memory (``recall`` with ``limit``) instead of ``recall()``.
+PAGED_NAME = "mnem-mcp, one page (limit 10,000)"
 #: The same, publishing mnem-mcp's ``outputSchema`` for ``recall``: the SDK client's check of that exact schema.
 SCHEMA_NAME = "bare MCPServer sending the same page under mnem-mcp's output schema"
 #: The MCP SDK's floor plus the bridge, none of mnem-mcp's code (``mcp_calls.BRIDGED``), on mnem-mcp's store.
@@ -226,7 +231,8 @@ def main() -> None:
                     bare = RawClient(bare_argv(directory))
                     bare.initialize()
                     try:
-                        whole = {"mnem-mcp": clients["mnem-mcp"], BARE_NAME: ("bare", bare),
+                        whole = {"mnem-mcp": clients["mnem-mcp"], PAGED_NAME: ("paged", clients["mnem-mcp"][1]),
+                                 BARE_NAME: ("bare", bare),
                                  "server-memory": clients["server-memory"]}
                         report("read the whole memory", size, "raw client",
                                sample(whole, "read the whole memory", size, args.reads))
@@ -242,7 +248,8 @@ def main() -> None:
         f"Both servers hold the same facts. One-fact calls: {args.calls} samples per server after {WARMUP} warm-up"
         f" calls; the whole-memory read: {args.reads}. Servers alternate call by call. Read one = `recall` of one "
         "id vs `open_nodes`; write one = `remember` (a synced commit) vs `create_entities` (rewrites the JSONL "
-        "file, never synced); the whole memory = `recall` with `limit` 10,000 vs `read_graph`, beside a bare "
+        "file, never synced); the whole memory = `recall()` (the ADR's whole memory) and `recall` with `limit` "
+        "10,000 (one page) vs `read_graph`, beside a bare "
         "Python MCPServer whose tool sends the same page prebuilt (the MCP SDK's own cost of sending that answer,"
         " no store behind it; with the SDK client also one that publishes mnem-mcp's output schema, which the "
         "client then checks the page against). One-fact calls also go to a bare Python MCPServer whose async "
@@ -250,7 +257,7 @@ def main() -> None:
         "mcp's tool code). Both bare servers use mnem-mcp's stdio transport (`mnem_mcp.stdio`), as mnem-mcp does."
         " The SDK client checks each result against the tool's output schema. Targets (issue #16): one-fact calls"
         " at or under server-memory at 1k and 10k facts; the whole-memory read ≤ 1.5x `read_graph` with both "
-        "clients.",
+        "clients; issue #48: `recall()` ≤ 1x `read_graph`.",
         table(["operation", "facts", "server and client", "samples", "p50 ms", "p90 ms", "vs server-memory (p50)"],
               rows),
         [f"- **{op}, {size:,} facts**: mnem-mcp {t['mnem-mcp'].p50 / t['server-memory'].p50:.2f}x server-memory; "
@@ -266,8 +273,9 @@ def whole_bounds(whole: dict[str, dict[str, Samples]]) -> list[str]:
     lines = []
     for client, t in whole.items():
         ref = t["server-memory"].p50
-        line = (f"- **read the whole memory, {client}** (target ≤ 1.5x `read_graph`): mnem-mcp "
-                f"{t['mnem-mcp'].p50 / ref:.2f}x; a bare MCPServer sending the same page prebuilt "
+        line = (f"- **read the whole memory, {client}** (targets ≤ 1.5x `read_graph`, #48: `recall()` ≤ 1x): "
+                f"mnem-mcp's `recall()` {t['mnem-mcp'].p50 / ref:.2f}x, one page of it "
+                f"{t[PAGED_NAME].p50 / ref:.2f}x; a bare MCPServer sending the same page prebuilt "
                 f"{t[BARE_NAME].p50 / ref:.2f}x")
         if SCHEMA_NAME in t:
             line += (f", and under mnem-mcp's output schema {t[SCHEMA_NAME].p50 / ref:.2f}x: the client's check of "

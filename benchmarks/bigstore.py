@@ -270,16 +270,16 @@ def drop(places: Places, backend: str, name: str) -> None:
 
 def store_table(places: Places, backend: str, sizes: list[int], facts: int, fetches: int,
                 verify: bool) -> dict[str, dict[int, float]]:
-    """Clone, 10-commit fetch (p50), verify and bytes per commit at every size (seconds, or bytes)."""
+    """Clone, 10-commit fetch (p50) and verify at every size, in seconds."""
     client = mnem_bridge.Mnem(MNEM, timeout=24 * 3600)
-    out: dict[str, dict[int, float]] = {"clone": {}, "fetch (10 commits)": {}, "verify": {}, "bytes per commit": {}}
+    out: dict[str, dict[int, float]] = {"clone": {}, "fetch (10 commits)": {}, "verify": {}}
+    if not sizes:
+        return out
     with ExitStack() as stack:
         fetch_calls: dict[int, dict[str, Callable[[], object]]] = {}
         setups: dict[int, dict[str, Callable[[], object]]] = {}
         for commits in sizes:
             name = store_name(commits, facts)
-            with Repo.open(places.address(backend, name)) as repo:
-                out["bytes per commit"][commits] = repo.backend.size() / commits
             if verify:
                 out["verify"][commits] = once(run_mnem("-C", places.where(backend, name), "verify"))
             drop(places, backend, f"clone{name}")
@@ -294,6 +294,15 @@ def store_table(places: Places, backend: str, sizes: list[int], facts: int, fetc
             setups[commits] = {"fetch": partial(remember_ten, source, iter(range(10**9)))}
         fetched = interleave(fetch_calls, fetches, 1, setups)["fetch"]
         out["fetch (10 commits)"] = {commits: got.p50 / 1000 for commits, got in fetched.items()}
+    return out
+
+
+def bytes_per_commit(places: Places, backend: str, sizes: list[int], facts: int) -> dict[int, float]:
+    """The store's bytes (``Backend.size``: the database and its WAL, or the server's tables) over its commits."""
+    out = {}
+    for commits in sizes:
+        with Repo.open(places.address(backend, store_name(commits, facts))) as repo:
+            out[commits] = repo.backend.size() / commits
     return out
 
 
@@ -324,14 +333,16 @@ def shape(k: float) -> str:
     return f"O(n) (n^{k:.2f})"
 
 
-def growth_rows(found: dict[str, dict[int, Samples]], sizes: list[int]) -> list[list[str]]:
-    rows = []
-    for name, by_size in found.items():
-        first, last = by_size[sizes[0]].p50, by_size[sizes[-1]].p50
-        cells = [f"{by_size[n].p50:.2f} / {by_size[n].p90:.2f}" for n in sizes]
-        k = exponent(first, last, sizes[0], sizes[-1])
-        rows.append([name, *cells, f"**{last / first:.2f}x**", shape(k)])
-    return rows
+def growth_row(name: str, values: dict[int, float], cells: dict[int, str], sizes: list[int]) -> list[str]:
+    """A table row: each size's cell ("not run" where none), the largest size's value over the smallest's, its shape."""
+    row = [name, *(cells.get(n, "not run") for n in sizes)]
+    measured = sorted(values)
+    if len(measured) < 2:
+        return [*row, "", ""]
+    small, big = measured[0], measured[-1]
+    growth = values[big] / values[small]
+    return [*row, f"**{growth:.2f}x**" + ("" if big == sizes[-1] else f" ({label(big)})"),
+            shape(exponent(values[small], values[big], small, big))]
 
 
 def main() -> None:
@@ -343,11 +354,16 @@ def main() -> None:
     parser.add_argument("--heavy", type=int, default=5, help="timed samples of recall all per store")
     parser.add_argument("--fetches", type=int, default=5, help="timed 10-commit fetches per store")
     parser.add_argument("--no-verify", action="store_true", help="leave out mnem verify (it re-hashes every state)")
+    parser.add_argument("--ops-max", type=int, metavar="COMMITS",
+                        help="clone, fetch and verify only stores of at most this many commits (each takes minutes "
+                             "per million commits)")
     parser.add_argument("--export-sizes", type=int, nargs="+", default=[1_000, 10_000], metavar="COMMITS",
                         help="the export's own stores (its answer is every state in full)")
     parser.add_argument("--export-facts", type=int, default=100, help="items in the export's stores")
     parser.add_argument("--keep", type=Path, help="build the stores here and reuse them on the next run")
     parser.add_argument("--build-only", action="store_true", help="build the stores and stop")
+    parser.add_argument("--only-built", action="store_true",
+                        help="with --keep: measure the stores built whole so far, build none")
     args = parser.parse_args()
     sizes = sorted(args.sizes)
     with ExitStack() as stack:
@@ -356,9 +372,14 @@ def main() -> None:
         uri = stack.enter_context(postgres(root / "pg", args.keep is not None)) if "PostgreSQL" in args.backends else ""
         places = Places(root, uri)
         built = {}
+        present: dict[str, list[int]] = {}
         for backend in args.backends:
+            present[backend] = []
             for commits in sizes:
+                if args.only_built and not places.built(backend, store_name(commits, args.facts)).exists():
+                    continue
                 built[backend, commits] = ensure(places, backend, commits, args.facts)
+                present[backend].append(commits)
         if args.build_only:
             return
         sections: list[str | list[str]] = [
@@ -368,33 +389,38 @@ def main() -> None:
             "calls through the bridge's worker, one per store, every size's call in turn after a warm-up; "
             f"{args.samples} samples of each call per store ({args.heavy} of recall all). Times in ms, p50 / p90; "
             "the growth is the p50 at the largest size over the smallest, and its shape the exponent k of "
-            "time ~ commits^k between them.",
+            "time ~ commits^k between them (below 0.1: flat, which on a shared machine cannot tell O(1) from "
+            "O(log n)).",
         ]
+        headers = [f"{label(n)} commits" for n in sizes]
+        growth = f"{label(sizes[-1])} / {label(sizes[0])}"
         for backend in args.backends:
-            found = agent_table(places, backend, sizes, args.facts, args.samples, args.heavy)
-            stored = store_table(places, backend, sizes, args.facts, args.fetches, not args.no_verify)
+            here = present[backend]
+            if not here:
+                sections += [f"### {backend}", "No store of these sizes is built (`--only-built`)."]
+                continue
+            found = agent_table(places, backend, here, args.facts, args.samples, args.heavy)
+            agent_rows = [growth_row(name, {n: got.p50 for n, got in by_size.items()},
+                                     {n: f"{got.p50:.2f} / {got.p90:.2f}" for n, got in by_size.items()}, sizes)
+                          for name, by_size in found.items()]
+            small = [n for n in here if args.ops_max is None or n <= args.ops_max]
+            stored = store_table(places, backend, small, args.facts, args.fetches, not args.no_verify)
+            per_commit = bytes_per_commit(places, backend, here, args.facts)
+            store_rows = [
+                ["build (s, the whole history)", *(f"{built[backend, n]:.0f}" if n in here else "not built"
+                                                   for n in sizes), "", ""],
+                growth_row("bytes per commit", per_commit, {n: f"{v:,.0f}" for n, v in per_commit.items()}, sizes),
+                *(growth_row(f"{name} (ms)", by_size, {n: f"{v * 1000:.1f}" for n, v in by_size.items()}, sizes)
+                  for name, by_size in stored.items() if by_size),
+            ]
             exported = export_table(places, backend, sorted(args.export_sizes), args.export_facts)
-            build_row = ["build (s, whole history)", *(f"{built[backend, n]:.0f}" for n in sizes), "", ""]
-            store_rows = [build_row]
-            for name, by_size in stored.items():
-                if not by_size:
-                    continue
-                unit = 1 if name == "bytes per commit" else 1000
-                cells = [f"{by_size[n] * unit:,.0f}" if unit == 1 else f"{by_size[n] * unit:.1f}" for n in sizes]
-                k = exponent(by_size[sizes[0]], by_size[sizes[-1]], sizes[0], sizes[-1])
-                store_rows.append([name + ("" if unit == 1 else " (ms)"), *cells,
-                                   f"{by_size[sizes[-1]] / by_size[sizes[0]]:.2f}x", shape(k)])
-            export_rows = []
-            for commits, (seconds, size) in exported.items():
-                export_rows.append([label(commits), f"{seconds * 1000:.0f}", f"{size / 1e6:.1f}",
-                                    f"{seconds / (size / 1e6) * 1000:.2f}"])
-            headers = [f"{label(n)} commits" for n in sizes]
+            export_rows = [[label(commits), f"{seconds * 1000:.0f}", f"{size / 1e6:.1f}",
+                            f"{seconds / (size / 1e6) * 1000:.0f}"] for commits, (seconds, size) in exported.items()]
             sections += [
                 f"### {backend}",
-                table(["agent call (ms, p50 / p90)", *headers, f"{label(sizes[-1])} / {label(sizes[0])}", "shape"],
-                      growth_rows(found, sizes)),
+                table(["agent call (ms, p50 / p90)", *headers, growth, "shape"], agent_rows),
                 "",
-                table(["store operation", *headers, f"{label(sizes[-1])} / {label(sizes[0])}", "shape"], store_rows),
+                table(["store operation", *headers, growth, "shape"], store_rows),
                 "",
                 f"Export (`mnem export -o FILE`, one run each) of stores of {args.export_facts} items: upstream's "
                 "export holds every commit's state in full, so its answer is commits x items.",

@@ -11,7 +11,6 @@ bisect, stamps) live in their own modules and use only the methods here.
 
 from __future__ import annotations
 
-import heapq
 import os
 import re
 from collections.abc import Callable, Collection, Iterable, Mapping
@@ -840,6 +839,8 @@ class Repo:
 
         def entry(raw: bytes) -> tuple[int, int, bytes]:
             return -self._graph(raw).corrected, -int.from_bytes(raw, "big"), raw
+
+        import heapq  # here, not at the top: a one-shot read that walks no history never loads it
 
         frontier = [entry(start)]
         seen = {start}

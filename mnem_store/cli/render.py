@@ -25,10 +25,10 @@ ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH = "75", "71", "167", "179", "245", "17
 #: line and paragraph separators).
 _ACTING = r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]"
 #: Those characters, found in text printed without colour (the empty group stands for the painter's codes).
-_PLAIN: Final = re.compile(f"(){_ACTING}")
+#: These patterns are compiled on first use (``re`` keeps them): a ``--json`` answer never needs them.
+_PLAIN: Final = f"(){_ACTING}"
 #: The same, when this process paints: its own colour codes (the palette above, and the reset) stay as they are.
-_PAINTED: Final = re.compile(
-    rf"(\x1b\[38;5;(?:{'|'.join((ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH))})m|\x1b\[0m)|{_ACTING}")
+_PAINTED: Final = rf"(\x1b\[38;5;(?:{'|'.join((ID, GOOD, BAD, CHANGED, DIM, WARN, BRANCH))})m|\x1b\[0m)|{_ACTING}"
 
 
 class Painter:
@@ -59,7 +59,7 @@ def terminal_safe(text: str, colour: bool) -> str:
     (docs/differences.md).  A message that spells one of the palette's
     codes paints in our colours, which hides nothing.
     """
-    found = _PAINTED if colour else _PLAIN
+    found = re.compile(_PAINTED if colour else _PLAIN)
     if found.search(text) is None:
         return text
     return found.sub(lambda match: match[1] or escaped(match[0]), text)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import threading
+from _thread import allocate_lock
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
@@ -172,9 +172,10 @@ READ_ONLY_MESSAGE = (
 #: one of them (SQLite's "How To Corrupt An SQLite Database File", 2.2).  Another process then takes itself
 #: for the last connection, checkpoints and deletes the WAL under ours, and what ours commits afterwards is
 #: written to a deleted file: acknowledged, then lost.  So the file is opened outside SQLite
-#: (``_check_header``) only while this process holds no connection to it.
+#: (``_check_header``) only while this process holds no connection to it.  The lock is ``threading.Lock``
+#: itself, taken from ``_thread``: a one-shot read then never imports ``threading``.
 _connections: dict[tuple[int, int], int] = {}
-_connections_lock = threading.Lock()
+_connections_lock = allocate_lock()
 
 
 def _file_key(path: Path) -> tuple[int, int] | None:

@@ -7,8 +7,10 @@ throws requests at it:
 * **sync requests**: ``sync/upload`` bodies (random bytes, random JSON,
   want/have lists of real ids, other ids, text and numbers), ``sync/receive``
   query strings (branch, old, new, force: real, hostile, missing) with a
-  real push's pack spoiled or random bytes, ``sync/refs``, and methods a
-  route does not take;
+  real push's pack spoiled or random bytes, ``sync/refs``, ``sync/ranges``
+  bodies (prefixes real, too long, not hex, too many), ``sync/records``
+  with a real page of redaction records spoiled or random bytes, and
+  methods a route does not take;
 * **HTTP bodies and headers**: the MCP endpoint, with random bodies (bytes,
   JSON, JSON-RPC requests of real and made-up methods, real tools with
   random arguments, ids of every JSON type) under random ``Accept``,
@@ -44,10 +46,11 @@ WRITE_TOOLS = {"remember", "revise", "remember_many", "forget", "branch", "switc
 
 
 class Target:
-    """The server, its store, the ids a client might name, and a real push (the pack of commits 4 and 5)."""
+    """The server, its store, the ids a client might name, a real push (the pack of commits 4 and 5), and a real
+    page of redaction records (of a version of commit 4's, redacted at the source after the push was made)."""
 
-    def __init__(self, server: HttpServer, store: Path, ids: list[str], push: bytes) -> None:
-        self.server, self.store, self.ids, self.push = server, store, ids, push
+    def __init__(self, server: HttpServer, store: Path, ids: list[str], push: bytes, page: bytes) -> None:
+        self.server, self.store, self.ids, self.push, self.page = server, store, ids, push, page
         self.client = httpx2.Client(timeout=60)
 
 
@@ -60,8 +63,13 @@ def target(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Target]:
         write(served, f"c{n}", 1000 + n, {f"fact-{n}": n})
     pack = folder / "push.pack"
     ok("upload-pack", f"--pack-file={pack}", cwd=source, input=json.dumps({"want": [ids[4]], "have": [ids[2]]}))
+    version = ok("--json", "ls", "--objects", cwd=source).json["nodes"]["fact-4"]
+    ok("redact", "--object", version, "--reason", "fuzz", cwd=source)
+    page = folder / "records.pack"
+    ok("upload-pack", f"--pack-file={page}", cwd=source,
+       input=json.dumps({"want": [], "have": [], "redactions": [version]}))
     server = HttpServer(served, ("--auth", "none"), "--max-body", "1M", "--max-pack", "1M")
-    found = Target(server, served, ids, pack.read_bytes())
+    found = Target(server, served, ids, pack.read_bytes(), page.read_bytes())
     try:
         yield found
     finally:
@@ -110,7 +118,7 @@ def answered(response: httpx2.Response) -> None:
 @given(data=st.data())
 def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(target: Target,
                                                                          data: st.DataObject) -> None:
-    route = data.draw(st.sampled_from(["upload", "receive", "refs", "wrong-method"]))
+    route = data.draw(st.sampled_from(["upload", "receive", "refs", "ranges", "records", "wrong-method"]))
     real_id = st.sampled_from(target.ids)
     some_id = real_id | st.text("0123456789abcdef", min_size=64, max_size=64) | st.text(max_size=70) | st.integers()
     headers = data.draw(extra_headers())
@@ -134,6 +142,20 @@ def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(targe
         body = spoil(target.push, data)
         tried("sync requests")
         response = target.client.post(f"{url}?{urlencode(query)}", content=body, headers=headers)
+    elif route == "ranges":
+        prefix = st.text("0123456789abcdef", max_size=66) | st.text(max_size=6) | st.integers() | st.none()
+        body = data.draw(st.one_of(
+            st.binary(max_size=200), json_value.map(lambda value: json.dumps(value).encode()),
+            st.fixed_dictionaries({"prefixes": st.lists(prefix, max_size=300)}).map(
+                lambda value: json.dumps(value).encode())))
+        headers["content-type"] = "application/json"
+        tried("sync requests")
+        response = target.client.post(url, content=body, headers=headers)
+    elif route == "records":
+        headers["content-type"] = "application/cbor"
+        body = spoil(target.page, data)
+        tried("sync requests")
+        response = target.client.post(url, content=body, headers=headers)
     elif route == "refs":
         query_text = quote(data.draw(st.text(max_size=20)), safe="=&")
         tried("sync requests")
@@ -145,7 +167,7 @@ def test_a_sync_request_is_answered_below_500_and_a_refusal_writes_nothing(targe
         response = target.client.request(method, f"{target.server.url}/sync/{where}", headers=headers)
     event(f"{route}: {response.status_code}")
     answered(response)
-    if route == "receive" and response.status_code == 200:
+    if route in ("receive", "records") and response.status_code == 200:
         assert run_mnem("verify", cwd=target.store).code == 0
     else:
         assert store_fingerprint(target.store) == before

@@ -42,7 +42,7 @@ import cbor2
 from .cborstream import Reader
 from .errors import CorruptStoreError
 from .limits import TRANSFER_ENV, TransferLimits
-from .redaction_ranges import EMPTY, HEX, MAX_PREFIXES, Summary, bounds, summarize
+from .redaction_ranges import EMPTY, HEX, MAX_PREFIXES, Span, Summary, bounds, summarize
 from .redaction_travel import MAX_REDACTIONS, read_entry, take, to_entry
 from .transfer import pack, records_only, spooled
 
@@ -76,7 +76,7 @@ def differences(repo: Repo | None, peer: Peer, theirs: Summary, *, ours: bool, l
         CorruptStoreError: The peer's answers made the walk examine more than ``limits.total`` ranges and ids,
             or it sums up the range of one id as more than one record.
     """
-    if _summary(repo, "") == theirs:
+    if _local(repo, "").summary == theirs:
         return
     examined = 0
     found: list[bytes] = []
@@ -90,17 +90,16 @@ def differences(repo: Repo | None, peer: Peer, theirs: Summary, *, ours: bool, l
                     f"{sender} made this transfer compare more than {limits.total} ranges and ids of redaction "
                     f"records ({TRANSFER_ENV}); nothing was written; if it holds that many records, raise "
                     f"{TRANSFER_ENV} (0 lifts the limit)")
+            mine = _local(repo, prefix)
+            if mine.summary == span.summary:
+                continue
             if span.ids is None:
-                if _summary(repo, prefix) == span.summary:
-                    continue
                 if len(prefix) == 64:
                     raise CorruptStoreError(f"{sender} sums up the range of one object id as {span.summary.size} "
                                             "redaction records; nothing was written")
                 stack.extend(prefix + digit for digit in reversed(HEX))
                 continue
-            beside = _ours_beside(repo, prefix, span.ids, limits.page) if ours and repo is not None \
-                else _theirs_beside(repo, span.ids)
-            for raw in beside:
+            for raw in _beside(repo, prefix, mine, span.ids, ours=ours, page=limits.page):
                 found.append(raw)
                 if len(found) == limits.page:
                     yield found
@@ -109,36 +108,43 @@ def differences(repo: Repo | None, peer: Peer, theirs: Summary, *, ours: bool, l
         yield found
 
 
-def _summary(repo: Repo | None, prefix: str) -> Summary:
-    """What ``repo``'s records in a range sum up to (one read; None: a store with none)."""
+def _local(repo: Repo | None, prefix: str) -> Span:
+    """What ``repo``'s records in a range sum up to, with their ids when few (one read; None: a store with none)."""
     if repo is None:
-        return EMPTY
+        return Span(EMPTY, ())
     with repo.backend.read():
-        return summarize(repo, prefix).summary
+        return summarize(repo, prefix)
 
 
-def _theirs_beside(repo: Repo | None, listed: tuple[bytes, ...]) -> Iterator[bytes]:
-    """The ids of a range the peer listed that ``repo`` has no record for (one read)."""
-    if repo is None:
-        yield from listed
+def _beside(repo: Repo | None, prefix: str, mine: Span, listed: tuple[bytes, ...], *, ours: bool,
+            page: int) -> Iterator[bytes]:
+    """The ids one side holds in a range the peer listed and the other lacks: ``repo``'s (``ours``) or the peer's.
+
+    ``repo``'s own ids come from its summary of the range when it holds few
+    there; else they are looked up (the peer's) or read a page at a time
+    (``repo``'s), so memory holds one page whatever ``repo`` holds there.
+    """
+    if mine.ids is not None:
+        theirs, kept = frozenset(listed), frozenset(mine.ids)
+        yield from (raw for raw in mine.ids if raw not in theirs) if ours else \
+            (raw for raw in listed if raw not in kept)
         return
-    with repo.backend.read():
-        kept = repo.backend.redactions.of(listed)
-    yield from (raw for raw in listed if raw not in kept)
-
-
-def _ours_beside(repo: Repo, prefix: str, listed: tuple[bytes, ...], page: int) -> Iterator[bytes]:
-    """The ids of a range ``repo`` has records for and the peer did not list, a read per page of them."""
+    assert repo is not None  # a store with no records lists every range's (none)
+    if not ours:
+        with repo.backend.read():
+            found = repo.backend.redactions.of(listed)
+        yield from (raw for raw in listed if raw not in found)
+        return
     low, high = bounds(prefix)
     theirs = frozenset(listed)
     after = None
     while True:
         with repo.backend.read():
-            mine = repo.backend.redactions.ids(low, high, after, page)
-        yield from (raw for raw in mine if raw not in theirs)
-        if len(mine) < page:
+            held = repo.backend.redactions.ids(low, high, after, page)
+        yield from (raw for raw in held if raw not in theirs)
+        if len(held) < page:
             return
-        after = mine[-1]
+        after = held[-1]
 
 
 class Spool:

@@ -50,6 +50,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "spawn_cost": ([], ["--calls", "20"]),
     "history": ([], ["--quick"]),
     "gc": ([], ["--commits", "10000", "--repeat", "1"]),
+    "redaction_pages": ([], ["--records", "20000", "--rounds", "3"]),
     "bigstore": ([], ["--sizes", "1000", "10000", "--facts", "1000", "--samples", "20",
                       "--export-sizes", "100", "1000"]),
     "big_value": ([], ["--mb", "20", "--repeat", "1"]),

@@ -29,6 +29,7 @@ SCRIPTS: dict[str, tuple[list[str], list[str]]] = {
     "backends": ([], ["--quick"]),
     "mcp_calls": ([], ["--calls", "20"]),
     "mcp_memory_size": ([], ["--calls", "20", "--reads", "5"]),
+    "recall_chain": ([], ["--rounds", "5"]),
     "agent_path_layers": ([], ["--calls", "50"]),
     "caches": ([], ["--calls", "20", "--items", "200"]),
     "machinery": ([], ["--calls", "50", "--starts", "5"]),

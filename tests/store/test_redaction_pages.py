@@ -136,10 +136,11 @@ def recording(monkeypatch: pytest.MonkeyPatch) -> Iterator[type[Recording]]:
 
 def test_records_go_in_pages_of_the_limit_and_the_commits_pack_carries_none(
         backend: str, tmp_path: Path, recording: type[Recording]) -> None:
-    """A few hundred records with a page of 50: a clone asks for pages of at most 50 and its pack of commits
-    carries no record (the redacted versions its commits set come as the pages' records); a fetch brings the
-    remote's erasure of a version this store holds, and its bytes leave; a push sends pages of at most 50."""
-    source = new_store(tmp_path / "source", "sqlite")
+    """A few hundred records with a page of 50: a fetch asks for pages of at most 50, its pack of commits
+    carries no record, and the remote's erasure of a version this store holds comes with them: its bytes leave;
+    a push sends pages of at most 50, even to a branch that is up to date.
+    Both stores on the backend, so each side's ranges are read from it."""
+    source = new_store(tmp_path / "source", backend)
     with_secret(source)
     laptop = tmp_path / "laptop"
     clone(source, laptop, backend)

@@ -20,6 +20,7 @@ from mnem_store import porcelain, sync
 from mnem_store.location import address
 from mnem_store.objects import MemoryNode
 from mnem_store.peers import LocalPeer
+from mnem_store.redaction_ranges import Summary
 from mnem_store.repo import Repo
 
 LIMIT = 2
@@ -31,10 +32,11 @@ class Recorded(LocalPeer):
 
     asked: ClassVar[list[tuple[int, int]]] = []
 
-    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None) -> BinaryIO:
+    def upload(self, wants: list[bytes], haves: list[bytes], redactions: list[bytes] | None = None,
+               held: Summary | None = None) -> BinaryIO:
         assert len(wants) <= LIMIT and len(haves) <= LIMIT, (len(wants), len(haves))
         Recorded.asked.append((len(wants), len(haves)))
-        return super().upload(wants, haves, redactions)
+        return super().upload(wants, haves, redactions, held)
 
 
 def grow(repo: Repo, start: int) -> None:

@@ -13,7 +13,6 @@ import json
 import math
 from typing import Any
 
-import blake3
 import cbor2
 
 from .errors import CorruptStoreError, UsageError
@@ -109,7 +108,13 @@ def decode(data: bytes) -> Any:
 
 
 def object_id(data: bytes) -> bytes:
-    """BLAKE3-256 of canonical bytes: the 32-byte id of an object."""
+    """BLAKE3-256 of canonical bytes: the 32-byte id of an object (a state's too: ``stateimage``).
+
+    The one place that knows the hash.  ``blake3`` is imported at the first
+    hash, not at load: a one-shot read hashes nothing (docs/engine.md).
+    """
+    import blake3
+
     return blake3.blake3(data).digest()
 
 

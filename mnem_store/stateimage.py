@@ -18,9 +18,9 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Mapping
 
-import blake3
 import cbor2
 
+from .canonical import object_id
 from .errors import CorruptStoreError
 from .nodemap import NodeMap
 
@@ -118,7 +118,7 @@ class StateImage:
         decodes in canonical order and each block's encoding is a slice of
         ``data``: no re-encoding and no sort.
         """
-        if blake3.blake3(data).digest() != expected_id:
+        if object_id(data) != expected_id:
             raise CorruptStoreError(f"stored state {expected_id.hex()} does not hash to its id")
         try:
             value = cbor2.loads(data)
@@ -163,7 +163,7 @@ class StateImage:
 
     def state_id(self) -> bytes:
         """The state's id: the BLAKE3 hash of its canonical encoding."""
-        return blake3.blake3(self.encoding()).digest()
+        return object_id(self.encoding())
 
 
 def _edited(block: _Block, edit: Mapping[bytes, bytes | None]) -> list[_Block]:

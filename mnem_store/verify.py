@@ -20,9 +20,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-import blake3
-
 from .backend import KIND_CODES, ChangeIndex, GraphRow, corrected_time
+from .canonical import object_id
 from .errors import CorruptStoreError, MnemError
 from .objects import Commit, check_arrived, decode_object
 from .remotes import SETTING
@@ -107,7 +106,7 @@ def _objects(repo: Repo, report: Report, kinds: dict[bytes, str], commits: dict[
             continue
         try:
             data = unpack(stored)
-            actual = blake3.blake3(data).digest()
+            actual = object_id(data)
             if actual != raw:
                 report.problems.append(Problem("object", raw.hex(), f"does not hash to its id (got {actual.hex()})"))
                 continue

@@ -51,10 +51,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-import blake3
-
 from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
 from ..cache import Shelf
+from ..canonical import object_id
 from ..errors import CorruptStoreError
 from ..logs import logger
 from ..stateimage import StateImage
@@ -543,7 +542,7 @@ class SqlStateStore(ChangeIndex):
         """Rewrite a commit's stored state bytes from a verified image if they no longer hash to the id."""
         db = self.db
         stored = db.execute("SELECT data FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
-        if stored is not None and blake3.blake3(stored).digest() != row.state:
+        if stored is not None and object_id(stored) != row.state:
             db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
             self.db.memo.pop(("object", row.state), None)
 

@@ -325,7 +325,8 @@ class Redactions(ABC):
     the object's stored bytes become NULL (its row, id and key stay, so
     every state and change row naming it still holds), its vectors go, and
     a record is kept.  A record is never removed: it is what tells a read,
-    ``verify`` and a transfer that the missing bytes are meant to be missing.
+    ``verify`` and a transfer that the missing bytes are meant to be missing;
+    but for one a transfer disproves (``forget_disproved``).
     """
 
     @abstractmethod
@@ -377,6 +378,16 @@ class Collector(ABC):
     @abstractmethod
     def commits(self) -> list[tuple[int, bytes, bytes | None]]:
         """Every commit object's ``(key, id, canonical bytes)``, for a walk of the whole graph."""
+
+    @abstractmethod
+    def forget_disproved(self, objects: Iterable[bytes]) -> None:
+        """Drop the records of ``objects``, which arrived as commits or states (write transaction).
+
+        A record names a node version, and an id hashes its object's bytes,
+        so an object that verifies as a commit or a state was never one: a
+        record naming it came from a party that guessed the id before it
+        existed, and would otherwise refuse that commit for good.
+        """
 
     @abstractmethod
     def drop(self, keep: Collection[int], *, dry_run: bool) -> Dropped:

@@ -433,6 +433,7 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
                                  else "bytes follow its last redaction record")
         new = take(dst, records, "the pack from the sending store", new_allowed=redactions_allowed)
         redacted = _Recorded(dst)  # the pack's records among them, now applied
+        carried = {record.object for record in records}
         reader.seek(nodes_start)
         for _ in range(reader.array()):
             data = reader.bytes_()
@@ -451,8 +452,11 @@ def unpack(dst: Repo, blob: BinaryIO, *, redactions_allowed: bool = True) -> Sen
             for parent in commit.parents:
                 if dst.states.graph(parent) is None:
                     raise _refused(f"sends commit {hex_id(raw)} without its parent {hex_id(parent)}")
-            if redacted.get(raw) is not None or redacted.get(commit.state) is not None:
-                raise _refused(f"holds commit {hex_id(raw)}, which it or a redaction record says is a node version")
+            disproved = [named for named in (raw, commit.state) if redacted.get(named) is not None]
+            if carried.intersection(disproved):
+                raise _refused(f"holds commit {hex_id(raw)}, which its own redaction record says is a node version")
+            if disproved:  # recorded before, by a party that guessed the id: the commit that verifies wins
+                dst.backend.redactions.forget_disproved(disproved)
             for node_id, changed in changes.items():
                 if changed is None or dst.objects.key(changed) is not None:
                     continue

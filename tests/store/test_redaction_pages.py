@@ -349,3 +349,26 @@ def test_a_remote_that_descends_for_ever_is_refused_at_the_depth_of_one_id(
     assert error["code"] == "corrupt_store" and "the range of one object id" in error["message"], error
     assert store_fingerprint(sqlite_store) == before
     assert len([path for _, path, _ in hostile.requests if path.endswith("/ranges")]) == 65  # one per depth
+
+
+def test_a_record_planted_for_a_commit_not_yet_here_does_not_block_it_when_it_arrives(tmp_path: Path) -> None:
+    """A pusher may redact here, and may guess the next commit's id: its record names no node, so the commit wins.
+
+    Ids hash their bytes, so an object that arrives and verifies as a commit or a state was never a node version:
+    the fetch drops the record that named it and takes the commit, where it was refused for good before.
+    """
+    origin, here = new_store(tmp_path / "origin", "sqlite"), tmp_path / "here"
+    write(origin, "one", 1000, {"a": "alpha"})
+    ok("clone", str(origin), str(here), cwd=tmp_path)
+    coming = write(origin, "two", 2000, {"a": "beta"})
+    state = ok("--json", "log", "-n", "1", cwd=origin).json[0]["state"]
+    planted = page([[bytes.fromhex(coming), "a", 5, "mallory", "guessed"], [bytes.fromhex(state), "a", 5, "mallory",
+                                                                            "guessed"]])
+    request = {"records_only": True, "pack": base64.b64encode(planted).decode()}
+    assert ok("--json", "receive-pack", cwd=here, input=json.dumps(request)).json == {"redactions": 2}
+    assert len(ok("--json", "redactions", cwd=here).json["redactions"]) == 2
+    ok("pull", "origin", "main", cwd=here)
+    assert ok("--json", "log", "-n", "1", cwd=here).json[0]["id"] == coming
+    assert ok("--json", "show", "--node", "a", cwd=here).json["content"] == "beta"
+    assert ok("--json", "redactions", cwd=here).json["redactions"] == []
+    ok("verify", cwd=here)

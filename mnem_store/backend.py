@@ -53,6 +53,7 @@ __all__ = [
     "Erasure",
     "GraphRow",
     "Leases",
+    "NewCommit",
     "ObjectIndex",
     "ObjectRow",
     "Push",
@@ -67,8 +68,8 @@ __all__ = [
 #: ``(key, kind code, canonical bytes or None for a virtual state)`` of one stored object.
 ObjectRow = tuple[int, int, bytes | None]
 
-#: One change row to write: node id, change kind, key of the new object (None when removed).
-ChangeRow = tuple[str, str, int | None]
+#: One change row to write: node id, change kind, id of the new object (None when removed).
+ChangeRow = tuple[str, str, bytes | None]
 
 #: What a change row says a commit did to a node, against its first parent.
 CHANGE_KINDS = ("added", "modified", "removed")
@@ -94,6 +95,10 @@ class GraphRow(NamedTuple):
     equals the commit's time.  A commit's time is a signed 64-bit integer
     (upstream's format), but the stored form is unsigned: a time before
     1970 is as valid, and is ordered among its kind by the graph alone.
+
+    ``since`` is how many change rows lie on the commit's first-parent
+    chain since its last stored snapshot (``ChangeIndex``): a child's
+    write decides from it whether its state is due as a snapshot.
     """
 
     key: int
@@ -101,6 +106,26 @@ class GraphRow(NamedTuple):
     state_key: int
     state: bytes
     corrected: int
+    since: int
+
+
+class NewCommit(NamedTuple):
+    """A commit to index, with everything its rows need, named by ids: ``ChangeIndex.record`` writes it in a batch.
+
+    The caller never waits for an object's key: the rows find their keys
+    by id where they are written, so a server takes the whole commit in
+    one round trip.
+    """
+
+    id: bytes
+    #: The commit's canonical bytes.
+    data: bytes
+    #: Its first parent's graph row (None: a root).
+    parent: GraphRow | None
+    state: bytes
+    corrected: int
+    #: Its change rows against the first parent; every object they name is stored (or sent: ``ObjectIndex.add``).
+    changes: list[ChangeRow]
 
 
 class ObjectIndex(ABC):
@@ -125,6 +150,17 @@ class ObjectIndex(ABC):
     @abstractmethod
     def key(self, raw: bytes) -> int | None:
         """The key of an object id, or None."""
+
+    @abstractmethod
+    def missing(self, raws: Iterable[bytes]) -> list[bytes]:
+        """Those of these object ids that are not stored, asked in a few statements (none for ids this write added)."""
+
+    @abstractmethod
+    def add(self, rows: list[tuple[bytes, str, bytes | None]]) -> None:
+        """Store objects ``(id, kind, canonical bytes or None)`` unless stored (write transaction), no keys back.
+
+        Where a server is written, the write goes on without waiting for it.
+        """
 
     @abstractmethod
     def id_of(self, key: int) -> bytes:
@@ -181,8 +217,12 @@ class ChangeIndex(ABC):
         """
 
     @abstractmethod
-    def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
-        """Index a new commit (write transaction): graph row, change rows, snapshot when due."""
+    def record(self, new: NewCommit, image: StateImage) -> None:
+        """Store and index a new commit (write transaction): its object, its state's, graph row, change rows, snapshot.
+
+        ``image`` is its state, known to hash to ``new.state``; it is stored
+        as a snapshot when due.  A commit indexed already is left as it is.
+        """
 
     @abstractmethod
     def relink(self, key: int, parent: int | None, corrected: int) -> None:
@@ -193,7 +233,7 @@ class ChangeIndex(ABC):
         """Drop what ``relink`` re-derives, before a reindex re-links every commit."""
 
     @abstractmethod
-    def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
+    def write_changes(self, commit: bytes, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
 
     @abstractmethod
@@ -351,6 +391,16 @@ class Redactions(ABC):
         """How many records the store keeps."""
 
     @abstractmethod
+    def forget_disproved(self, objects: Iterable[bytes]) -> None:
+        """Drop the records of ``objects``, which arrived as commits or states (write transaction).
+
+        A record names a node version, and an id hashes its object's bytes,
+        so an object that verifies as a commit or a state was never one: a
+        record naming it came from a party that guessed the id before it
+        existed, and would otherwise refuse that commit for good.
+        """
+
+    @abstractmethod
     def ids(self, low: bytes, high: bytes | None, after: bytes | None, limit: int) -> list[bytes]:
         """Up to ``limit`` objects with records, ascending by their bytes, so a range is read page by page.
 
@@ -378,16 +428,6 @@ class Collector(ABC):
     @abstractmethod
     def commits(self) -> list[tuple[int, bytes, bytes | None]]:
         """Every commit object's ``(key, id, canonical bytes)``, for a walk of the whole graph."""
-
-    @abstractmethod
-    def forget_disproved(self, objects: Iterable[bytes]) -> None:
-        """Drop the records of ``objects``, which arrived as commits or states (write transaction).
-
-        A record names a node version, and an id hashes its object's bytes,
-        so an object that verifies as a commit or a state was never one: a
-        record naming it came from a party that guessed the id before it
-        existed, and would otherwise refuse that commit for good.
-        """
 
     @abstractmethod
     def drop(self, keep: Collection[int], *, dry_run: bool) -> Dropped:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from .backend import KIND_CODES, Backend, GraphRow, corrected_time
+from .backend import KIND_CODES, Backend, ChangeRow, GraphRow, NewCommit, corrected_time
 from .canonical import hex_id
 from .clock import now_ms
 from .errors import (
@@ -534,14 +534,12 @@ class Repo:
         return nodes
 
     # ------------------------------------------------------------------- commits
-    def _change_rows(self, changes: Iterable[Change]) -> list[tuple[str, str, int | None]]:
-        rows = []
-        for change in changes:
-            obj = self.objects.key(change.new) if change.new is not None else None
-            if change.new is not None and obj is None:
-                raise NotFoundError(hex_id(change.new))
-            rows.append((change.id, change.kind, obj))
-        return rows
+    def _change_rows(self, changes: list[Change]) -> list[ChangeRow]:
+        """Change rows by object id; an object neither stored nor added by this write is ``not_found``."""
+        absent = self.objects.missing(change.new for change in changes if change.new is not None)
+        if absent:
+            raise NotFoundError(hex_id(absent[0]))
+        return [(change.id, change.kind, change.new) for change in changes]
 
     def commit_time(self, parents: tuple[bytes, ...]) -> int:
         """The time of a commit made now, taken inside its write transaction: never before a parent.
@@ -629,12 +627,10 @@ class Repo:
         self._in_write()  # before the first byte: a commit's rows are written only inside a write transaction
         effective = diff_nodes({k: base.nodes[k] for k in touched if k in base.nodes},
                                {k: image.nodes[k] for k in touched if k in image.nodes})
+        rows = self._change_rows(effective)
         commit_raw, data = encode_object(commit)
-        state_key = self.objects.insert(commit.state, "state", None)
-        commit_key = self.objects.insert(commit_raw, "commit", data)
-        parent_key = self._graph(commit.parents[0]).key if commit.parents else None
-        row = GraphRow(commit_key, parent_key, state_key, commit.state, self.corrected_time(commit))
-        self.states.record(row, image, self._change_rows(effective))
+        parent = self._graph(commit.parents[0]) if commit.parents else None
+        self.states.record(NewCommit(commit_raw, data, parent, commit.state, self.corrected_time(commit), rows), image)
         return commit_raw, effective
 
     def attached_branch(self, action: str) -> str:
@@ -699,11 +695,15 @@ class Repo:
         tip = self.branch_tip(branch)
         base = self._image(tip)
         changes: dict[str, bytes | None] = {}
-        applied = 0
+        added: dict[bytes, bytes] = {}
         for node in puts:
             if node.id not in if_absent or base.nodes.get(node.id) is None:
-                changes[node.id] = self.put(node)
-                applied += 1
+                raw, data = encode_object(node)
+                changes[node.id] = raw
+                added[raw] = data
+        applied = len(added) > 0
+        self._in_write()  # before the first byte
+        self.objects.add([(raw, "memory_node", data) for raw, data in added.items()])  # one statement, no key back
         effective_deletes = 0
         for node_id in deletes:
             if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
@@ -756,15 +756,16 @@ class Repo:
         self.states.reset_derived()
         rows = []
         for stale in self.states.all_commits():
-            commit = self.commit_obj(self.objects.id_of(stale.key))
+            raw = self.objects.id_of(stale.key)
+            commit = self.commit_obj(raw)
             parent = self._graph(commit.parents[0]).key if commit.parents else None
             self.states.relink(stale.key, parent, self.corrected_time(commit))
-            rows.append(self.states.graph_row(stale.key))
-        for row in rows:
+            rows.append((raw, self.states.graph_row(stale.key)))
+        for raw, row in rows:
             image = self.states.image(row)
             parent_row = self.states.graph_row(row.parent) if row.parent is not None else None
             base = self.states.image(parent_row) if parent_row is not None else StateImage.empty()
-            self.states.write_changes(row.key, self._change_rows(diff_nodes(base.nodes, image.nodes)))
+            self.states.write_changes(raw, self._change_rows(diff_nodes(base.nodes, image.nodes)))
             self.states.repair_snapshot(row, image)
         return len(rows)
 

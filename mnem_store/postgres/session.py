@@ -30,10 +30,13 @@ libpq's pipeline mode, so a statement whose result nobody reads (a lock,
 an index row, the ref's move) is sent at once and not waited for: it
 travels with the next statement that is read, and the generation's move
 and ``COMMIT`` go out with whatever the write left unread, in the last
-round trip.  A one-node commit is 8 round trips where it was 22, and
-``tests/store/test_pg_round_trips.py`` keeps it there.  A statement's
-error arrives with the round trip that carries it, so it surfaces at the
-next read (or at ``COMMIT``) and ends the transaction the same way.
+round trip.  A commit's rows need no answer at all (they find their keys
+by id, ``SqlStateStore.record``), so a commit of any size is 3 round
+trips: ``BEGIN``, the branch's tip, and the rest.  It was 22, then 8 and
+one more per node; ``tests/store/test_pg_round_trips.py`` keeps it there.
+A statement's error arrives with the round trip that carries it, so it
+surfaces at the next read (or at ``COMMIT``) and ends the transaction the
+same way.
 """
 
 from __future__ import annotations
@@ -72,6 +75,21 @@ def _placeholders(statement: str) -> str:
     return statement.replace("?", "%s")
 
 
+#: Rows up to which ``PgSession.execute_rows`` sends each value on its own, in a ``VALUES`` list: psycopg
+#: dumps a scalar in well under half the time of an array (about 28 against 70 us a statement, measured),
+#: and most commits write a few rows.  Past it, one array per column, and one statement text for any count.
+_VALUES_ROWS = 8
+
+
+@lru_cache(maxsize=256)
+def _rows_query(statement: str, types: tuple[str, ...], count: int | None) -> str:
+    """``Session.execute_rows``'s statement with ``count`` rows of typed values, or (None) arrays unnested."""
+    if count is None:
+        return statement.replace("{rows}", f"SELECT * FROM unnest({', '.join(f'?::{kind}[]' for kind in types)})")
+    row = "(" + ", ".join(f"?::{kind}" for kind in types) + ")"
+    return statement.replace("{rows}", "VALUES " + ", ".join([row] * count))
+
+
 def translate(exc: psycopg.Error, url: StoreUrl, *, committing: bool = False) -> MnemError:
     """The taxonomy's error for a psycopg failure, with the fix where there is one."""
     if isinstance(exc, _BUSY):
@@ -108,15 +126,25 @@ _SHARED = "SELECT pg_advisory_xact_lock_shared(hashtextextended({}, 0))"
 _ALONE = "SELECT pg_advisory_xact_lock(hashtextextended({}, 0))"
 
 
-#: Keys of node names, inserting those no commit named before (in name order, so concurrent writers take the
-#: unique index's locks in one order).  The SELECT reads the statement's snapshot, which a row inserted here is
-#: not in; one a concurrent writer committed while this waited on it is not either, and is left out of the
-#: answer (the caller then asks for it alone).
-_NAME_KEYS = """WITH wanted(name) AS (SELECT DISTINCT unnest(?::bytea[])),
-new AS (
-    INSERT INTO names (name) SELECT name FROM wanted ORDER BY name ON CONFLICT (name) DO NOTHING RETURNING name, key
+#: ``Session.record_graph``: a new commit's graph row and lane, by ids, in one statement.  The commit joins its
+#: parent's lane if the parent heads it still: the lane row's update is a compare-and-swap, which a concurrent
+#: writer extending the same parent on another branch (its lane row updated first) fails in READ COMMITTED, so
+#: that commit starts a lane of its own and the lane never forks.  A commit indexed already (``fresh`` is empty)
+#: changes nothing; its since is 0 when its state's bytes are stored (a snapshot), else the given count.
+_RECORD_GRAPH = """WITH c AS (SELECT key FROM objects WHERE id = ?),
+s AS (SELECT key, data IS NOT NULL AS stored FROM objects WHERE id = ?),
+fresh AS (SELECT c.key FROM c WHERE NOT EXISTS (SELECT 1 FROM commits x WHERE x.key = c.key)),
+joined AS (
+    UPDATE lanes l SET head = f.key FROM fresh f, commits p
+    WHERE p.key = ? AND l.lane = p.lane AND l.head = p.key RETURNING l.lane
+),
+graph AS (
+    INSERT INTO commits (key, parent, state, lane, since, corrected)
+    SELECT f.key, ?, s.key, coalesce((SELECT lane FROM joined), f.key), CASE WHEN s.stored THEN 0 ELSE ? END, ?
+    FROM fresh f, s ON CONFLICT (key) DO NOTHING RETURNING key, lane
 )
-SELECT name, key FROM new UNION ALL SELECT n.name, n.key FROM names n JOIN wanted w ON w.name = n.name"""
+INSERT INTO lanes (lane, head) SELECT key, key FROM graph WHERE lane = key
+ON CONFLICT (lane) DO UPDATE SET head = excluded.head"""
 
 
 #: ``Session.upsert_object``: the insert, else the row that is there (which the insert's snapshot does not hold).
@@ -163,6 +191,7 @@ class PgSession(Session):
 
     row_lock = " FOR UPDATE"
     upsert_object = _UPSERT_OBJECT
+    record_graph = _RECORD_GRAPH
 
     def __init__(self, url: StoreUrl, connections: Connections) -> None:
         super().__init__()
@@ -213,6 +242,16 @@ class PgSession(Session):
         with self._conn.cursor() as cursor:
             cursor.executemany(_placeholders(statement), list(rows))
 
+    def execute_rows(self, statement: str, types: Sequence[str], rows: Sequence[Sequence[Any]], *after: Any) -> None:
+        """One statement, whatever the rows' number: a few as typed values, more as one array per column, unnested."""
+        if not rows:
+            return
+        if len(rows) <= _VALUES_ROWS:
+            self.execute(_rows_query(statement, tuple(types), len(rows)), [*(v for row in rows for v in row), *after])
+        else:
+            columns = [list(column) for column in zip(*rows, strict=True)]
+            self.execute(_rows_query(statement, tuple(types), None), [*columns, *after])
+
     def _pipe(self) -> psycopg.Pipeline:
         """The open write's pipeline, entered on its first statement (``BEGIN`` was sent before it)."""
         if self._pipeline is None:
@@ -241,10 +280,6 @@ class PgSession(Session):
             return
         self.memo["lock", resource] = True
         self.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (f"{self.url.schema}/{resource}",))
-
-    def name_keys(self, stored: list[Any]) -> dict[Any, int]:
-        """Keys of node names, the missing ones inserted, in one statement (``_NAME_KEYS``)."""
-        return {bytes(name): key for name, key in self.execute(_NAME_KEYS, (stored,))}
 
     def node_name(self, node_id: str) -> bytes:
         """Node ids are stored as UTF-8 bytes: PostgreSQL text cannot hold NUL, and upstream's ids may."""

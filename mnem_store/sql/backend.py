@@ -32,7 +32,7 @@ _STAGING = "staging"
 
 #: A branch's tip as a write reads it, with what the commit it builds next reads of the tip (its graph row,
 #: then its object's kind and bytes): one statement where there were three, and one round trip to a server.
-_TIP = """SELECT r.target, c.key, c.parent, c.state, s.id, c.corrected, x.kind, x.data
+_TIP = """SELECT r.target, c.key, c.parent, c.state, s.id, c.corrected, c.since, x.kind, x.data
 FROM refs r LEFT JOIN objects x ON x.id = r.target LEFT JOIN commits c ON c.key = x.key
 LEFT JOIN objects s ON s.key = c.state WHERE r.name = ?"""
 
@@ -48,7 +48,7 @@ class SqlBackend(Backend):
         self.location = location
         self.read_only = read_only
         self.objects = SqlObjectStore(session)
-        self.states = SqlStateStore(session)
+        self.states = SqlStateStore(session, self.objects)
         self.leases = SqlLeases(session)
         self.vectors = SqlVectors(session)
         self.pushes = SqlPushes(session)
@@ -110,8 +110,8 @@ class SqlBackend(Backend):
             row = self.session.execute(_TIP, (name,)).fetchone()
             self.session.memo["ref", name] = row[0] if row else None
             if row is not None and row[1] is not None and row[4] is not None:  # the tip's graph row and commit
-                self.states.remember_graph(row[0], row[1:6])
-                self.objects.remember_stored(row[0], row[1], row[6], row[7])
+                self.states.remember_graph(row[0], row[1:7])
+                self.objects.remember_stored(row[0], row[1], row[7], row[8])
         tip: bytes | None = self.session.memo["ref", name]
         return tip
 

@@ -38,6 +38,11 @@ __all__ = ["SqlObjectStore", "pack", "unpack"]
 _STATE = KIND_CODES["state"]
 #: Ids per ``prefetch`` statement: well under every engine's limit on parameters.
 _CHUNK = 500
+#: ``SqlObjectStore.add``: objects ``(id, kind code, stored bytes)`` unless stored, in id order (so that concurrent
+#: writers of one store take the unique index's locks in one order).
+_ADD = ("INSERT INTO objects (id, kind, data) WITH t(id, kind, data) AS ({rows}) "
+        "SELECT id, kind, data FROM t WHERE true ORDER BY id ON CONFLICT (id) DO NOTHING")
+
 #: Objects larger than this (bytes) are remembered only until their transaction ends: a SQLite memo outlives
 #: its read (``sqlite/database.py``), and a worker that read a 100 MB value would keep it until the store changed.
 MEMO_OBJECT_BYTES = 1 << 20
@@ -193,6 +198,32 @@ class SqlObjectStore(ObjectIndex):
         elif data is not None:  # the stored bytes are these (the id names them): a commit's change rows need the key
             db.memo["object", raw] = (key, KIND_CODES[kind], data)
         return key
+
+    def add(self, rows: list[tuple[bytes, str, bytes | None]]) -> None:
+        """Store objects ``(id, kind, canonical bytes or None)`` unless stored, in one statement; no key comes back.
+
+        A write sends it and goes on without waiting: the rows that refer to
+        these objects find their keys by id (``SqlStateStore.record``), and
+        ``missing`` knows them stored.  Unlike ``insert``, bytes given for a
+        virtual state are not stored over its NULL (snapshots are
+        ``SqlStateStore``'s to make).
+        """
+        for raw, _, _ in rows:
+            self.db.memo["added", raw] = True
+        self.db.execute_rows(_ADD, ("bytea", "smallint", "bytea"), [
+            (raw, KIND_CODES[kind], None if data is None else pack(kind, data)) for raw, kind, data in rows
+        ])
+
+    def missing(self, raws: Iterable[bytes]) -> list[bytes]:
+        """Those of these ids no object row has: one statement per few hundred ids, none for those known here."""
+        memo = self.db.memo
+        wanted = [raw for raw in dict.fromkeys(raws) if ("object", raw) not in memo and ("added", raw) not in memo]
+        found: set[bytes] = set()
+        for start in range(0, len(wanted), _CHUNK):
+            chunk = wanted[start : start + _CHUNK]
+            found.update(bytes(raw) for (raw,) in self.db.execute(
+                f"SELECT id FROM objects WHERE id IN ({', '.join('?' * len(chunk))})", chunk))
+        return [raw for raw in wanted if raw not in found]
 
     def insert_many(self, rows: Iterable[tuple[bytes, str, bytes | None]]) -> None:
         """Store many new objects ``(id, kind, canonical bytes or None)`` at once (a fresh store's import)."""

@@ -49,6 +49,9 @@ def busy_timeout_s() -> float:
     return (int(raw) if raw.isdigit() else 10_000) / 1000
 
 
+#: Parameters one SQLite statement binds at most (its default limit is 32,766).
+_SQLITE_PARAMETERS = 30_000
+
 #: The memo's list of keys to forget when the transaction that learnt them ends (``remember_briefly``).
 BRIEF = "brief"
 
@@ -147,6 +150,11 @@ class Session(ABC):
     #: one write lock for everything, as SQLite has).
     row_lock = ""
 
+    #: A statement that indexes a new commit's graph row and lane by ids in one (``SqlStateStore.record``), its
+    #: parameters the commit's id, its state's id, its parent's key twice, its ``since`` unless its state is stored,
+    #: and its corrected time.  None: the facts are read first and each row written on its own (SQLite, in process).
+    record_graph: str | None = None
+
     #: A statement that inserts an object ``(id, kind, data)`` unless its id (the fourth parameter) is stored,
     #: and answers ``(key, whether it is new, whether its bytes are missing)`` either way: one round trip to a
     #: server for an object written again.  None: insert, then read what was there (SQLite, in process).
@@ -160,6 +168,24 @@ class Session(ABC):
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Run one statement once per row of parameters."""
 
+    def execute_rows(self, statement: str, types: Sequence[str], rows: Sequence[Sequence[Any]], *after: Any) -> None:
+        """Run ``statement`` over ``rows`` at once, nothing read back: a batch of a commit's rows.
+
+        ``{rows}`` in the statement stands for a query of the rows (its
+        ``WITH t(...) AS ({rows})`` names their columns), ``types`` are the
+        columns' PostgreSQL types and ``after`` the parameters that follow
+        the rows'.  Here the rows go as ``VALUES``, as many a statement as
+        SQLite's limit on parameters allows; a server takes them as arrays,
+        in one statement however many there are.
+        """
+        if not rows:
+            return
+        per = max(1, _SQLITE_PARAMETERS // len(types))
+        for start in range(0, len(rows), per):
+            chunk = rows[start : start + per]
+            marks = ", ".join(["(" + ", ".join("?" * len(types)) + ")"] * len(chunk))
+            self.execute(statement.replace("{rows}", f"VALUES {marks}"), [*(v for row in chunk for v in row), *after])
+
     @abstractmethod
     def keys_table(self, keys: list[int]) -> tuple[str, Any]:
         """A FROM-clause item ``j`` with one integer column ``value`` holding ``keys``, and its one parameter."""
@@ -171,15 +197,6 @@ class Session(ABC):
         Called inside write transactions before reading what a write will
         change (a branch tip, staging, the lanes).
         """
-
-    def name_keys(self, stored: list[Any]) -> dict[Any, int] | None:
-        """The ``names`` keys of these stored node names, creating the missing ones, in one statement.
-
-        None where the engine has no such statement (SQLite, where a
-        statement per name costs no round trip); a name missing from the
-        answer is looked up on its own.
-        """
-        return None
 
     def node_name(self, node_id: str) -> Any:
         """A node id as its column stores it."""

@@ -51,13 +51,14 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow
+from ..backend import CHANGE_KINDS, ChangeIndex, ChangeRow, GraphRow, NewCommit
 from ..cache import Shelf
 from ..canonical import object_id
 from ..errors import CorruptStoreError
 from ..logs import logger
 from ..stateimage import StateImage
 from .leases import in_list
+from .objects import SqlObjectStore
 from .session import Session
 
 __all__ = ["IMAGE_CACHE_SIZE", "SqlStateStore", "pack_time", "unpack_time"]
@@ -90,10 +91,22 @@ def unpack_time(stored: bytes) -> int:
     return int.from_bytes(stored, "big")
 
 
-def _graph_row(row: tuple[int, int | None, int, bytes, bytes]) -> GraphRow:
-    key, parent, state_key, state, corrected = row
-    return GraphRow(key, parent, state_key, state, unpack_time(corrected))
+def _graph_row(row: tuple[int, int | None, int, bytes, bytes, int]) -> GraphRow:
+    key, parent, state_key, state, corrected, since = row
+    return GraphRow(key, parent, state_key, state, unpack_time(corrected), since)
 
+
+#: ``SqlStateStore._add_names``: node ids not named before get a key (the rows: each id as its column stores it).
+_ADD_NAMES = ("INSERT INTO names (name) WITH t(name) AS ({rows}) "
+              "SELECT name FROM t WHERE true ORDER BY name ON CONFLICT (name) DO NOTHING")
+
+#: ``SqlStateStore._add_changes``: change rows ``(node id as stored, kind code, object id or NULL)`` of the commit
+#: whose id follows them.  The commit's rows are there already only when it was indexed before, with these very
+#: rows (the same id names the same parent and state).
+_ADD_CHANGES = """INSERT INTO changes (commit_key, name, kind, object)
+WITH t(name, kind, object) AS ({rows})
+SELECT c.key, n.key, t.kind, o.key FROM t JOIN names n ON n.name = t.name LEFT JOIN objects o ON o.id = t.object
+JOIN objects c ON c.id = ? WHERE true ON CONFLICT (commit_key, name) DO NOTHING"""
 
 #: Every change row that sets an object, with its commit's key (to order by), the commit's id, node id and object id.
 _VERSIONS = """SELECT ch.commit_key, x.id, n.name, o.id FROM changes ch JOIN names n ON n.key = ch.name
@@ -103,11 +116,13 @@ JOIN objects o ON o.key = ch.object JOIN objects x ON x.key = ch.commit_key"""
 class SqlStateStore(ChangeIndex):
     """Reads and writes virtual states; one per open store."""
 
-    def __init__(self, db: Session) -> None:
+    def __init__(self, db: Session, objects: SqlObjectStore) -> None:
         self.db = db
+        self.objects = objects
 
     # -------------------------------------------------------------- graph rows
-    _ROW = "SELECT c.key, c.parent, c.state, s.id, c.corrected FROM commits c JOIN objects s ON s.key = c.state"
+    _ROW = ("SELECT c.key, c.parent, c.state, s.id, c.corrected, c.since "
+            "FROM commits c JOIN objects s ON s.key = c.state")
 
     def graph(self, commit_raw: bytes) -> GraphRow | None:
         """The graph row of the commit with this id (None when it is not an indexed commit)."""
@@ -121,7 +136,7 @@ class SqlStateStore(ChangeIndex):
                 self.db.memo["graph", commit_raw] = found
         return found
 
-    def remember_graph(self, commit_raw: bytes, row: tuple[int, int | None, int, bytes, bytes]) -> None:
+    def remember_graph(self, commit_raw: bytes, row: tuple[int, int | None, int, bytes, bytes, int]) -> None:
         """Memoise a graph row another statement read along (``SqlBackend.ref``: the tip a write builds on)."""
         self.db.memo["graph", commit_raw] = _graph_row(row)
 
@@ -188,19 +203,48 @@ class SqlStateStore(ChangeIndex):
         return found
 
     # ------------------------------------------------------------------ writing
-    def record(self, row: GraphRow, image: StateImage, changes: list[ChangeRow]) -> None:
-        """Index a new commit: graph row, lane, change rows, and a snapshot when due.
+    def record(self, new: NewCommit, image: StateImage) -> None:
+        """Store and index a new commit in a handful of statements, none of whose answers the write waits for.
 
-        ``image`` is the commit's state, already known to hash to the state's
-        id; it is cached, and stored as a snapshot when the changes since the
-        chain's last snapshot outgrow it.
+        Its objects (the commit's and its state's: the nodes went before,
+        ``ObjectIndex.add``), its node names and its change rows go in one
+        statement each (``Session.execute_rows``), every row finding the keys it refers
+        to by id as it is written, so nothing waits for a key.  Where the
+        engine has a statement for the graph row and its lane
+        (``Session.record_graph``: PostgreSQL) that is one more, and the
+        whole commit travels to the server with the ref's move and
+        ``COMMIT``, in one round trip; elsewhere (SQLite, in process) the
+        facts the graph row needs are read first.  ``image`` is kept, and
+        stored as a snapshot when the changes since the chain's last
+        snapshot outgrow it.
         """
         db = self.db
+        self.objects.add([(new.state, "state", None), (new.id, "commit", new.data)])
+        self._add_names([name for name, _, _ in new.changes])
+        if db.record_graph is None:
+            if not self._record_graph_here(new, image):
+                return  # the same commit written again: already indexed
+        else:
+            parent = new.parent.key if new.parent is not None else None
+            since = (new.parent.since if new.parent is not None else 0) + max(1, len(new.changes))
+            if since > len(image.nodes):  # due as a snapshot; the statement then counts from 0
+                db.execute("UPDATE objects SET data = ? WHERE id = ? AND data IS NULL", (image.encoding(), new.state))
+            db.execute(db.record_graph, (new.id, new.state, parent, parent, since, pack_time(new.corrected)))
+        self._add_changes(new.id, new.changes)
+        self._images.keep(new.state, image)
+
+    def _record_graph_here(self, new: NewCommit, image: StateImage) -> bool:
+        """Write a new commit's graph row, lane and snapshot when due from facts read first; False: indexed already."""
+        db = self.db
+        keys = {bytes(raw): key for raw, key in db.execute(
+            "SELECT id, key FROM objects WHERE id IN (?, ?)", (new.id, new.state))}
+        row = GraphRow(keys[new.id], new.parent.key if new.parent is not None else None, keys[new.state],
+                       new.state, new.corrected, 0)
         indexed, since, lane_row, stored = self._facts(row)
         if indexed:
-            return  # the same commit written again: already indexed
+            return False
         lane = self._head_lane(row.key, row.parent, lane_row)
-        since += max(1, len(changes))
+        since += max(1, len(new.changes))
         if stored or since > len(image.nodes):
             if not stored:
                 db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
@@ -209,14 +253,13 @@ class SqlStateStore(ChangeIndex):
             "INSERT INTO commits (key, parent, state, lane, since, corrected) VALUES (?, ?, ?, ?, ?, ?)",
             (row.key, row.parent, row.state_key, lane, since, pack_time(row.corrected)),
         )
-        self._insert_changes(row.key, changes)
-        self._images.keep(row.state, image)
+        return True
 
     def _facts(self, row: GraphRow) -> tuple[bool, int, tuple[int, int] | None, bool]:
         """What recording ``row`` must know first, in one statement when its parent heads a lane (the usual case).
 
-        ``(already indexed, the parent's since, the parent's lane row (lane, head) locked, or None, whether
-        the state's bytes are stored)``: to a server that is one round trip, not four.
+        ``(already indexed, the parent's since, the parent's lane row (lane, head), or None, whether
+        the state's bytes are stored)``.
         """
         db = self.db
         if row.parent is not None:
@@ -284,48 +327,27 @@ class SqlStateStore(ChangeIndex):
         self.db.execute("DELETE FROM lanes")
         self.db.rebuild()
 
-    def write_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
+    def write_changes(self, commit: bytes, changes: list[ChangeRow]) -> None:
         """Replace a commit's change rows."""
-        self.db.execute("DELETE FROM changes WHERE commit_key = ?", (commit_key,))
-        self._insert_changes(commit_key, changes)
+        self.db.execute("DELETE FROM changes WHERE commit_key = (SELECT key FROM objects WHERE id = ?)", (commit,))
+        self._add_names([name for name, _, _ in changes])
+        self._add_changes(commit, changes)
 
-    def _insert_changes(self, commit_key: int, changes: list[ChangeRow]) -> None:
-        """Add a commit's change rows (it has none yet)."""
-        db = self.db
-        names = self._name_keys([name for name, _, _ in changes])
-        db.executemany(
-            "INSERT INTO changes (commit_key, name, kind, object) VALUES (?, ?, ?, ?)",
-            [(commit_key, names[name], _KIND_CODE[kind], obj) for name, kind, obj in changes],
-        )
+    def _add_names(self, names: list[str]) -> None:
+        """Give every node id a ``names`` key unless it has one: one statement, in name order.
 
-    def _name_keys(self, names: list[str]) -> dict[str, int]:
-        """Integer keys for node ids, creating the missing ones.
-
-        One indexed lookup per name rather than a batch through JSON: node
-        ids may hold NUL characters, which SQLite's JSON functions cut short.
-        The insert yields to a concurrent writer's (PostgreSQL) and then reads its key.
-        An engine with a statement for the whole batch (``Session.name_keys``:
-        PostgreSQL, one round trip) answers first; what it leaves out is
-        asked one name at a time.
+        In name order, so that concurrent writers (PostgreSQL) take the
+        unique index's locks in one order; one that waits on another's new
+        name finds it there once that commits, and leaves it.
         """
-        keys: dict[str, int] = {}
-        wanted = [name for name in dict.fromkeys(names) if ("name", name) not in self.db.memo]
-        found = self.db.name_keys([self.db.node_name(name) for name in wanted]) if wanted else None
-        if found is not None:
-            for name in wanted:
-                key = found.get(self.db.node_name(name))
-                if key is not None:
-                    self.db.memo["name", name] = key
-        for name in names:
-            key = self._name_key(name)
-            if key is None:
-                stored = self.db.node_name(name)
-                row = self.db.execute(
-                    "INSERT INTO names (name) VALUES (?) ON CONFLICT (name) DO NOTHING RETURNING key", (stored,)
-                ).fetchone() or self.db.execute("SELECT key FROM names WHERE name = ?", (stored,)).fetchone()
-                key = self.db.memo["name", name] = row[0]
-            keys[name] = key
-        return keys
+        db = self.db
+        db.execute_rows(_ADD_NAMES, ("bytea",), [(db.node_name(name),) for name in names])
+
+    def _add_changes(self, commit: bytes, changes: list[ChangeRow]) -> None:
+        """Add a commit's change rows, each finding its name's, its object's and its commit's keys by id."""
+        db = self.db
+        db.execute_rows(_ADD_CHANGES, ("bytea", "smallint", "bytea"),
+                        [(db.node_name(name), _KIND_CODE[kind], obj) for name, kind, obj in changes], commit)
 
     def ever_named_under(self, prefix: str) -> bool:
         """Whether the ``names`` table, every node id a change row ever named, holds one starting with ``prefix``.

@@ -34,14 +34,18 @@ alternating, after a warm-up:
   store (checkpoints on HEAD's branch, beside the memory, its default);
 * a 10-commit fetch into a clone (10 remembers on the source first,
   untimed), the clone itself (once per size), ``mnem verify`` (a one-shot
-  process), the export (``mnem export``, run only while its answer, every
-  state in full, stays under ``--export-max-mb``), and the store's bytes
-  per commit (``Backend.size``).
+  process), each up to ``--ops-max`` commits (they take minutes per
+  million), and the store's bytes per commit (``Backend.size``);
+* the export (``mnem export -o FILE``) of stores of their own
+  (``--export-sizes`` commits of ``--export-facts`` items): upstream's
+  export holds every commit's state in full, so at the main stores' sizes
+  it would be hundreds of gigabytes.
 
 Run: ``python benchmarks/bigstore.py [--sizes 10000 100000 1000000] [--facts N] [--keep DIR]``;
 writes ``benchmarks/results/bigstore.md``.  ``--keep DIR`` keeps the built
 stores (and the PostgreSQL server's data folder) in ``DIR`` and reuses them
-on the next run; ``--build-only`` stops after building.
+on the next run; ``--build-only`` stops after building, ``--only-built``
+measures the kept stores built whole so far and builds none.
 """
 
 from __future__ import annotations

@@ -5,7 +5,8 @@ everything a command reads, and readers never wait for writers (MVCC).
 Writes run in ``READ COMMITTED`` and lock what they are about to change
 before reading it: a branch's tip (``lock("ref:NAME")``, a transaction-
 scoped advisory lock, which also covers a branch that does not exist yet),
-staging, and the lane row a new commit joins.  Writers to one branch
+staging, and the lane row a new commit joins (by compare-and-swap, as
+it writes: ``_RECORD_GRAPH``).  Writers to one branch
 therefore queue, each computing its commit on the tip the one before it
 left; writers to other branches and other stores do not wait at all.  A
 lock not granted within the busy timeout fails with ``busy``.  Before all

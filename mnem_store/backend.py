@@ -124,8 +124,10 @@ class NewCommit(NamedTuple):
     parent: GraphRow | None
     state: bytes
     corrected: int
-    #: Its change rows against the first parent; every object they name is stored (or sent: ``ObjectIndex.add``).
+    #: Its change rows against the first parent; every object they name is stored or in ``objects``.
     changes: list[ChangeRow]
+    #: Node objects stored with it, by id (canonical bytes), unless stored already.
+    objects: dict[bytes, bytes]
 
 
 class ObjectIndex(ABC):
@@ -153,14 +155,7 @@ class ObjectIndex(ABC):
 
     @abstractmethod
     def missing(self, raws: Iterable[bytes]) -> list[bytes]:
-        """Those of these object ids that are not stored, asked in a few statements (none for ids this write added)."""
-
-    @abstractmethod
-    def add(self, rows: list[tuple[bytes, str, bytes | None]]) -> None:
-        """Store objects ``(id, kind, canonical bytes or None)`` unless stored (write transaction), no keys back.
-
-        Where a server is written, the write goes on without waiting for it.
-        """
+        """Those of these object ids that are not stored, asked in a few statements, not one per id."""
 
     @abstractmethod
     def id_of(self, key: int) -> bytes:
@@ -218,7 +213,7 @@ class ChangeIndex(ABC):
 
     @abstractmethod
     def record(self, new: NewCommit, image: StateImage) -> None:
-        """Store and index a new commit (write transaction): its object, its state's, graph row, change rows, snapshot.
+        """Store and index a new commit (write transaction): its objects, graph row, change rows, snapshot when due.
 
         ``image`` is its state, known to hash to ``new.state``; it is stored
         as a snapshot when due.  A commit indexed already is left as it is.

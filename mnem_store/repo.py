@@ -534,9 +534,10 @@ class Repo:
         return nodes
 
     # ------------------------------------------------------------------- commits
-    def _change_rows(self, changes: list[Change]) -> list[ChangeRow]:
-        """Change rows by object id; an object neither stored nor added by this write is ``not_found``."""
-        absent = self.objects.missing(change.new for change in changes if change.new is not None)
+    def _change_rows(self, changes: list[Change], brought: Collection[bytes] = ()) -> list[ChangeRow]:
+        """Change rows by object id; an object neither stored nor ``brought`` with the commit is ``not_found``."""
+        absent = self.objects.missing(change.new for change in changes if change.new is not None
+                                      and change.new not in brought)
         if absent:
             raise NotFoundError(hex_id(absent[0]))
         return [(change.id, change.kind, change.new) for change in changes]
@@ -575,17 +576,21 @@ class Repo:
         author: str,
         time_ms: int | None,
         expected_tip: bytes | None,
+        brought: dict[bytes, bytes] | None = None,
     ) -> tuple[tuple[bytes, Commit], list[Change]]:
         """Commit ``changes`` (node id -> object id or None) on top of the first parent's state ``base``.
 
         The cost is O(changes) plus one join and hash of the new state's
         bytes, however large the memory: the state is never re-encoded whole.
-        ``time_ms`` None takes the time now (see ``commit_time``).
+        ``time_ms`` None takes the time now (see ``commit_time``).  ``brought``
+        are node objects (id -> canonical bytes) stored with the commit's
+        own, in the same statement; every other object ``changes`` names
+        must be stored already.
         """
         image = base.apply(changes)
         when = self.commit_time(parents) if time_ms is None else time_ms
         commit = Commit(parents, image.state_id(), message, author, when)
-        commit_raw, effective = self._index(commit, base, image, changes)
+        commit_raw, effective = self._index(commit, base, image, changes, brought or {})
         self.move_branch(branch, expected_tip, commit_raw)
         return (commit_raw, commit), effective
 
@@ -600,7 +605,7 @@ class Repo:
         image = base.apply({c.id: c.new for c in diff_nodes(base.nodes, nodes)})
         if image.state_id() != commit.state:
             raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its node map")
-        return self._index(commit, base, image, image.nodes.keys() | base.nodes.keys())[0]
+        return self._index(commit, base, image, image.nodes.keys() | base.nodes.keys(), {})[0]
 
     def index_changes(self, commit: Commit, changes: Mapping[str, bytes | None]) -> bytes:
         """Store a commit known by its changes against its first parent (a transfer) and index it.
@@ -614,23 +619,27 @@ class Repo:
         image = base.apply(dict(changes))
         if image.state_id() != commit.state:
             raise CorruptStoreError(f"state {hex_id(commit.state)} does not match its parent's state and changes")
-        return self._index(commit, base, image, changes.keys())[0]
+        return self._index(commit, base, image, changes.keys(), {})[0]
 
     def corrected_time(self, commit: Commit) -> int:
         """A commit's corrected time: its own, raised past every parent's and to at least 0 (see ``GraphRow``)."""
         return corrected_time(commit.time, (self._graph(parent).corrected for parent in commit.parents))
 
     def _index(
-        self, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str]
+        self, commit: Commit, base: StateImage, image: StateImage, touched: Iterable[str], brought: dict[bytes, bytes]
     ) -> tuple[bytes, list[Change]]:
-        """Store ``commit`` and its graph and change rows; ``touched`` covers every node id that may differ."""
+        """Store ``commit``, the node objects it ``brought``, its graph and change rows.
+
+        ``touched`` covers every node id that may differ.
+        """
         self._in_write()  # before the first byte: a commit's rows are written only inside a write transaction
         effective = diff_nodes({k: base.nodes[k] for k in touched if k in base.nodes},
                                {k: image.nodes[k] for k in touched if k in image.nodes})
-        rows = self._change_rows(effective)
+        rows = self._change_rows(effective, brought)
         commit_raw, data = encode_object(commit)
         parent = self._graph(commit.parents[0]) if commit.parents else None
-        self.states.record(NewCommit(commit_raw, data, parent, commit.state, self.corrected_time(commit), rows), image)
+        corrected = self.corrected_time(commit)
+        self.states.record(NewCommit(commit_raw, data, parent, commit.state, corrected, rows, brought), image)
         return commit_raw, effective
 
     def attached_branch(self, action: str) -> str:
@@ -702,8 +711,6 @@ class Repo:
                 changes[node.id] = raw
                 added[raw] = data
         applied = len(added) > 0
-        self._in_write()  # before the first byte
-        self.objects.add([(raw, "memory_node", data) for raw, data in added.items()])  # one statement, no key back
         effective_deletes = 0
         for node_id in deletes:
             if (changes[node_id] if node_id in changes else base.nodes.get(node_id)) is not None:
@@ -716,9 +723,9 @@ class Repo:
         if orphan:
             whole = base.apply(changes)
             return Written(*self._commit_changes(branch, (), self._image(None), dict(whole.nodes), message, author,
-                                                 time_ms, tip))
+                                                 time_ms, tip, added))
         parents = (tip,) if tip else ()
-        return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip))
+        return Written(*self._commit_changes(branch, parents, base, changes, message, author, time_ms, tip, added))
 
     def restore(self, changes: Mapping[str, bytes | None], message: str, author: str,
                 time_ms: int | None) -> tuple[bytes, Commit]:

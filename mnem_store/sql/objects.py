@@ -202,14 +202,11 @@ class SqlObjectStore(ObjectIndex):
     def add(self, rows: list[tuple[bytes, str, bytes | None]]) -> None:
         """Store objects ``(id, kind, canonical bytes or None)`` unless stored, in one statement; no key comes back.
 
-        A write sends it and goes on without waiting: the rows that refer to
-        these objects find their keys by id (``SqlStateStore.record``), and
-        ``missing`` knows them stored.  Unlike ``insert``, bytes given for a
-        virtual state are not stored over its NULL (snapshots are
-        ``SqlStateStore``'s to make).
+        A commit's write sends it and goes on without waiting: the rows that
+        refer to these objects find their keys by id (``SqlStateStore.record``).
+        Unlike ``insert``, bytes given for a virtual state are not stored over
+        its NULL (snapshots are ``SqlStateStore``'s to make).
         """
-        for raw, _, _ in rows:
-            self.db.memo["added", raw] = True
         self.db.execute_rows(_ADD, ("bytea", "smallint", "bytea"), [
             (raw, KIND_CODES[kind], None if data is None else pack(kind, data)) for raw, kind, data in rows
         ])
@@ -217,7 +214,7 @@ class SqlObjectStore(ObjectIndex):
     def missing(self, raws: Iterable[bytes]) -> list[bytes]:
         """Those of these ids no object row has: one statement per few hundred ids, none for those known here."""
         memo = self.db.memo
-        wanted = [raw for raw in dict.fromkeys(raws) if ("object", raw) not in memo and ("added", raw) not in memo]
+        wanted = [raw for raw in dict.fromkeys(raws) if ("object", raw) not in memo]
         found: set[bytes] = set()
         for start in range(0, len(wanted), _CHUNK):
             chunk = wanted[start : start + _CHUNK]

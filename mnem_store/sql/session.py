@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from typing import Any, Protocol
 
 from ..cache import EPOCH_BITS, GENERATION_KEY, Kept
@@ -65,6 +66,13 @@ BUMP = (
     f"INSERT INTO meta (key, value) VALUES ('{GENERATION_KEY}', ?) ON CONFLICT (key) DO UPDATE SET "
     f"value = CAST(((CAST(meta.value AS BIGINT) >> {EPOCH_BITS}) << {EPOCH_BITS}) + ? AS TEXT)"
 )
+
+
+@lru_cache(maxsize=256)
+def _valued(statement: str, columns: int, count: int) -> str:
+    """``Session.execute_rows``'s statement with ``count`` rows of ``columns`` values each, as ``VALUES``."""
+    row = "(" + ", ".join("?" * columns) + ")"
+    return statement.replace("{rows}", "VALUES " + ", ".join([row] * count))
 
 
 def fresh_generation() -> int:
@@ -178,13 +186,10 @@ class Session(ABC):
         SQLite's limit on parameters allows; a server takes them as arrays,
         in one statement however many there are.
         """
-        if not rows:
-            return
         per = max(1, _SQLITE_PARAMETERS // len(types))
         for start in range(0, len(rows), per):
             chunk = rows[start : start + per]
-            marks = ", ".join(["(" + ", ".join("?" * len(types)) + ")"] * len(chunk))
-            self.execute(statement.replace("{rows}", f"VALUES {marks}"), [*(v for row in chunk for v in row), *after])
+            self.execute(_valued(statement, len(types), len(chunk)), [*(v for row in chunk for v in row), *after])
 
     @abstractmethod
     def keys_table(self, keys: list[int]) -> tuple[str, Any]:

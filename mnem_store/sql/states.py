@@ -96,6 +96,13 @@ def _graph_row(row: tuple[int, int | None, int, bytes, bytes, int]) -> GraphRow:
     return GraphRow(key, parent, state_key, state, unpack_time(corrected), since)
 
 
+#: What ``SqlStateStore._record_graph_here`` reads first, by the state's id, the parent's key and the commit's id:
+#: the commit's and the state's keys, whether the commit is indexed already, whether the state's bytes are stored,
+#: and the parent's lane row (NULLs for a root, or a parent whose lane a reindex left without a row).
+_FACTS = """SELECT c.key, s.key, EXISTS (SELECT 1 FROM commits x WHERE x.key = c.key), s.data IS NOT NULL,
+l.lane, l.head FROM objects c JOIN objects s ON s.id = ?
+LEFT JOIN commits p ON p.key = ? LEFT JOIN lanes l ON l.lane = p.lane WHERE c.id = ?"""
+
 #: ``SqlStateStore._add_names``: node ids not named before get a key (the rows: each id as its column stores it).
 _ADD_NAMES = ("INSERT INTO names (name) WITH t(name) AS ({rows}) "
               "SELECT name FROM t WHERE true ORDER BY name ON CONFLICT (name) DO NOTHING")
@@ -206,9 +213,9 @@ class SqlStateStore(ChangeIndex):
     def record(self, new: NewCommit, image: StateImage) -> None:
         """Store and index a new commit in a handful of statements, none of whose answers the write waits for.
 
-        Its objects (the commit's and its state's: the nodes went before,
-        ``ObjectIndex.add``), its node names and its change rows go in one
-        statement each (``Session.execute_rows``), every row finding the keys it refers
+        Its objects (the nodes it brings, its state's and its own), its node
+        names and its change rows go in one statement each
+        (``Session.execute_rows``), every row finding the keys it refers
         to by id as it is written, so nothing waits for a key.  Where the
         engine has a statement for the graph row and its lane
         (``Session.record_graph``: PostgreSQL) that is one more, and the
@@ -219,7 +226,8 @@ class SqlStateStore(ChangeIndex):
         snapshot outgrow it.
         """
         db = self.db
-        self.objects.add([(new.state, "state", None), (new.id, "commit", new.data)])
+        self.objects.add([*((raw, "memory_node", data) for raw, data in new.objects.items()),
+                          (new.state, "state", None), (new.id, "commit", new.data)])
         self._add_names([name for name, _, _ in new.changes])
         if db.record_graph is None:
             if not self._record_graph_here(new, image):
@@ -234,55 +242,27 @@ class SqlStateStore(ChangeIndex):
         self._images.keep(new.state, image)
 
     def _record_graph_here(self, new: NewCommit, image: StateImage) -> bool:
-        """Write a new commit's graph row, lane and snapshot when due from facts read first; False: indexed already."""
+        """Write a new commit's graph row, lane and snapshot when due from facts read first; False: indexed already.
+
+        For an engine whose writes run one at a time (SQLite): nothing can
+        change the facts between their read and the rows written from them.
+        """
         db = self.db
-        keys = {bytes(raw): key for raw, key in db.execute(
-            "SELECT id, key FROM objects WHERE id IN (?, ?)", (new.id, new.state))}
-        row = GraphRow(keys[new.id], new.parent.key if new.parent is not None else None, keys[new.state],
-                       new.state, new.corrected, 0)
-        indexed, since, lane_row, stored = self._facts(row)
+        parent = new.parent.key if new.parent is not None else None
+        key, state_key, indexed, stored, lane, head = db.execute(_FACTS, (new.state, parent, new.id)).fetchone()
         if indexed:
             return False
-        lane = self._head_lane(row.key, row.parent, lane_row)
-        since += max(1, len(new.changes))
+        lane = self._head_lane(key, parent, (lane, head) if lane is not None else None)
+        since = (new.parent.since if new.parent is not None else 0) + max(1, len(new.changes))
         if stored or since > len(image.nodes):
             if not stored:
-                db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), row.state_key))
+                db.execute("UPDATE objects SET data = ? WHERE key = ?", (image.encoding(), state_key))
             since = 0
         db.execute(
             "INSERT INTO commits (key, parent, state, lane, since, corrected) VALUES (?, ?, ?, ?, ?, ?)",
-            (row.key, row.parent, row.state_key, lane, since, pack_time(row.corrected)),
+            (key, parent, state_key, lane, since, pack_time(new.corrected)),
         )
         return True
-
-    def _facts(self, row: GraphRow) -> tuple[bool, int, tuple[int, int] | None, bool]:
-        """What recording ``row`` must know first, in one statement when its parent heads a lane (the usual case).
-
-        ``(already indexed, the parent's since, the parent's lane row (lane, head), or None, whether
-        the state's bytes are stored)``.
-        """
-        db = self.db
-        if row.parent is not None:
-            found = db.execute(
-                "SELECT (SELECT 1 FROM commits WHERE key = ?), c.since, l.lane, l.head, "
-                "(SELECT data IS NOT NULL FROM objects WHERE key = ?) "
-                f"FROM commits c JOIN lanes l ON l.lane = c.lane WHERE c.key = ?{db.row_lock}",
-                (row.key, row.state_key, row.parent),
-            ).fetchone()
-            if found is not None:
-                indexed, since, lane, head, stored = found
-                return indexed is not None, since, (lane, head), bool(stored)
-        # A root, or a parent without a lane row (left by a reindex): one question at a time.
-        if db.execute("SELECT 1 FROM commits WHERE key = ?", (row.key,)).fetchone():
-            return True, 0, None, False
-        since = 0
-        if row.parent is not None:
-            parent = db.execute("SELECT since FROM commits WHERE key = ?", (row.parent,)).fetchone()
-            if parent is None:
-                raise CorruptStoreError(f"parent commit key {row.parent} is not in the commit graph")
-            since = parent[0]
-        stored = db.execute("SELECT data IS NOT NULL FROM objects WHERE key = ?", (row.state_key,)).fetchone()[0]
-        return False, since, None, bool(stored)
 
     def _join_lane(self, key: int, parent: int | None) -> int:
         """The lane commit ``key`` belongs to, now headed by it: its parent's if the parent heads it, else its own.

@@ -35,10 +35,10 @@ from mnem_store.repo import Repo
 #: commit; and the commit itself, with the generation's move and COMMIT.
 ROUND_TRIPS = 3
 
-#: Statements of the last round trip, whatever the commit's size: the nodes' objects; the state's and the
-#: commit's; the node names; the graph row with its lane; the change rows; the ref's move; the leases' end;
+#: Statements of the last round trip, whatever the commit's size: the objects (the nodes', the state's and the
+#: commit's); the node names; the graph row with its lane; the change rows; the ref's move; the leases' end;
 #: the generation's move; COMMIT.
-LAST_STATEMENTS = 9
+LAST_STATEMENTS = 8
 
 #: The URLs of the stores ``traced_store`` made, newest last.
 STORES: list[str] = []

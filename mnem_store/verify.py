@@ -232,10 +232,15 @@ def _refs(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:
     except MnemError as exc:
         report.problems.append(Problem("head", "HEAD", str(exc)))
         return
-    # HEAD may name a branch with no commit yet beside others (as git's unborn branch): a store whose only
-    # writes went to another branch (`mnem write --branch`, a checkpointer's own branch) is whole.
     if head.commit is not None and kinds.get(head.commit) != "commit":
         report.problems.append(Problem("head", "HEAD", f"detached at {head.commit.hex()}, {_kind(kinds, head.commit)}"))
+    names = {name for name, _ in repo.branches()}
+    # HEAD may stay on the default branch before its first commit beside others (as git's unborn branch): a
+    # store whose only writes went to another branch (`mnem write --branch`, a checkpointer's own) is whole.
+    # Any other branch HEAD names must exist.
+    unborn = head.branch == repo.config.get("default_branch", "main")
+    if head.branch is not None and names and head.branch not in names and not unborn:
+        report.problems.append(Problem("head", "HEAD", f'names branch "{head.branch}", which does not exist'))
 
 
 def _tracking(repo: Repo, report: Report, kinds: dict[bytes, str]) -> None:

@@ -95,11 +95,12 @@ WHOLE: dict[str, Callable[[Store], Any]] = {
     "redactions": lambda s: s.redactions(),
     "redact": lambda s: s.redact(nodes=["plan"], reason="erasure request", dry_run=True).to_dict(),
     "gc": lambda s: (lambda done: (done.commits, done.objects))(s.gc(dry_run=True)),  # not the files' sizes
+    "redaction_ranges": lambda s: s.redaction_ranges(["", "a"]),
 }
 
 #: Writes, and the rest: each checked by its own test below.
 OTHERS = {"write", "new_branch", "push", "fetch", "remote_add", "remote_remove", "delete_branch", "receive_pack",
-          "upload_pack_to", "import_", "close", "last_command", "on"}
+          "upload_pack_to", "import_", "close", "last_command", "on", "receive_redactions"}
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import operator
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, TypedDict
 
@@ -144,9 +144,11 @@ def test_checkpoints_are_invisible_to_memory_reads_and_the_mcp_tools(saver, msto
         assert all(ns[0] == "users" for ns in mstore.list_namespaces())
         assert ("users", "di") in mstore.list_namespaces()
 
-        for recalled in (operations.recall(bridge), operations.recall(bridge, prefix=CHECKPOINT_PREFIX),
-                         resources.memory(bridge)):
-            assert isinstance(recalled, dict)
+        whole = operations.recall(bridge)
+        assert isinstance(whole, mnem_bridge.WholeMemory)  # the memory as the binary printed it
+        assert "users:di:seen" in whole.document and b".checkpoint" not in whole.json
+        for recalled in (whole.document, operations.recall(bridge, prefix=CHECKPOINT_PREFIX), resources.memory(bridge)):
+            assert isinstance(recalled, Mapping)
             assert [i for i in recalled if i.startswith(CHECKPOINT_PREFIX)] == []
         page = operations.recall(bridge, limit=1000)
         assert isinstance(page, mnem_bridge.MemoryPage)

@@ -231,9 +231,11 @@ def test_retention_keeps_a_stopped_checkpoint_and_its_pending_writes_so_the_run_
         assert resumed["notes"] == ["said first", "turn 1", "said second", "turn 3"]
 
 
-def test_retention_by_age_lets_go_of_what_the_store_clock_says_is_that_old(root: Path) -> None:
+@pytest.mark.parametrize("keep_history", [True, False], ids=["history", "no-history"])
+def test_retention_by_age_lets_go_of_what_the_store_clock_says_is_that_old(root: Path, keep_history: bool) -> None:
+    """Without history a root restarts the branch's history: each checkpoint's put time goes with it (event_time)."""
     clock = ManualClock()
-    with opened(root, max_age=timedelta(minutes=10), clock=clock) as saver:
+    with opened(root, max_age=timedelta(minutes=10), clock=clock, keep_history=keep_history) as saver:
         app = build(saver)
 
         def ids() -> list[str]:
@@ -245,9 +247,14 @@ def test_retention_by_age_lets_go_of_what_the_store_clock_says_is_that_old(root:
         app.invoke({"scratch": "at 6"}, thread("aged"))
         second = ids()
         assert len(first) == 3 and second[3:] == first  # six minutes old: kept
+        if not keep_history:
+            for i in range(retention.ROOT_EVERY // 4):  # another thread's turns: the branch is written as a root
+                app.invoke({"scratch": f"pad {i}"}, thread("pad"))
+            log = run_mnem("--json", "log", CHECKPOINT_BRANCH, cwd=root)
+            assert log.code == 0 and len(json.loads(log.out)) < retention.ROOT_EVERY
         clock.advance(minutes=4)
         app.invoke({"scratch": "at 10"}, thread("aged"))
-        assert ids()[3:] == second[:3]  # ten minutes old: no longer younger than ten minutes, gone
+        assert ids()[3:] == second[:3]  # ten minutes old by their puts: no longer younger than ten minutes, gone
         assert app.get_state(thread("aged")).values == {"scratch": "at 10", "notes": ["turn 0", "turn 1", "turn 2"]}
 
 
@@ -404,27 +411,3 @@ def test_without_history_the_store_stays_bounded_and_the_graph_reads_as_with_eve
     verified(root)
     log = run_mnem("--json", "log", CHECKPOINT_BRANCH, cwd=root)
     assert log.code == 0 and 1 <= len(json.loads(log.out)) <= retention.ROOT_EVERY
-
-
-def test_without_history_max_age_still_dates_each_checkpoint_by_its_put_across_a_root(root: Path) -> None:
-    """A root restarts the branch's history; each checkpoint's put time goes with it, so age is judged as before."""
-    clock = ManualClock()
-    with opened(root, max_age=timedelta(minutes=10), clock=clock, keep_history=False) as saver:
-        app = build(saver)
-
-        def ids() -> list[str]:
-            return [item.checkpoint["id"] for item in saver.list(thread("aged"))]
-
-        app.invoke({"scratch": "at 0"}, thread("aged"))
-        first = ids()
-        clock.advance(minutes=6)
-        app.invoke({"scratch": "at 6"}, thread("aged"))
-        second = ids()
-        assert len(first) == 3 and second[3:] == first
-        for i in range(retention.ROOT_EVERY // 4):  # another thread's turns: the branch is written as a root
-            app.invoke({"scratch": f"pad {i}"}, thread("pad"))
-        log = run_mnem("--json", "log", CHECKPOINT_BRANCH, cwd=root)
-        assert log.code == 0 and len(json.loads(log.out)) < retention.ROOT_EVERY
-        clock.advance(minutes=4)
-        app.invoke({"scratch": "at 10"}, thread("aged"))
-        assert ids()[3:] == second[:3]  # the first three are ten minutes old by their puts, not by the root

@@ -1,4 +1,4 @@
-"""Looking for removed bytes where a store keeps its data: every file of a SQLite store, PostgreSQL's table files.
+"""Redaction tests' shared help: removed bytes looked for where a store keeps its data, and records made fast.
 
 A node's stored bytes are deflated, so a test looks for the stored form
 (``stored``) as well as the plain text, and first checks that both are
@@ -7,11 +7,15 @@ there before the verb, so that "not found after" can fail.
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pg_stores
-from conftest import store_sql
+from conftest import open_repo, store_sql
 from mnem_history import ok
+
+from mnem_store.objects import Redaction
+from mnem_store.redaction import apply
 
 
 def stored(store: Path, raw: bytes) -> bytes:
@@ -60,3 +64,15 @@ def version_of(store: Path, node_id: str, rev: str = "HEAD") -> bytes:
 def holds(data: bytes, secret: str, stored_form: bytes) -> bool:
     """Whether ``data`` (a store's files, an export, a pack) holds the secret, as text or as its stored bytes."""
     return secret.encode() in data or stored_form in data
+
+
+def records(store: Path, count: int, seed: str) -> None:
+    """``count`` records of objects the store does not hold, applied in one write through the engine's API."""
+    made = [Redaction(hashlib.sha256(f"{seed}:{i}".encode()).digest(), f"{seed}:{i}", 1_000 + i, "retention",
+                      "kept the last 3 checkpoints") for i in range(count)]
+    repo = open_repo(store)
+    try:
+        with repo.backend.write():
+            assert len(apply(repo, made)) == count
+    finally:
+        repo.close()

@@ -9,7 +9,6 @@ went by.  The page is ``MNEM_REDACTION_PAGE``, set small so a few hundred record
 from __future__ import annotations
 
 import base64
-import hashlib
 import http.client
 import json
 from collections.abc import Iterator
@@ -19,29 +18,16 @@ from urllib.parse import urlsplit
 
 import cbor2
 import pytest
-from conftest import new_store, open_repo, run_mnem, store_fingerprint, store_sql
+from conftest import new_store, run_mnem, store_fingerprint, store_sql
 from hostile_remote import Answer, HostileRemote, Reply
 from http_support import HttpServer, served_with_jwt
 from mnem_history import ok, write
-
-from mnem_store.objects import Redaction
-from mnem_store.redaction import apply
+from redaction_support import records
 
 PAGE = 50
 REDACT = "mnem:read mnem:write mnem:redact"
 SMALL = {"MNEM_REDACTION_PAGE": str(PAGE)}
 
-
-def records(store: Path, count: int, seed: str) -> None:
-    """``count`` records of objects the store does not hold, applied in one write through the engine's API."""
-    made = [Redaction(hashlib.sha256(f"{seed}:{i}".encode()).digest(), f"{seed}:{i}", 1_000 + i, "retention",
-                      "kept the last 3 checkpoints") for i in range(count)]
-    repo = open_repo(store)
-    try:
-        with repo.backend.write():
-            apply(repo, made)
-    finally:
-        repo.close()
 
 
 def kept(store: Path) -> list[bytes]:

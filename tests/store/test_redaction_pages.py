@@ -25,15 +25,13 @@ import pytest
 from conftest import new_store, open_repo, run_mnem, store_fingerprint, store_sql
 from hostile_remote import Answer, HostileRemote
 from mnem_history import ok, write
-from redaction_support import files, holds, version_of
+from redaction_support import files, holds, records, version_of
 from redaction_support import stored as stored_form
 
 from mnem_store import sync
 from mnem_store.layout import FORMAT_VERSION
 from mnem_store.location import address
-from mnem_store.objects import Redaction
 from mnem_store.peers import LocalPeer
-from mnem_store.redaction import apply
 from mnem_store.redaction_ranges import LEAF, Summary
 from mnem_store.redaction_travel import MAX_REDACTIONS
 from mnem_store.transfer import PACK_VERSION, REDACTED_PACK_VERSION, carries_redactions
@@ -42,17 +40,6 @@ SECRET = "sk-live-90b1e4c7d2a5f83e6c1b0d9a7e4f2c8b"
 NODE = "thread:7:checkpoint"
 PAGE = 50
 
-
-def records(store: Path, count: int, seed: str) -> None:
-    """``count`` records of objects the store does not hold, applied in one write through the engine's API."""
-    made = [Redaction(hashlib.sha256(f"{seed}:{i}".encode()).digest(), f"{seed}:{i}", 1_000 + i, "retention",
-                      "kept the last 3 checkpoints") for i in range(count)]
-    repo = open_repo(store)
-    try:
-        with repo.backend.write():
-            assert len(apply(repo, made)) == count
-    finally:
-        repo.close()
 
 
 def kept(store: Path) -> list[bytes]:

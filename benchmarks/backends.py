@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import string
 import subprocess
 import sys
 import tempfile
@@ -64,47 +65,40 @@ from mnem_store.repo import Repo
 MNEM = str(Path(sys.executable).with_name("mnem"))
 BACKENDS = ("SQLite", "PostgreSQL")
 
-WRITER = textwrap.dedent(
+#: A racing writer process: it opens its store, says "ready", waits for the go file, then times each write.
+_RACER = string.Template(textwrap.dedent(
     """
     import json, os, sys, time
-    import mnem_bridge
-    from mnem_bridge import agents
-    where, name, count, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-    with mnem_bridge.open(where, client=mnem_bridge.Mnem(sys.argv[5])) as store:
-        store.head()  # start the worker before the race
+    $imports
+    where, name, count, go$more = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]$more_args
+    with $opened as store:
+        $warm
         print("ready", flush=True)
         while not os.path.exists(go):
             time.sleep(0.001)
         taken, began = [], time.time()
         for i in range(count):
             start = time.perf_counter()
-            agents.remember(store, f"{name}-{i}", {"i": i}, source="bench")
+            $write
             taken.append(time.perf_counter() - start)
         ended = time.time()
     print(json.dumps({"taken": taken, "began": began, "ended": ended}), flush=True)
     """
-)
+))
+
+#: A writer through the bridge's worker: one durable remember per write.
+WRITER = _RACER.substitute(
+    imports="import mnem_bridge\nfrom mnem_bridge import agents", more="", more_args="",
+    opened="mnem_bridge.open(where, client=mnem_bridge.Mnem(sys.argv[5]))",
+    warm="store.head()  # start the worker before the race",
+    write='agents.remember(store, f"{name}-{i}", {"i": i}, source="bench")')
 
 #: A writer on LangGraph's PostgresStore, timed as ``WRITER`` is: the same small value under new keys of one namespace.
-PEER_WRITER = textwrap.dedent(
-    """
-    import json, os, sys, time
-    from langgraph.store.postgres import PostgresStore
-    where, name, count, go, namespace = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], sys.argv[5]
-    with PostgresStore.from_conn_string(where) as store:
-        store.get((namespace,), "absent")  # connect before the race
-        print("ready", flush=True)
-        while not os.path.exists(go):
-            time.sleep(0.001)
-        taken, began = [], time.time()
-        for i in range(count):
-            start = time.perf_counter()
-            store.put((namespace,), f"{name}-{i}", {"i": i})
-            taken.append(time.perf_counter() - start)
-        ended = time.time()
-    print(json.dumps({"taken": taken, "began": began, "ended": ended}), flush=True)
-    """
-)
+PEER_WRITER = _RACER.substitute(
+    imports="from langgraph.store.postgres import PostgresStore", more=", namespace", more_args=", sys.argv[5]",
+    opened="PostgresStore.from_conn_string(where)",
+    warm='store.get((namespace,), "absent")  # connect before the race',
+    write='store.put((namespace,), f"{name}-{i}", {"i": i})')
 #: The peer's name in ``race`` and the tables.
 PEER = "PostgresStore"
 

@@ -13,7 +13,10 @@ layer it crosses, from the outside in:
 * ``mnem-mcp`` in process: ``server.call_tool`` (the SDK's dispatch, the
   tool function, the bridge), no transport, called through a blocking portal
   (so this row includes a hop to the portal's event loop thread and back);
-* the LangGraph store's ``get``/``put`` next to LangGraph's ``SqliteStore``;
+* the LangGraph store's ``get``/``put`` next to LangGraph's ``SqliteStore``,
+  and ``MnemosyneSaver.put`` next to LangGraph's ``SqliteSaver.put`` (the
+  checkpoints of ``checkpointer.py``'s growing chat, steps 20 to 120), with
+  LangGraph's serializer alone on what that put stores;
 * the bridge over its ``mnem serve`` worker: the exact ``mnem`` invocations
   the call above makes (recorded from its runner), sent again;
 * the worker's own work, in process: the same argv through ``invoke``
@@ -24,7 +27,7 @@ Each row's difference from the row below is that layer's cost.  Layers are
 interleaved call by call after warm-up, in a new (seeded) order each round.  Writes are durable at every layer
 that writes (SQLite ``synchronous=FULL``); server-memory never syncs.
 
-Usage: ``python benchmarks/agent_path_layers.py [--calls N]``; writes
+Usage: ``python benchmarks/agent_path_layers.py [--calls N] [--only GROUP ...]``; writes
 ``benchmarks/results/agent_path_layers.md``.
 """
 
@@ -47,23 +50,29 @@ import anyio
 sys.path.insert(0, str(Path(__file__).parent))
 
 from benchlib import Samples, table, write_report
+from checkpointer import RawPuts
 from mcp_calls import BRIDGED, mnem_mcp, on_mnem_mcp_stdio, server_memory
 from mcp_startup import BARE
 from rawmcp import RawClient
 
 import mnem_bridge
 from mnem_bridge.process import RunResult
-from mnem_langgraph import MnemosyneStore
+from mnem_langgraph import MnemosyneSaver, MnemosyneStore
 from mnem_mcp.server import build_server
 from mnem_store import porcelain
 from mnem_store.cli.commands.serve import prepare
+from mnem_store.cli.commands.write import parse_payload
 from mnem_store.cli.dispatch import Streams, invoke
+from mnem_store.limits import Limits
 from mnem_store.objects import MemoryNode, Provenance
 from mnem_store.repo import Repo
 
 BIN = Path(sys.executable).parent
 WARMUP = 50
 FACTS = 10
+#: A checkpoint put's warm-up and most samples: ``checkpointer.py --quick``'s steps of its chat, 20 to 120.
+CHECKPOINT_WARMUP = 20
+CHECKPOINT_SAMPLES = 100
 
 Layer = Callable[[int], Any]
 
@@ -77,6 +86,7 @@ SDK_AND_BRIDGE = "bare MCPServer, async tool making the same bridge call, mnem-m
 BRIDGE = "bridge over its worker (the same mnem invocations)"
 DISPATCH = "worker dispatch in process (invoke: argv parse, command, JSON)"
 ENGINE = "engine alone (porcelain)"
+SERDE = "LangGraph's serializer alone, on what the put stores"
 DURABLE = ", a commit synced to disk, which server-memory never does"
 
 
@@ -247,26 +257,129 @@ def langgraph_layers(directory: Path, write: bool, stack: ExitStack) -> dict[str
     }
 
 
+def saver_puts(saver: Any, steps: int) -> tuple[Layer, list[tuple[Any, Any, Any]]]:
+    """A layer putting the ``i``-th checkpoint of a chain of ``steps``, built now so that no layer times the building.
+
+    Returns the layer and the checkpoints: ``(checkpoint, metadata, new_versions)``.
+    """
+    chain = RawPuts(saver)
+    checkpoints = []
+    for step in range(steps):
+        chain.prepare()
+        checkpoints.append(chain.pending)
+        chain.step = step + 1
+    config: Any = chain.config
+
+    def put(i: int) -> None:
+        nonlocal config
+        config = saver.put(config, *checkpoints[i])
+    return put, checkpoints
+
+
+def serialized(saver: MnemosyneSaver, checkpoints: list[tuple[Any, Any, Any]]) -> Layer:
+    """LangGraph's serializer alone on what the ``i``-th put stores: its new channel values, the rest, the metadata."""
+    def dump(i: int) -> None:
+        checkpoint, metadata, new_versions = checkpoints[i]
+        values = checkpoint["channel_values"]
+        for channel in new_versions:
+            if channel in values:
+                saver.serde.dumps_typed(values[channel])
+        saver.serde.dumps_typed({key: value for key, value in checkpoint.items() if key != "channel_values"})
+        saver.serde.dumps_typed(metadata)
+    return dump
+
+
+def checkpoint_layers(directory: Path, steps: int, stack: ExitStack) -> dict[str, Layer]:
+    """The layers of one ``MnemosyneSaver.put`` of a growing chat's next checkpoint, next to ``SqliteSaver.put``.
+
+    Every layer writes the chain's checkpoints in order into a store of its
+    own.  The savers put their own chains; the worker and engine layers send
+    again the ``mnem write`` each put of a third saver made (recorded
+    beforehand), only the store's path changed.
+    """
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    stores = {name: directory / f"cp-{name}" for name in ("recorded", "saver", "bridge", "dispatch", "engine")}
+    for path in stores.values():
+        mnem_bridge.init(path).close()
+    recorder = MnemosyneSaver(stores["recorded"])
+    stack.callback(recorder.close)
+    chain = RawPuts(recorder)
+    writes: list[tuple[list[str], bytes | None]] = []
+    for _ in range(steps):
+        chain.prepare()
+        made = [call for call in recorded(recorder._store, chain.put) if "write" in call[0]]
+        assert len(made) == 1, made  # one put, one commit
+        writes += made
+
+    def moved(name: str) -> list[tuple[list[str], bytes | None]]:
+        return [([str(stores[name]) if arg == str(stores["recorded"]) else arg for arg in argv], stdin)
+                for argv, stdin in writes]
+
+    ours = MnemosyneSaver(stores["saver"])
+    stack.callback(ours.close)
+    connection = sqlite3.connect(directory / "cp-lg.sqlite", check_same_thread=False)
+    stack.callback(connection.close)
+    theirs = SqliteSaver(connection)
+    theirs.setup()
+    bridge = stack.enter_context(mnem_bridge.open(stores["bridge"]))
+    runner, binary, sent = bridge.client.runner, bridge.client.path, moved("bridge")
+    dispatch, dispatched_writes = worker(), moved("dispatch")
+    repo = stack.enter_context(Repo.open(stores["engine"]))
+    limits = Limits.current()
+    commits = [(parse_payload(stdin or b"", limits, allow_reserved=True).puts,
+                next(arg for arg in argv if arg.startswith("--message=")).removeprefix("--message="))
+               for argv, stdin in writes]
+
+    def bridged(i: int) -> None:
+        assert runner.run([binary, *sent[i][0]], stdin=sent[i][1], timeout=30).exit_status == 0
+
+    def engine(i: int) -> None:
+        puts, message = commits[i]
+        porcelain.write(repo, puts, [], message, "agent", None)
+
+    theirs_put, _ = saver_puts(theirs, steps)
+    ours_put, checkpoints = saver_puts(ours, steps)
+    return {
+        "SqliteSaver.put": theirs_put,
+        "MnemosyneSaver.put": ours_put,
+        SERDE: serialized(ours, checkpoints),
+        BRIDGE: bridged,
+        DISPATCH: lambda i: dispatch([dispatched_writes[i]]),
+        ENGINE: engine,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=1000, help="samples per layer")
+    parser.add_argument("--calls", type=int, default=1000,
+                        help=f"samples per layer (a checkpoint put takes at most {CHECKPOINT_SAMPLES})")
+    parser.add_argument("--only", nargs="+", choices=list(GROUPS), help="measure only these groups")
     args = parser.parse_args()
     rows, groups = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        for label, build, write in (("MCP read one fact", mcp_layers, False), ("MCP write one fact", mcp_layers, True),
-                                    ("LangGraph get", langgraph_layers, False),
-                                    ("LangGraph put", langgraph_layers, True)):
+        for label in args.only or GROUPS:
+            build, write = GROUPS[label]
             with ExitStack() as stack:
-                times = interleaved(build(Path(tmp), write, stack), args.calls)
+                if build is checkpoint_layers:
+                    calls = min(args.calls, CHECKPOINT_SAMPLES)
+                    layers = checkpoint_layers(Path(tmp), CHECKPOINT_WARMUP + calls, stack)
+                    times = interleaved(layers, calls, CHECKPOINT_WARMUP)
+                else:
+                    times = interleaved(build(Path(tmp), write, stack), args.calls)
             groups[label] = times
             ref = next(iter(times.values())).p50
             for name, samples in times.items():
                 rows.append([label, name, f"{samples.p50:.3f}", f"{samples.p99:.3f}", f"{samples.p50 / ref:.2f}x"])
     write_report("agent_path_layers", "Where a call's time goes: the agent path layer by layer", [
         f"{FACTS} facts for the MCP calls, 100 items in the LangGraph namespace; {args.calls} samples per layer after "
-        f"{WARMUP} warm-up calls, layers interleaved call by call in a new (seeded) order each round. Each row is "
+        f"{WARMUP} warm-up calls (a checkpoint put: steps {CHECKPOINT_WARMUP} to "
+        f"{CHECKPOINT_WARMUP + min(args.calls, CHECKPOINT_SAMPLES)} of `checkpointer.py`'s chat, after the first "
+        f"{CHECKPOINT_WARMUP} as warm-up), layers interleaved call by call in a new (seeded) order each round. "
+        "Each row is "
         "the whole call at that layer; the ratio is against the first row of its group (server-memory for MCP, "
-        "SqliteStore for LangGraph). The bare MCPServer rows are the MCP SDK's own floor: an async tool that "
+        "SqliteStore or SqliteSaver for LangGraph). The bare MCPServer rows are the MCP SDK's own floor: an async "
+        "tool that "
         "returns at once, with no store, over the SDK's stdio transport (its reads and writes on worker threads) "
         "and over mnem-mcp's (`mnem_mcp.stdio`: the pipes awaited on the event loop). The third is the latter plus "
         "the bridge: its async tool makes mnem-mcp's bridge call through `mnem_bridge.run_inline` and answers "
@@ -278,10 +391,22 @@ def main() -> None:
     ])
 
 
+#: Each group: how its layers are built, and whether its call writes.
+GROUPS: dict[str, tuple[Callable[..., dict[str, Layer]], bool]] = {
+    "MCP read one fact": (mcp_layers, False),
+    "MCP write one fact": (mcp_layers, True),
+    "LangGraph get": (langgraph_layers, False),
+    "LangGraph put": (langgraph_layers, True),
+    "LangGraph checkpoint put": (checkpoint_layers, True),
+}
+
+
 def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
-    """The floor under each of issue #16's targets for these calls, in this run's figures."""
+    """The floor under each of issue #16's and #48's targets for the groups measured, in this run's figures."""
     lines = []
     for label in ("MCP read one fact", "MCP write one fact"):
+        if label not in groups:
+            continue
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])
         sdk, bare, bridged = times[SDK_STDIO].p50, times[SDK_FLOOR].p50, times[SDK_AND_BRIDGE].p50
@@ -298,6 +423,8 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
             f"work {dispatch:.2f} ms). mnem-mcp's own code (argument models, the result's JSON"
             f"{', the resource-updated notices' if 'write' in label else ''}) adds {ours - bridged:+.2f} ms to that.")
     for label, target in (("LangGraph get", "4x"), ("LangGraph put", "1.5x")):
+        if label not in groups:
+            continue
         times = groups[label]
         reference, ours = (samples.p50 for samples in list(times.values())[:2])
         bridge, dispatch = times[BRIDGE].p50, times[DISPATCH].p50
@@ -310,6 +437,17 @@ def bounds(groups: dict[str, dict[str, Samples]]) -> list[str]:
             "every call crosses because every operation is a `mnem` command, is "
             f"{(bridge - dispatch) / reference:.2f}x SqliteStore's whole call by itself; {inside}; the store and "
             f"the bridge around the pipe {(ours - bridge) / reference:.2f}x.")
+    if "LangGraph checkpoint put" in groups:
+        times = groups["LangGraph checkpoint put"]
+        reference, ours = times["SqliteSaver.put"].p50, times["MnemosyneSaver.put"].p50
+        serde, bridge = times[SERDE].p50, times[BRIDGE].p50
+        dispatch, engine = times[DISPATCH].p50, times[ENGINE].p50
+        lines.append(
+            f"- **LangGraph checkpoint put** (issue #48's target ≤ 2x SqliteSaver): {ours / reference:.2f}x. "
+            f"LangGraph's serializer, which SqliteSaver runs too, is {serde:.2f} ms of it; the saver and the bridge "
+            f"around it {ours - bridge - serde:.2f} ms; the pipe to the worker {bridge - dispatch:.2f} ms; the "
+            f"worker around the engine (parse, command, JSON) {dispatch - engine:.2f} ms; the engine's commit, "
+            f"synced to disk, {engine:.2f} ms ({engine / reference:.2f}x SqliteSaver's whole put).")
     return lines
 
 if __name__ == "__main__":

@@ -19,7 +19,11 @@ kilobytes of serialized messages) level 9 took a third of the commit for
 about 7% fewer bytes (issue #35).  The level is not part of the format:
 inflating reads any level, and an object's id hashes its canonical bytes,
 never its stored form, so objects packed at level 9 by older releases read
-and verify as before.
+and verify as before.  Nor is the compressor's memory level: it runs at 8
+(zlib's default), whose buffers are 64 KiB each; at 9 two of them were
+128 KiB, which glibc maps fresh for every object (its threshold for a
+separate mapping), so each commit's deflate began by faulting in and zeroing
+new pages: a checkpoint's commit took half as long again to deflate (issue #48).
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ MEMO_OBJECT_BYTES = 1 << 20
 
 #: Deflate's level for new objects: the fastest (see the module docstring); any level reads back.
 _LEVEL = 1
+#: Deflate's memory level for new objects: buffers of 64 KiB, under glibc's threshold for a fresh mapping.
+_MEMORY = 8
 
 #: Tag of a deflated object (raw deflate, ``_DICTIONARY`` version 1).  Never
 #: change the dictionary in place: stored bytes depend on it; add a new tag.
@@ -71,7 +77,7 @@ def pack(kind: str, data: bytes) -> bytes:
     """The stored form of an object's canonical bytes (deflated when that is smaller)."""
     if kind == "state":
         return data
-    squeezer = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, 9, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY)
+    squeezer = zlib.compressobj(_LEVEL, zlib.DEFLATED, -15, _MEMORY, zlib.Z_DEFAULT_STRATEGY, _DICTIONARY)
     packed = _DEFLATED_V1 + squeezer.compress(data) + squeezer.flush()
     return packed if len(packed) < len(data) else data
 

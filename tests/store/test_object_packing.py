@@ -7,12 +7,17 @@ stored format: inflating reads any level, and an object's id is the hash
 of its canonical bytes, never of what is stored, so a store written at
 level 9 reads, verifies and merges as before.  This is checked on a real
 store whose objects are re-packed at level 9, as an older release wrote them.
+
+Deflate's buffers stay under 128 KiB each (memory level 8): at that size
+glibc maps every block fresh, and a worker packing each commit's objects
+then faulted in and zeroed new pages every time (issue #48).
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
+import tracemalloc
 import zlib
 from pathlib import Path
 from typing import Any
@@ -46,6 +51,27 @@ def test_pack_round_trips_and_reads_level_9() -> None:
     assert unpack(packed) == node
     assert unpack(level_9(node)) == node
     assert pack("state", node) == node  # states are kept as they are
+
+
+def test_packing_allocates_no_block_glibc_would_map_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every buffer deflate holds while packing is under glibc's default mapping threshold (128 KiB)."""
+    largest: list[int] = []
+    made = zlib.compressobj
+
+    def observed(*args: Any) -> Any:  # the real compressor; its buffers, as zlib allocated them, are looked at
+        squeezer = made(*args)
+        largest.append(max(trace.size for trace in tracemalloc.take_snapshot().traces))
+        return squeezer
+
+    monkeypatch.setattr(zlib, "compressobj", observed)
+    node = encode({"id": "n", "kind": "memory_node", "content": TEXT, "content_kind": "note", "provenance": {}})
+    tracemalloc.start()
+    try:
+        packed = pack("memory_node", node)
+    finally:
+        tracemalloc.stop()
+    assert len(largest) == 1 and 0 < largest[0] < 128 * 1024
+    assert unpack(packed) == node and len(packed) < len(node) // 4
 
 
 def test_a_store_packed_at_level_9_reads_and_verifies_with_the_same_ids(sqlite_store: Path) -> None:

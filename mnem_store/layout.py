@@ -119,7 +119,8 @@ def parse_config(text: str) -> dict[str, str]:
 
 
 #: What a store's name may be: it becomes part of a PostgreSQL schema name (at most 63 bytes, "mnem_" first).
-_STORE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,57}")
+#: Compiled on first use (``re`` keeps it): only a PostgreSQL store's URL is checked against it.
+_STORE_NAME = r"[A-Za-z0-9][A-Za-z0-9_-]{0,57}"
 
 
 def _query(pairs: list[tuple[str, str]]) -> str:
@@ -153,7 +154,7 @@ class StoreUrl(NamedTuple):
             raise UsageError(f"the store URL is malformed: {exc}") from None
         names = [value for key, value in query if key == "store"]
         store = names[-1] if names else "default"
-        if not _STORE_NAME.fullmatch(store):
+        if not re.fullmatch(_STORE_NAME, store):
             raise UsageError(
                 f"the store name {store!r} in the URL is refused: use 1 to 58 letters, digits, '_' or '-', "
                 "starting with a letter or digit"

@@ -50,10 +50,11 @@ def default_author(explicit: str | None) -> str:
 
 
 #: A commit-ish followed by git's ancestry suffixes: ``~``/``~N`` (first parents back) and ``^``/``^N`` (a parent).
-_ANCESTRY = re.compile(r"(.+?)((?:[~^][0-9]*)+)")
-_STEP = re.compile(r"([~^])([0-9]*)")
+#: These patterns are compiled on first use (``re`` keeps them): a read of working memory never resolves a revision.
+_ANCESTRY = r"(.+?)((?:[~^][0-9]*)+)"
+_STEP = r"([~^])([0-9]*)"
 #: ``BRANCH@{TIME}`` (git's syntax; an empty BRANCH is HEAD's): the line's newest commit at or before TIME.
-_AT_TIME = re.compile(r"(.*)@\{([^{}]*)\}")
+_AT_TIME = r"(.*)@\{([^{}]*)\}"
 
 class Written(NamedTuple):
     """A commit made by ``Repo.write`` (None when ``skip_missing`` left nothing to do) and what it changed.
@@ -357,16 +358,16 @@ class Repo:
         (``at_time``).  Branch names cannot hold ``~``, ``^``, ``@`` or braces and a branch cannot be named
         ``HEAD``, so the additions never change what one of upstream's specs names.
         """
-        match = _ANCESTRY.fullmatch(spec)
+        match = re.fullmatch(_ANCESTRY, spec)
         base, steps = (match.group(1), match.group(2)) if match else (spec, "")
         commit = self._resolve_base(base)
-        for op, count in _STEP.findall(steps):
+        for op, count in re.findall(_STEP, steps):
             commit = self._ancestor(commit, op, int(count) if count else 1, spec)
         return commit
 
     def _resolve_base(self, spec: str) -> bytes:
         """A commit-ish without ancestry suffixes."""
-        timed = _AT_TIME.fullmatch(spec)
+        timed = re.fullmatch(_AT_TIME, spec)
         if timed is not None:
             base, text = timed.group(1), timed.group(2)
             return self.at_time(self._resolve_base(base or "HEAD"), text, spec)

@@ -7,15 +7,17 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from ..canonical import I64_MIN, U64_MAX, InexactNumberError, parse_json
 from ..errors import CommandError, UsageError
 from ..layout import StoreUrl
-from ..limits import Limits, read_bounded
 from ..location import Address, address
 from ..repo import Repo
 from .render import Painter
+
+if TYPE_CHECKING:  # a write's payload limits: imported by the writes that read one, not by every command
+    from ..limits import Limits
 
 __all__ = [
     "MAX_PAGING", "Context", "Outcome", "check_node_id", "check_text", "commit_time", "event_time", "paging",
@@ -128,7 +130,11 @@ def read_payload(file: str | None, ctx: Context, waiting: str | None = None, *, 
     is read whole (``limits.read_bounded``).
     """
     def read(stream: BinaryIO, what: str) -> bytes:
-        return stream.read() if limits is None else read_bounded(stream, limits, what)
+        if limits is None:
+            return stream.read()
+        from ..limits import read_bounded
+
+        return read_bounded(stream, limits, what)
 
     try:
         if file is not None and file != "-":

@@ -13,6 +13,8 @@ from pathlib import Path
 
 from conftest import run_mnem
 
+from mnem_store import porcelain
+
 #: The parts a read of one node has no use for, by the engine's modules (docs/engine.md): remotes (fetch, push,
 #: clone and the packs they carry), time (``main@{TIME}``, ``--valid-at``, history questions) and the UI.
 REMOTES = ("remotes", "remotehttp", "httppeer", "peers", "sync", "transfer", "redaction_travel", "pushed")
@@ -45,3 +47,14 @@ def test_a_one_shot_read_imports_nothing_of_remotes_time_or_the_ui(store: Path) 
     assert "mnem_store.porcelain" in loaded
     assert sorted(spared & loaded) == []
     assert sorted(name for name in loaded if name.startswith("mnem_store.ui")) == []
+
+
+def test_a_one_shot_read_loads_the_reading_verbs_alone(sqlite_store: Path) -> None:
+    """Of the porcelain's families (docs/engine.md), ``show --node`` loads the one it runs: not the others' records.
+
+    Nor ``limits``, the bounds on one new write, which only a write's payload is read against.
+    """
+    families = {f"mnem_store.porcelain.{family}" for family in porcelain.FAMILIES}
+    loaded = one_shot_read(sqlite_store)
+    assert sorted(families & loaded) == ["mnem_store.porcelain.reading"]
+    assert "mnem_store.limits" not in loaded

@@ -20,10 +20,12 @@ about 7% fewer bytes (issue #35).  The level is not part of the format:
 inflating reads any level, and an object's id hashes its canonical bytes,
 never its stored form, so objects packed at level 9 by older releases read
 and verify as before.  Nor is the compressor's memory level: it runs at 8
-(zlib's default), whose buffers are 64 KiB each; at 9 two of them were
-128 KiB, which glibc maps fresh for every object (its threshold for a
-separate mapping), so each commit's deflate began by faulting in and zeroing
-new pages: a checkpoint's commit took half as long again to deflate (issue #48).
+(zlib's default), whose buffers are 64 KiB each.  At 9 two of them are
+128 KiB, glibc's default threshold for giving a block a mapping of its own:
+a worker's heap was then handed back to the system and taken again around
+the objects of every commit (three times the ``brk`` calls), so deflate
+began by faulting in and zeroing fresh pages, and a checkpoint's commit took
+half as long again to deflate (issue #48).
 """
 
 from __future__ import annotations
@@ -53,7 +55,7 @@ MEMO_OBJECT_BYTES = 1 << 20
 
 #: Deflate's level for new objects: the fastest (see the module docstring); any level reads back.
 _LEVEL = 1
-#: Deflate's memory level for new objects: buffers of 64 KiB, under glibc's threshold for a fresh mapping.
+#: Deflate's memory level for new objects: buffers of 64 KiB, under glibc's 128 KiB threshold (see above).
 _MEMORY = 8
 
 #: Tag of a deflated object (raw deflate, ``_DICTIONARY`` version 1).  Never

@@ -8,9 +8,10 @@ of its canonical bytes, never of what is stored, so a store written at
 level 9 reads, verifies and merges as before.  This is checked on a real
 store whose objects are re-packed at level 9, as an older release wrote them.
 
-Deflate's buffers stay under 128 KiB each (memory level 8): at that size
-glibc maps every block fresh, and a worker packing each commit's objects
-then faulted in and zeroed new pages every time (issue #48).
+Deflate's buffers stay under 128 KiB each (memory level 8): at that size,
+glibc's default threshold for giving a block a mapping of its own, a
+worker's heap was handed back and taken again around every commit's objects,
+and deflate began each time by faulting in and zeroing fresh pages (issue #48).
 """
 
 from __future__ import annotations
@@ -53,8 +54,8 @@ def test_pack_round_trips_and_reads_level_9() -> None:
     assert pack("state", node) == node  # states are kept as they are
 
 
-def test_packing_allocates_no_block_glibc_would_map_fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every buffer deflate holds while packing is under glibc's default mapping threshold (128 KiB)."""
+def test_packing_keeps_each_deflate_buffer_under_128_kib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every buffer deflate holds while packing is under glibc's default threshold for a mapping of its own."""
     largest: list[int] = []
     made = zlib.compressobj
 

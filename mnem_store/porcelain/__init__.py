@@ -12,7 +12,8 @@ reads nothing from the store.
 The verbs live in one module per family (``FAMILIES``), and this package
 names them all: ``porcelain.show_node`` imports the family that defines it
 on first use.  A one-shot read then loads only ``reading``, not the records
-and code of the verbs it does not run (about 2 ms of a ~30 ms process).
+and code of the verbs it does not run: the one module took about 1.4 ms of
+``mnem --json show --node``'s start-up more than ``reading`` does.
 """
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..errors import CommandError
-from ..expiry import live_leases, refuse_rev
 from ..layout import Head
 from ..objects import MemoryNode
 from ..repo import Nodes, Repo
@@ -132,6 +131,7 @@ def stamps(
     ``live`` (HEAD's branch only) leaves out nodes whose lease has run out
     and stamps the others' expiry (``mnem_store.expiry``).
     """
+    from ..expiry import live_leases, refuse_rev
     from ..stamps import node_stamps
 
     if live:
@@ -176,6 +176,8 @@ def ls(repo: Repo, rev: str | None = None, prefixes: list[str] | None = None, *,
 
     Reads the state's map alone, never a node: what a namespace listing needs.
     """
+    from ..expiry import live_leases, refuse_rev
+
     if live:
         refuse_rev(rev, "ls")
     with repo.backend.read():
@@ -201,6 +203,8 @@ def ls_objects(
     change: when the commit read is ``unless`` (the one the client already
     listed), the nodes are left out (None) and only what has expired is new.
     """
+    from ..expiry import live_leases, refuse_rev
+
     if live:
         refuse_rev(rev, "ls")
     with repo.backend.read():

@@ -14,7 +14,6 @@ import argparse
 from ... import porcelain
 from ...errors import InvalidRefError, UsageError
 from ..context import Context, Outcome, wall_time
-from ..documents import node_documents
 from ..render import value_text
 
 
@@ -72,6 +71,8 @@ def _show(args: argparse.Namespace, ctx: Context) -> Outcome:
         raise UsageError("--cursor and --prefix page through memory: give --limit N too")
     if args.limit is not None and args.limit < 1:
         raise UsageError(f"--limit must be at least 1, got {args.limit}")
+    from ..documents import node_documents  # a page's nodes as JSON: a read of one node never loads it
+
     page = porcelain.page(repo, args.rev, prefixes=args.prefix, cursor=args.cursor, limit=args.limit)
     memory = node_documents(repo, page.nodes) if ctx.json else None  # text mode reads the nodes in _page_text
     if args.limit is None:  # upstream's document: the map itself
@@ -93,6 +94,8 @@ def _valid(args: argparse.Namespace, ctx: Context) -> Outcome:
         if node is None:
             return Outcome(None, f"{ctx.paint('245', '(absent)')}\n")
         return Outcome(node.to_dict(), lambda: f"{ctx.paint('75', args.node)}\n  {value_text(node)}\n")
+    from ..documents import node_documents
+
     page = porcelain.Page(nodes, None)
     return Outcome(node_documents(repo, nodes) if ctx.json else None, lambda: _page_text(ctx, page))
 

@@ -8,7 +8,6 @@ Mnemosyne's Display prefix, so ``Error: <str(exc)>`` matches upstream's CLI.
 
 from __future__ import annotations
 
-import unicodedata
 from typing import Any
 
 __all__ = [
@@ -194,6 +193,8 @@ def rust_debug(text: str) -> str:
     (the same Unicode categories Python's ``isprintable`` rejects) as
     ``\u{hex}``; everything else is kept.
     """
+    import unicodedata  # for messages only: a read that succeeds never loads it
+
     named = {"\0": "\\0", "\t": "\\t", "\r": "\\r", "\n": "\\n", '"': '\\"', "\\": "\\\\"}
     out = ['"']
     for ch in text:

@@ -11,7 +11,6 @@ opens and ``location`` makes from what a user typed.
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import NamedTuple
 from urllib.parse import parse_qsl, quote, urlsplit
 
@@ -65,7 +64,9 @@ def validate_branch_name(name: str) -> None:
         raise bad("must not start or end with '.'")
     if ".." in name:
         raise bad("must not contain '..'")
-    if any(ch.isspace() or unicodedata.category(ch).startswith("C") for ch in name):
+    # Unicode's "Other" (C*) categories: ``isprintable`` is false for them and for the separators (Z*), which are all
+    # whitespace, so this is the category test without importing ``unicodedata`` on every read of HEAD.
+    if any(ch.isspace() or not ch.isprintable() for ch in name):
         raise bad("must not contain whitespace or control characters")
     if any(not (ch.isalnum() or ch in _ALLOWED_PUNCT) for ch in name):
         raise bad("only letters, digits, '-', '_', '.', '/' are allowed")

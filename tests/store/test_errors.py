@@ -1,10 +1,15 @@
 """Bad input is a typed error with a clear message, never a traceback, and changes nothing."""
 
+import sys
+import unicodedata
+
 import pg_stores
 import pytest
 from conftest import open_repo, run_mnem, set_store_meta, store_meta, store_sql
 
 from mnem_store import porcelain
+from mnem_store.errors import InvalidRefError
+from mnem_store.layout import validate_branch_name
 from mnem_store.objects import MemoryNode
 
 
@@ -216,3 +221,20 @@ def test_usage_errors_exit_2(seeded):
     fails(seeded, "add", "x", "y", "--content-file", "f", code="usage", message="cannot be used with", exit_code=2)
     fails(seeded, "commit", code="usage", message="-m/--message", exit_code=2)
     fails(seeded, "nope", code="usage", message="invalid choice", exit_code=2)
+
+
+def test_a_branch_name_with_whitespace_or_a_control_character_is_refused_for_it_over_every_code_point():
+    """The rule is whitespace or Unicode's "Other" categories (C*), held for every character, as ``unicodedata`` says.
+
+    ``layout`` tests it without importing ``unicodedata`` (a one-shot read checks HEAD's branch), so the two
+    spellings of the rule are compared here, code point by code point.
+    """
+    refused = set()
+    for point in range(sys.maxunicode + 1):
+        try:
+            validate_branch_name(f"a{chr(point)}b")
+        except InvalidRefError as error:
+            if "whitespace or control" in str(error):
+                refused.add(point)
+    assert refused == {point for point in range(sys.maxunicode + 1)
+                       if chr(point).isspace() or unicodedata.category(chr(point)).startswith("C")}

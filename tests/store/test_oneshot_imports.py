@@ -35,7 +35,8 @@ def one_shot_read(store: Path) -> set[str]:
 
 def test_a_one_shot_read_loads_neither_orjson_nor_logging_nor_dataclasses(sqlite_store: Path) -> None:
     """The standard library and third-party imports a one-shot read is spared (docs/engine.md says where each goes)."""
-    spared = {"orjson", "logging", "dataclasses", "shutil", "psycopg", "secrets", "hashlib", "threading", "blake3"}
+    spared = {"orjson", "logging", "dataclasses", "shutil", "psycopg", "secrets", "hashlib", "threading", "blake3",
+              "unicodedata"}
     assert sorted(spared & one_shot_read(sqlite_store)) == []
 
 

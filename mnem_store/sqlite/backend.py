@@ -20,7 +20,6 @@ from pathlib import Path
 
 from ..backend import Backend, Erasure
 from ..errors import StoreExistsError, StoreIoError
-from ..scratch import remove_dead, scratch_name
 from ..sql import SqlBackend
 from .database import DB_FILE, Database, translate
 
@@ -83,7 +82,9 @@ class SqliteBackend(SqlBackend):
             StoreExistsError: ``root/.mnem`` exists (also if it appears while building).
             StoreIoError: The folder cannot be written (a full disk names itself).
         """
-        import shutil  # only creating a store needs it: kept off every read's start-up
+        import shutil  # only creating a store needs these: kept off every read's start-up
+
+        from ..scratch import remove_dead, scratch_name
 
         target = root / MNEM_DIR
         remove_dead(root, _BUILDING)

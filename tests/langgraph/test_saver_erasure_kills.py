@@ -36,7 +36,7 @@ from mnem_store.sql.objects import unpack
 #: Runs killed (and some that finish); a quarter are drawn from the whole run, start-up included.
 KILLS = 16
 #: The function whose span the kills aim at: the whole write, its transaction and the WAL's truncation after it.
-MARKER = "mnem_store/porcelain.py:write"
+MARKER = "mnem_store/porcelain/writing.py:write"
 
 
 def _joined(state: list[str], new: list[str]) -> list[str]:

@@ -411,7 +411,7 @@ def new_branch_killed_at_random(tmp_path: Path, history: History, command: tuple
     every step of the command's transaction at least once.
     """
     switches = command[0] == "checkout"
-    marker = "mnem_store/porcelain.py:" + ("checkout" if switches else "branch_create")  # its one transaction
+    marker = "mnem_store/porcelain/branches.py:" + ("checkout" if switches else "branch_create")  # its one transaction
     shutil.copytree(history.root, tmp_path / "timing")
     run = killpoints.measure(["-C", str(tmp_path / "timing"), "--json", *command, "timing"], marker=marker)
     kills = max(KILLS, (run.last - run.first + 2) * 4 // 3 + 2) if every_step else KILLS

@@ -36,7 +36,7 @@ SECRET = "sk-live-2b9e4f71c3a85d06e1f7a4c9b3d2e805"
 #: One ``mnem redact``: both versions the node ever had (two commits wrote it).
 REDACT = ("redact", "--node", "user:7:token", "--reason", "leaked API key", "--by", "dpo")
 #: The redaction's work: its first write (``Redactions.remove``) and the whole of the verb it runs in.
-WRITES, VERB = "mnem_store/sql/redactions.py:remove", "mnem_store/porcelain.py:redact"
+WRITES, VERB = "mnem_store/sql/redactions.py:remove", "mnem_store/porcelain/undoing.py:redact"
 
 
 def build(root: Path, backend: str) -> list[bytes]:

@@ -256,8 +256,12 @@ class PostgresBackend(SqlBackend):
         Without ``rewrite`` a plain ``VACUUM`` runs instead (``Backend.erasing``):
         the erasure is incomplete, and its residue says where the bytes wait.
 
-        The server's write-ahead log, its archive and backups keep their
-        copies until they are recycled or removed: docs/postgres.md says so.
+        Before a rewrite it waits, within the busy timeout, for every
+        transaction of the server that could still see the removed row
+        versions (``PgSession.outlive_snapshots``): the rewrite would copy
+        them into the new files.  The server's write-ahead log, its archive
+        and backups keep their copies until they are recycled or removed:
+        docs/postgres.md says so.
         The write has committed before the rewrite starts, so a rewrite that
         cannot take its lock within the busy timeout (a long read of the
         store) is no failure of the write: the erasure is incomplete, and says so.
@@ -265,13 +269,23 @@ class PostgresBackend(SqlBackend):
         erasure = Erasure()
         with self.pg.transaction(write=True):
             yield erasure
+            xid = self.pg.write_xid() if rewrite else None
         try:
+            unseen = xid is None or self.pg.outlive_snapshots(xid)
             self.pg.vacuum(self._ERASED_TABLES, full=rewrite)
         except BusyError:
             erasure.residue = (
                 "the removal is committed, but another session held the store's tables past the busy timeout, so "
                 "their files may still hold the old row versions until VACUUM rewrites them: run the same command "
                 "again once that session is done (nothing is removed twice)"
+            )
+            return
+        if not unseen:
+            erasure.residue = (
+                "the removal is committed, but a transaction open since before it (another session's snapshot, "
+                "a prepared transaction or a replication slot, anywhere on the server) could still see the old "
+                "row versions past the busy timeout, so VACUUM had to keep them in the tables' files: run the same "
+                "command again once that transaction is done (nothing is removed twice)"
             )
             return
         if not rewrite:

@@ -43,6 +43,7 @@ same way.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from functools import lru_cache
@@ -185,6 +186,19 @@ class _Later:
 
     def __iter__(self) -> Iterator[Any]:
         return iter(self._cursor)
+
+
+#: Whether a session, prepared transaction or replication slot of the cluster may still see rows the
+#: transaction ``xid`` deleted: its oldest transaction id is ``xid`` or older (``age`` orders ids across
+#: wraparound; the session asking is left out).
+_SEEING = """
+SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+               AND greatest(age(backend_xmin), age(backend_xid)) >= age(%(xid)s::xid))
+    OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age(%(xid)s::xid))
+    OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE greatest(age(xmin), age(catalog_xmin)) >= age(%(xid)s::xid))
+"""
+#: How often ``outlive_snapshots`` asks again.
+_SNAPSHOT_POLL_S = 0.02
 
 
 class PgSession(Session):
@@ -407,6 +421,34 @@ class PgSession(Session):
             self._piping = self._pipeline = None
             self._conn, self._writing = None, False
             self._forget(write)
+
+    def write_xid(self) -> int:
+        """The open write's transaction id, 32 bits as ``pg_stat_activity`` shows them.
+
+        Every write has one: its commit bumps the generation.
+        """
+        return int(self.execute("SELECT pg_current_xact_id()::text").fetchone()[0]) % (1 << 32)
+
+    def outlive_snapshots(self, xid: int) -> bool:
+        """Wait, up to the busy timeout, until no snapshot in the cluster predates the committed transaction ``xid``.
+
+        ``VACUUM FULL`` copies a deleted row version into the new file while
+        any session, prepared transaction or replication slot of the
+        cluster may still see it (its oldest transaction id is ``xid`` or
+        older), so an erasure waits for them first.  Whether none is left;
+        a session of another role is counted as far as ``pg_stat_activity``
+        shows it.  A wait on the server's state, polled, as a lock wait is.
+        """
+        deadline = time.monotonic() + busy_timeout_s()
+        try:
+            with self._connections.connection() as conn:
+                while (seen := conn.execute(_SEEING, {"xid": str(xid)}).fetchone()) is not None and seen[0]:
+                    if time.monotonic() >= deadline:
+                        return False
+                    time.sleep(_SNAPSHOT_POLL_S)
+        except psycopg.Error as exc:
+            raise translate(exc, self.url) from None
+        return True
 
     def vacuum(self, tables: Iterable[str], *, full: bool = True) -> None:
         """``VACUUM FULL`` these tables of the store (``full`` False: plain ``VACUUM``), outside any transaction.

@@ -24,7 +24,7 @@ from typing import Any
 
 import pg_stores
 import pytest
-from conftest import MNEM, run_mnem, store_fingerprint, store_sql
+from conftest import MNEM, new_store, run_mnem, store_fingerprint, store_sql
 from mnem_history import ok
 from redaction_support import files, stored
 
@@ -236,6 +236,35 @@ def test_an_erasure_another_reader_holds_up_says_so_and_running_it_again_finishe
         assert (again["complete"], again["records"], again["residue"]) == (True, [], None)
         held_files = files(store)
     assert SECRET.encode() not in held_files and packed not in held_files
+
+
+def test_on_postgresql_a_snapshot_older_than_the_erasure_anywhere_on_the_server_leaves_it_incomplete_and_says_so(
+        tmp_path: Path) -> None:
+    """A transaction that took its snapshot before the redaction, in another schema and reading none of the
+    store's tables (so it holds no lock VACUUM FULL waits for), can still see the removed row versions, and the
+    rewrite must copy them into the new files: the answer says so instead of ``complete``; once that transaction
+    ends, the same command finishes the erasure."""
+    store = new_store(tmp_path / "store", "postgresql")
+    url = pg_stores.url_of(store)
+    assert url
+    impatient = {"MNEM_BUSY_TIMEOUT_MS": "1"}
+    put_secret(store)
+    packed = stored(store, secret_object(store))
+    elsewhere = pg_stores.connect(url)
+    try:
+        elsewhere.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        elsewhere.execute("SELECT 1 FROM pg_catalog.pg_database LIMIT 1").fetchone()  # its snapshot, taken now
+        held = ok("--json", "redact", "--node", "user:7:token", "--reason", "leak", cwd=store, env=impatient).json
+        assert (held["complete"], len(held["records"])) == (False, 1)
+        assert "a transaction open since before it" in held["residue"]
+        assert "run the same command again" in held["residue"]
+        assert packed in files(store)  # what the answer owns up to: the rewrite kept the old version
+    finally:
+        elsewhere.rollback()
+        elsewhere.close()
+    again = ok("--json", "redact", "--node", "user:7:token", "--reason", "leak", cwd=store).json
+    assert (again["complete"], again["records"], again["residue"]) == (True, [], None)
+    assert packed not in files(store) and SECRET.encode() not in files(store)
 
 
 def test_a_selection_names_versions_by_where_and_by_every_provenance_match_given(store: Path) -> None:

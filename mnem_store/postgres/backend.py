@@ -283,7 +283,7 @@ class PostgresBackend(SqlBackend):
         if not unseen:
             erasure.residue = (
                 "the removal is committed, but a transaction open since before it (another session's snapshot, "
-                "a prepared transaction or a replication slot, anywhere on the server) could still see the old "
+                "a prepared transaction or a replication slot of the server) could still see the old "
                 "row versions past the busy timeout, so VACUUM had to keep them in the tables' files: run the same "
                 "command again once that transaction is done (nothing is removed twice)"
             )

@@ -188,11 +188,13 @@ class _Later:
         return iter(self._cursor)
 
 
-#: Whether a session, prepared transaction or replication slot of the cluster may still see rows the
-#: transaction ``xid`` deleted: its oldest transaction id is ``xid`` or older (``age`` orders ids across
-#: wraparound; the session asking is left out).
+#: Whether a session of this database (or a process of the whole server), a prepared transaction or a
+#: replication slot may still see rows the transaction ``xid`` deleted: its oldest transaction id is ``xid``
+#: or older (``age`` orders ids across wraparound; the session asking is left out; sessions of other
+#: databases do not hold this database's row versions back).
 _SEEING = """
 SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid()
+               AND (datname IS NULL OR datname = current_database())
                AND greatest(age(backend_xmin), age(backend_xid)) >= age(%(xid)s::xid))
     OR EXISTS (SELECT 1 FROM pg_prepared_xacts WHERE age(transaction) >= age(%(xid)s::xid))
     OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE greatest(age(xmin), age(catalog_xmin)) >= age(%(xid)s::xid))

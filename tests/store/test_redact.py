@@ -238,7 +238,7 @@ def test_an_erasure_another_reader_holds_up_says_so_and_running_it_again_finishe
     assert SECRET.encode() not in held_files and packed not in held_files
 
 
-def test_on_postgresql_a_snapshot_older_than_the_erasure_anywhere_on_the_server_leaves_it_incomplete_and_says_so(
+def test_on_postgresql_a_snapshot_older_than_the_erasure_in_another_schema_leaves_it_incomplete_and_says_so(
         tmp_path: Path) -> None:
     """A transaction that took its snapshot before the redaction, in another schema and reading none of the
     store's tables (so it holds no lock VACUUM FULL waits for), can still see the removed row versions, and the
